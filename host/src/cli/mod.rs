@@ -1,0 +1,102 @@
+//! The `cautilus` command line (clap). Each subcommand lives in its own
+//! module; this one parses, dispatches and maps results to exit codes:
+//! `0` pass, `1` fail (or a call that errored), `2` usage, plugin or config
+//! error (nothing was scored).
+
+mod inputs;
+mod plugin_cmd;
+mod scaffold;
+mod score_cmd;
+
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::plugin::{Limits, PluginError, Registry, Runtime, RuntimeConfig};
+
+const ROOT_EXAMPLES: &str = "\
+Examples:
+  cautilus plugin list
+  cautilus plugin inspect regex
+  cautilus score --scorer contains --output 'Hello, world' --config '{\"value\": \"world\"}'
+  cautilus plugin new scorer my-scorer --path ./my-scorer";
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "cautilus",
+    version,
+    about = "Evaluate LLM applications and coding agents with sandboxed WebAssembly plugins",
+    after_help = ROOT_EXAMPLES
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// List, inspect and scaffold plugins
+    #[command(subcommand)]
+    Plugin(plugin_cmd::PluginCommand),
+    /// Score one output with a scorer plugin (exit 0 pass, 1 fail, 2 error)
+    Score(score_cmd::ScoreArgs),
+}
+
+/// Sandbox limits a user can set on any command that runs plugins.
+#[derive(Debug, Clone, Args)]
+pub struct LimitArgs {
+    /// Wall-clock limit of one plugin call, in milliseconds
+    #[arg(long, default_value_t = 2000, value_name = "MS")]
+    timeout_ms: u64,
+    /// Memory limit of one plugin instance, in MiB
+    #[arg(long, default_value_t = 64, value_name = "MIB")]
+    memory_mib: usize,
+    /// Fuel budget (about one unit per wasm instruction) of one call; unmetered if absent
+    #[arg(long, value_name = "UNITS")]
+    fuel: Option<u64>,
+}
+
+impl LimitArgs {
+    fn limits(&self) -> Limits {
+        Limits {
+            timeout: std::time::Duration::from_millis(self.timeout_ms),
+            memory_bytes: self.memory_mib.saturating_mul(1024 * 1024),
+            fuel: self.fuel,
+            ..Limits::default()
+        }
+    }
+}
+
+/// Runs the CLI and returns the process exit code.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(code) => code,
+        Err(error) => {
+            eprintln!("error: {error:#}");
+            ExitCode::from(exit_code_for(&error))
+        }
+    }
+}
+
+fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    match cli.command {
+        Command::Plugin(command) => plugin_cmd::run(command),
+        Command::Score(args) => score_cmd::run(args),
+    }
+}
+
+/// 2 for definition errors (bad plugin, config or input), 1 for a failed call.
+fn exit_code_for(error: &anyhow::Error) -> u8 {
+    match error.downcast_ref::<PluginError>() {
+        Some(plugin_error) if !plugin_error.is_definition_error() => 1,
+        _ => 2,
+    }
+}
+
+/// The registry of this process (runtime with the default cache dir).
+fn registry() -> anyhow::Result<Registry> {
+    let runtime = Runtime::new(RuntimeConfig::from_env())?;
+    Ok(Registry::new(Arc::new(runtime)))
+}

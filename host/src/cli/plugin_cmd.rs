@@ -1,0 +1,275 @@
+//! `cautilus plugin list|inspect|new`.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Subcommand};
+use serde::Serialize;
+
+use super::registry;
+use super::scaffold::{self, NewScorerArgs};
+use crate::plugin::bindings::types::{Capability, CostClass};
+use crate::plugin::{Description, Plugin};
+
+const LIST_EXAMPLES: &str = "\
+Examples:
+  cautilus plugin list
+  cautilus plugin list ./my_scorer.wasm --json";
+
+const INSPECT_EXAMPLES: &str = "\
+Examples:
+  cautilus plugin inspect contains
+  cautilus plugin inspect ./target/wasm32-wasip2/release/my_scorer.wasm --json";
+
+const NEW_EXAMPLES: &str = "\
+Examples:
+  cautilus plugin new scorer mentions-all
+  cautilus plugin new scorer mentions-all --path plugins/mentions-all";
+
+#[derive(Debug, Subcommand)]
+pub enum PluginCommand {
+    /// List built-in plugins and any given components
+    #[command(after_help = LIST_EXAMPLES)]
+    List(ListArgs),
+    /// Show what a plugin describes: scorers, config schemas, cost class
+    #[command(after_help = INSPECT_EXAMPLES)]
+    Inspect(InspectArgs),
+    /// Create a new plugin crate
+    #[command(subcommand, after_help = NEW_EXAMPLES)]
+    New(NewCommand),
+}
+
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    /// Extra .wasm components to list besides the built-in ones
+    paths: Vec<PathBuf>,
+    /// Print JSON
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct InspectArgs {
+    /// A built-in id (component or scorer) or a .wasm path
+    reference: String,
+    /// Print JSON
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum NewCommand {
+    /// A scorer crate that builds with `cargo build --release --target wasm32-wasip2`
+    #[command(after_help = NEW_EXAMPLES)]
+    Scorer(NewScorerArgs),
+}
+
+pub fn run(command: PluginCommand) -> anyhow::Result<ExitCode> {
+    match command {
+        PluginCommand::List(args) => list(args),
+        PluginCommand::Inspect(args) => inspect(args),
+        PluginCommand::New(NewCommand::Scorer(args)) => scaffold::new_scorer(args),
+    }
+}
+
+/// One row of `plugin list`: one per scorer, preset or provider.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Row {
+    id: String,
+    kind: &'static str,
+    component: String,
+    version: String,
+    wit_version: &'static str,
+    sha256: String,
+    capabilities: Vec<String>,
+    source: String,
+    compiled_cache: &'static str,
+}
+
+fn rows(plugin: &Plugin) -> Vec<Row> {
+    let info = plugin.description.plugin_info();
+    let row = |id: &str| Row {
+        id: id.to_string(),
+        kind: plugin.kind.as_str(),
+        component: info.id.clone(),
+        version: info.version.clone(),
+        wit_version: plugin.wit_version,
+        sha256: plugin.sha256.clone(),
+        capabilities: info.capabilities.iter().map(capability_text).collect(),
+        source: plugin.label.clone(),
+        compiled_cache: plugin.cache.as_str(),
+    };
+    match &plugin.description {
+        Description::Scorer(pack) => pack.scorers.iter().map(|s| row(&s.id)).collect(),
+        Description::Preset(p) => vec![row(&format!("{}/{}", p.surface, p.preset))],
+        Description::Provider(_) => vec![row(&info.id)],
+    }
+}
+
+fn capability_text(capability: &Capability) -> String {
+    match capability {
+        Capability::Model => "model".into(),
+        Capability::Http(hosts) => format!("http({})", hosts.join(",")),
+        Capability::Process(programs) => format!("process({})", programs.join(",")),
+    }
+}
+
+fn list(args: ListArgs) -> anyhow::Result<ExitCode> {
+    let registry = registry()?;
+    let mut plugins: Vec<_> = registry.builtins()?.to_vec();
+    for path in &args.paths {
+        plugins.push(registry.load_path(path)?);
+    }
+    let rows: Vec<Row> = plugins.iter().flat_map(|p| rows(p)).collect();
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&rows)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!(
+        "{:<14} {:<9} {:<8} {:<6} {:<13} {:<14} SOURCE",
+        "ID", "KIND", "VERSION", "WIT", "SHA256", "CAPABILITIES"
+    );
+    for row in &rows {
+        let caps = if row.capabilities.is_empty() {
+            "-".to_string()
+        } else {
+            row.capabilities.join(" ")
+        };
+        println!(
+            "{:<14} {:<9} {:<8} {:<6} {:<13} {:<14} {}",
+            row.id,
+            row.kind,
+            row.version,
+            row.wit_version,
+            &row.sha256[..12],
+            caps,
+            row.source
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Inspection {
+    id: String,
+    kind: &'static str,
+    version: String,
+    description: String,
+    wit_version: &'static str,
+    sha256: String,
+    source: String,
+    capabilities: Vec<String>,
+    compiled_cache: &'static str,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    scorers: Vec<ScorerView>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    preset: Option<serde_json::Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    provider: Option<serde_json::Value>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ScorerView {
+    id: String,
+    description: String,
+    cost_class: &'static str,
+    config_schema: serde_json::Value,
+}
+
+fn inspect(args: InspectArgs) -> anyhow::Result<ExitCode> {
+    let registry = registry()?;
+    let plugin = registry.resolve_plugin(&args.reference)?;
+    let info = plugin.description.plugin_info();
+    let mut view = Inspection {
+        id: info.id.clone(),
+        kind: plugin.kind.as_str(),
+        version: info.version.clone(),
+        description: info.description.clone(),
+        wit_version: plugin.wit_version,
+        sha256: plugin.sha256.clone(),
+        source: plugin.label.clone(),
+        capabilities: info.capabilities.iter().map(capability_text).collect(),
+        compiled_cache: plugin.cache.as_str(),
+        scorers: Vec::new(),
+        preset: None,
+        provider: None,
+    };
+    match &plugin.description {
+        Description::Scorer(pack) => {
+            view.scorers = pack
+                .scorers
+                .iter()
+                .filter(|s| {
+                    s.id == args.reference
+                        || pack.scorers.len() == 1
+                        || !is_scorer_id(pack, &args.reference)
+                })
+                .map(|s| ScorerView {
+                    id: s.id.clone(),
+                    description: s.description.clone(),
+                    cost_class: match s.cost_class {
+                        CostClass::Code => "code",
+                        CostClass::Model => "model",
+                    },
+                    config_schema: serde_json::from_str(&s.config_schema)
+                        .unwrap_or(serde_json::Value::String(s.config_schema.clone())),
+                })
+                .collect();
+        }
+        Description::Preset(p) => {
+            view.preset = Some(serde_json::json!({
+                "surface": p.surface, "preset": p.preset,
+                "casesSchema": p.cases_schema, "observedSchema": p.observed_schema, "summarySchema": p.summary_schema,
+            }));
+        }
+        Description::Provider(p) => {
+            view.provider = Some(serde_json::json!({ "harness": p.harness, "modes": p.modes }));
+        }
+    }
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&view)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!(
+        "{} {} ({}, WIT {})",
+        view.id, view.version, view.kind, view.wit_version
+    );
+    if !view.description.is_empty() {
+        println!("  {}", view.description);
+    }
+    println!("  source:       {}", view.source);
+    println!("  sha256:       {}", view.sha256);
+    println!(
+        "  capabilities: {}",
+        if view.capabilities.is_empty() {
+            "none".to_string()
+        } else {
+            view.capabilities.join(", ")
+        }
+    );
+    for scorer in &view.scorers {
+        println!("\nscorer {} (cost class: {})", scorer.id, scorer.cost_class);
+        println!("  {}", scorer.description);
+        println!(
+            "  config schema: {}",
+            serde_json::to_string_pretty(&scorer.config_schema)?.replace('\n', "\n  ")
+        );
+    }
+    if let Some(preset) = &view.preset {
+        println!("  preset: {preset}");
+    }
+    if let Some(provider) = &view.provider {
+        println!("  provider: {provider}");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn is_scorer_id(
+    pack: &crate::plugin::bindings::scorer::exports::cautilus::plugin::scorer_api::ScorerPack,
+    reference: &str,
+) -> bool {
+    pack.scorers.iter().any(|s| s.id == reference)
+}

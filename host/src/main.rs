@@ -1,0 +1,5 @@
+//! The `cautilus` binary: see `cautilus --help`.
+
+fn main() -> std::process::ExitCode {
+    cautilus::cli::main()
+}

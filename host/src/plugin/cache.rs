@@ -1,0 +1,135 @@
+//! On-disk cache of compiled components.
+//!
+//! Compiling a component with Cranelift takes tens to hundreds of
+//! milliseconds; deserializing a cached artifact takes well under one. The
+//! cache key is the component's sha256 plus a hash of everything that makes
+//! an artifact compatible with this engine (wasmtime version, compiler
+//! settings, host CPU features), so an upgraded binary never loads a stale
+//! artifact. Only files this cache wrote itself (in its own directory, named
+//! by key) are ever deserialized. Writes are atomic (temp file + rename), so
+//! concurrent processes never see a half-written artifact.
+
+use std::hash::{Hash, Hasher};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use sha2::{Digest, Sha256};
+use wasmtime::Engine;
+use wasmtime::component::Component;
+
+/// Whether a load was served from the compiled cache.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CacheStatus {
+    /// The compiled artifact was read from disk: no compilation happened.
+    Hit,
+    /// The component was compiled (and the artifact stored, if possible).
+    Miss,
+    /// Caching is off (no cache directory); the component was compiled.
+    Disabled,
+}
+
+impl CacheStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Hit => "hit",
+            Self::Miss => "miss",
+            Self::Disabled => "disabled",
+        }
+    }
+}
+
+/// The compiled-component cache of one engine.
+pub struct CompiledCache {
+    dir: Option<PathBuf>,
+    engine_key: String,
+}
+
+impl CompiledCache {
+    /// A cache in `dir` (created on first store), or none when `dir` is `None`.
+    pub fn new(engine: &Engine, dir: Option<PathBuf>) -> Self {
+        let mut hasher = Sha256Hasher::default();
+        engine.precompile_compatibility_hash().hash(&mut hasher);
+        env!("CARGO_PKG_VERSION").hash(&mut hasher);
+        let engine_key = hex::encode(&hasher.0.finalize()[..12]);
+        Self { dir, engine_key }
+    }
+
+    /// The default directory: `$CAUTILUS_CACHE_DIR`, else the platform cache
+    /// dir (`~/.cache/cautilus` on Linux), else none.
+    pub fn default_dir() -> Option<PathBuf> {
+        if let Some(dir) = std::env::var_os("CAUTILUS_CACHE_DIR") {
+            if dir.is_empty() {
+                return None;
+            }
+            return Some(PathBuf::from(dir));
+        }
+        directories::ProjectDirs::from("", "", "cautilus").map(|d| d.cache_dir().to_path_buf())
+    }
+
+    pub fn dir(&self) -> Option<&Path> {
+        self.dir.as_deref()
+    }
+
+    /// Loads the compiled component for `bytes` (whose sha256 is `sha256`),
+    /// compiling and storing it on a miss.
+    pub fn load(
+        &self,
+        engine: &Engine,
+        sha256: &str,
+        bytes: &[u8],
+    ) -> wasmtime::Result<(Component, CacheStatus)> {
+        let Some(dir) = &self.dir else {
+            return Ok((Component::new(engine, bytes)?, CacheStatus::Disabled));
+        };
+        let path = dir.join(format!("{sha256}-{}.cwasm", self.engine_key));
+        if path.is_file() {
+            // SAFETY: the file lives in this cache's own directory under a name
+            // derived from the content hash and the engine compatibility hash;
+            // it was produced by `Engine::precompile_component` of a
+            // compatible engine and written atomically. Wasmtime additionally
+            // validates the artifact header against this engine.
+            match unsafe { Component::deserialize_file(engine, &path) } {
+                Ok(component) => return Ok((component, CacheStatus::Hit)),
+                Err(_) => {
+                    // Corrupt or incompatible: fall through and recompile.
+                    let _ = std::fs::remove_file(&path);
+                }
+            }
+        }
+        let artifact = engine.precompile_component(bytes)?;
+        // SAFETY: `artifact` was just produced by this engine.
+        let component = unsafe { Component::deserialize(engine, &artifact)? };
+        // A cache that cannot be written is not an error: the run goes on.
+        let _ = store_atomically(dir, &path, &artifact);
+        Ok((component, CacheStatus::Miss))
+    }
+}
+
+fn store_atomically(dir: &Path, path: &Path, artifact: &[u8]) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
+    tmp.write_all(artifact)?;
+    tmp.as_file().sync_all()?;
+    tmp.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}
+
+/// sha256 of `bytes`, lowercase hex.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    hex::encode(Sha256::digest(bytes))
+}
+
+/// Feeds `Hash` output into sha256 so the engine key is stable across runs.
+#[derive(Default)]
+struct Sha256Hasher(Sha256);
+
+impl Hasher for Sha256Hasher {
+    fn finish(&self) -> u64 {
+        let digest = self.0.clone().finalize();
+        u64::from_le_bytes(digest[..8].try_into().expect("8 bytes"))
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        self.0.update(bytes);
+    }
+}

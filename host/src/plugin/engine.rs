@@ -1,0 +1,68 @@
+//! The one `Engine` of a process and the epoch ticker that enforces
+//! wall-clock deadlines.
+//!
+//! Deadlines use epoch interruption: a background thread bumps the engine's
+//! epoch every [`EPOCH_TICK`], and each guest call is given a deadline of
+//! `ceil(limit / tick)` epochs. The thread holds only a weak reference and
+//! exits when the engine is dropped.
+
+use std::time::Duration;
+
+use wasmtime::{Config, Engine, OptLevel};
+
+/// Granularity of deadlines. A call is stopped at most one tick after its limit.
+pub const EPOCH_TICK: Duration = Duration::from_millis(5);
+
+/// Builds the engine every plugin of this process shares.
+///
+/// Fuel metering is compiled in so that a per-store fuel budget can be set;
+/// stores without a budget get effectively unlimited fuel.
+pub fn build_engine() -> wasmtime::Result<Engine> {
+    let mut config = Config::new();
+    config
+        .wasm_component_model(true)
+        .epoch_interruption(true)
+        .consume_fuel(true)
+        .cranelift_opt_level(OptLevel::Speed)
+        .parallel_compilation(true);
+    let engine = Engine::new(&config)?;
+    spawn_epoch_ticker(&engine);
+    Ok(engine)
+}
+
+/// Number of epoch ticks for a wall-clock limit (at least one).
+pub fn deadline_ticks(limit: Duration) -> u64 {
+    let tick = EPOCH_TICK.as_nanos();
+    let ticks = limit.as_nanos().div_ceil(tick);
+    u64::try_from(ticks).unwrap_or(u64::MAX).max(1)
+}
+
+fn spawn_epoch_ticker(engine: &Engine) {
+    let weak = engine.weak();
+    std::thread::Builder::new()
+        .name("cautilus-epoch".into())
+        .spawn(move || {
+            loop {
+                std::thread::sleep(EPOCH_TICK);
+                match weak.upgrade() {
+                    Some(engine) => engine.increment_epoch(),
+                    None => break,
+                }
+            }
+        })
+        .expect("spawning the epoch ticker thread");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn deadline_ticks_round_up() {
+        assert_eq!(deadline_ticks(Duration::from_millis(0)), 1);
+        assert_eq!(deadline_ticks(Duration::from_millis(1)), 1);
+        assert_eq!(deadline_ticks(EPOCH_TICK), 1);
+        assert_eq!(deadline_ticks(EPOCH_TICK * 2 + Duration::from_nanos(1)), 3);
+        assert_eq!(deadline_ticks(Duration::from_secs(2)), 400);
+    }
+}

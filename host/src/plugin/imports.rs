@@ -1,0 +1,422 @@
+//! Host imports offered to plugins, each gated by a capability grant.
+//!
+//! A call through `model`, `http` or `process` succeeds only when the plugin
+//! requested the capability in its `describe` AND the user's run granted it
+//! ([`Grants`]). Otherwise the guest gets a `denied` error naming what is
+//! missing; it never gets a trap, so a plugin can degrade gracefully.
+//! `log` is always available and bounded by the store's output limit.
+
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use super::bindings::provider::cautilus::plugin::{http, process};
+use super::bindings::scorer::cautilus::plugin::{log, model};
+use super::bindings::types::{self, Capability, LogLevel};
+use super::limits::StoreState;
+
+/// A model the host calls on behalf of judge plugins.
+pub trait ModelBackend: Send + Sync {
+    fn generate(
+        &self,
+        request: &model::GenerateRequest,
+    ) -> Result<model::GenerateResponse, model::ModelError>;
+}
+
+/// What the user's run allows plugins to do. The default grants nothing.
+#[derive(Default, Clone)]
+pub struct Grants {
+    /// The model behind the `model` import, if the run configured a judge.
+    pub model: Option<Arc<dyn ModelBackend>>,
+    /// Host names plugins may reach through `http`.
+    pub http_hosts: Vec<String>,
+    /// Programs plugins may run through `process`.
+    pub programs: Vec<String>,
+    /// Secret name → environment variable the host reads it from.
+    pub secrets: BTreeMap<String, String>,
+    /// Working directory for `process` calls.
+    pub workspace: Option<std::path::PathBuf>,
+}
+
+impl std::fmt::Debug for Grants {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Grants")
+            .field("model", &self.model.is_some())
+            .field("http_hosts", &self.http_hosts)
+            .field("programs", &self.programs)
+            .field("secrets", &self.secrets.keys().collect::<Vec<_>>())
+            .finish()
+    }
+}
+
+/// Log lines a plugin sent, bounded in total bytes per store.
+pub struct LogSink {
+    plugin: Arc<str>,
+    remaining: usize,
+    truncated: bool,
+    pub(crate) lines: Vec<(LogLevel, String)>,
+    echo_level: Option<LogLevel>,
+}
+
+impl LogSink {
+    pub fn new(plugin: Arc<str>, budget: usize) -> Self {
+        Self {
+            plugin,
+            remaining: budget,
+            truncated: false,
+            lines: Vec::new(),
+            echo_level: echo_level_from_env(),
+        }
+    }
+
+    fn push(&mut self, level: LogLevel, message: String) {
+        if self.remaining == 0 {
+            if !self.truncated {
+                self.truncated = true;
+                self.lines.push((
+                    LogLevel::Warn,
+                    "log output limit reached; further lines dropped".into(),
+                ));
+            }
+            return;
+        }
+        let mut message = message;
+        if message.len() > self.remaining {
+            let mut cut = self.remaining;
+            while !message.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            message.truncate(cut);
+        }
+        self.remaining -= message.len();
+        if let Some(min) = self.echo_level
+            && level_rank(level) >= level_rank(min)
+        {
+            eprintln!("[{} {}] {message}", self.plugin, level_name(level));
+        }
+        self.lines.push((level, message));
+    }
+}
+
+fn level_rank(level: LogLevel) -> u8 {
+    match level {
+        LogLevel::Trace => 0,
+        LogLevel::Debug => 1,
+        LogLevel::Info => 2,
+        LogLevel::Warn => 3,
+        LogLevel::Error => 4,
+    }
+}
+
+fn level_name(level: LogLevel) -> &'static str {
+    match level {
+        LogLevel::Trace => "trace",
+        LogLevel::Debug => "debug",
+        LogLevel::Info => "info",
+        LogLevel::Warn => "warn",
+        LogLevel::Error => "error",
+    }
+}
+
+/// `CAUTILUS_PLUGIN_LOG=debug` echoes plugin log lines at or above that level to stderr.
+fn echo_level_from_env() -> Option<LogLevel> {
+    match std::env::var("CAUTILUS_PLUGIN_LOG").ok()?.as_str() {
+        "trace" => Some(LogLevel::Trace),
+        "debug" => Some(LogLevel::Debug),
+        "info" => Some(LogLevel::Info),
+        "warn" => Some(LogLevel::Warn),
+        "error" => Some(LogLevel::Error),
+        _ => None,
+    }
+}
+
+/// Capabilities a plugin requested in `describe`, recorded per store.
+#[derive(Debug, Default, Clone)]
+pub struct Requested(pub Vec<Capability>);
+
+impl Requested {
+    fn model(&self) -> bool {
+        self.0.iter().any(|c| matches!(c, Capability::Model))
+    }
+
+    fn http_host(&self, host: &str) -> bool {
+        self.0.iter().any(|c| match c {
+            Capability::Http(hosts) => hosts.iter().any(|h| h == host),
+            _ => false,
+        })
+    }
+
+    fn program(&self, program: &str) -> bool {
+        self.0.iter().any(|c| match c {
+            Capability::Process(programs) => programs.iter().any(|p| p == program),
+            _ => false,
+        })
+    }
+}
+
+impl types::Host for StoreState {}
+
+impl log::Host for StoreState {
+    fn log(&mut self, level: LogLevel, message: String) {
+        self.log.push(level, message);
+    }
+}
+
+impl model::Host for StoreState {
+    fn generate(
+        &mut self,
+        request: model::GenerateRequest,
+    ) -> Result<model::GenerateResponse, model::ModelError> {
+        if !self.requested.model() {
+            return Err(model::ModelError::Denied(format!(
+                "plugin `{}` did not request the `model` capability in its describe",
+                self.plugin
+            )));
+        }
+        let Some(backend) = self.grants.model.clone() else {
+            return Err(model::ModelError::Denied(
+                "this run grants no model: configure a judge (`judge: {provider, model}`) to let scorers call one"
+                    .into(),
+            ));
+        };
+        backend.generate(&request)
+    }
+}
+
+impl http::Host for StoreState {
+    fn send(&mut self, request: http::Request) -> Result<http::Response, http::HttpError> {
+        let host = host_of(&request.url).ok_or_else(|| {
+            http::HttpError::Transport(format!("not an http(s) URL: {}", request.url))
+        })?;
+        if !self.requested.http_host(&host) {
+            return Err(http::HttpError::Denied(format!(
+                "plugin `{}` did not request http access to `{host}`",
+                self.plugin
+            )));
+        }
+        if !self.grants.http_hosts.iter().any(|h| h == &host) {
+            return Err(http::HttpError::Denied(format!(
+                "this run does not grant http access to `{host}`"
+            )));
+        }
+        let mut headers = Vec::with_capacity(request.headers.len());
+        for header in request.headers {
+            let value = match header.value {
+                http::HeaderValue::Text(text) => text,
+                http::HeaderValue::Secret(name) => self.secret(&name)?,
+            };
+            headers.push((header.name, value));
+        }
+        super::net::send(
+            &request.method,
+            &request.url,
+            &headers,
+            request.body.as_deref(),
+            Duration::from_millis(u64::from(request.timeout_ms.unwrap_or(60_000))),
+            self.log_budget(),
+        )
+    }
+}
+
+impl StoreState {
+    fn secret(&self, name: &str) -> Result<String, http::HttpError> {
+        let var = self.grants.secrets.get(name).ok_or_else(|| {
+            http::HttpError::Denied(format!("this run grants no secret named `{name}`"))
+        })?;
+        std::env::var(var).map_err(|_| {
+            http::HttpError::Denied(format!(
+                "secret `{name}` comes from environment variable `{var}`, which is not set"
+            ))
+        })
+    }
+
+    fn log_budget(&self) -> usize {
+        self.output_limit
+    }
+}
+
+impl process::Host for StoreState {
+    fn run(&mut self, command: process::Command) -> Result<process::Output, process::ProcessError> {
+        if !self.requested.program(&command.program) {
+            return Err(process::ProcessError::Denied(format!(
+                "plugin `{}` did not request permission to run `{}`",
+                self.plugin, command.program
+            )));
+        }
+        if !self.grants.programs.iter().any(|p| p == &command.program) {
+            return Err(process::ProcessError::Denied(format!(
+                "this run does not grant running `{}`",
+                command.program
+            )));
+        }
+        let workspace = self
+            .grants
+            .workspace
+            .clone()
+            .unwrap_or_else(std::env::temp_dir);
+        let cwd = match &command.cwd {
+            None => workspace,
+            Some(rel) => {
+                let rel = std::path::Path::new(rel);
+                if rel.is_absolute()
+                    || rel
+                        .components()
+                        .any(|c| matches!(c, std::path::Component::ParentDir))
+                {
+                    return Err(process::ProcessError::Denied(format!(
+                        "cwd `{}` must be relative to the workspace and stay inside it",
+                        rel.display()
+                    )));
+                }
+                workspace.join(rel)
+            }
+        };
+        run_bounded(&command, &cwd, self.output_limit)
+    }
+}
+
+/// Runs a command with a clean environment, a timeout and capped output.
+fn run_bounded(
+    command: &process::Command,
+    cwd: &std::path::Path,
+    output_limit: usize,
+) -> Result<process::Output, process::ProcessError> {
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(&command.program)
+        .args(&command.args)
+        .current_dir(cwd)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .envs(command.env.iter().map(|(k, v)| (k, v)))
+        .stdin(if command.stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => {
+                process::ProcessError::NotFound(command.program.clone())
+            }
+            _ => process::ProcessError::Failed(format!("cannot start `{}`: {e}", command.program)),
+        })?;
+    if let (Some(input), Some(mut stdin)) = (command.stdin.clone(), child.stdin.take()) {
+        std::thread::spawn(move || {
+            use std::io::Write;
+            let _ = stdin.write_all(&input);
+        });
+    }
+    let stdout = child.stdout.take().map(|s| read_capped(s, output_limit));
+    let stderr = child.stderr.take().map(|s| read_capped(s, output_limit));
+    let timeout = Duration::from_millis(u64::from(command.timeout_ms.unwrap_or(60_000)));
+    let started = Instant::now();
+    let mut timed_out = false;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break Some(status),
+            Ok(None) if started.elapsed() >= timeout => {
+                timed_out = true;
+                let _ = child.kill();
+                let _ = child.wait();
+                break None;
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(2)),
+            Err(e) => return Err(process::ProcessError::Failed(e.to_string())),
+        }
+    };
+    let (stdout, out_truncated) = stdout.map(join_capture).unwrap_or_default();
+    let (stderr, err_truncated) = stderr.map(join_capture).unwrap_or_default();
+    Ok(process::Output {
+        status: status.and_then(|s| s.code()),
+        stdout,
+        stderr,
+        timed_out,
+        truncated: out_truncated || err_truncated,
+    })
+}
+
+type Capture = std::thread::JoinHandle<(Vec<u8>, bool)>;
+
+fn read_capped(mut source: impl Read + Send + 'static, limit: usize) -> Capture {
+    std::thread::spawn(move || {
+        let mut kept = Vec::new();
+        let mut truncated = false;
+        let mut chunk = [0u8; 8192];
+        loop {
+            match source.read(&mut chunk) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => {
+                    let room = limit.saturating_sub(kept.len());
+                    if n > room {
+                        truncated = true;
+                    }
+                    kept.extend_from_slice(&chunk[..n.min(room)]);
+                }
+            }
+        }
+        (kept, truncated)
+    })
+}
+
+fn join_capture(handle: Capture) -> (Vec<u8>, bool) {
+    handle.join().unwrap_or_default()
+}
+
+fn host_of(url: &str) -> Option<String> {
+    let rest = url
+        .strip_prefix("https://")
+        .or_else(|| url.strip_prefix("http://"))?;
+    let authority = rest.split(['/', '?', '#']).next()?;
+    let host_port = authority.rsplit('@').next()?;
+    let host = if let Some(stripped) = host_port.strip_prefix('[') {
+        stripped.split(']').next()?
+    } else {
+        host_port.split(':').next()?
+    };
+    (!host.is_empty()).then(|| host.to_ascii_lowercase())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn host_is_parsed_from_urls() {
+        assert_eq!(
+            host_of("https://api.openai.com/v1/chat").as_deref(),
+            Some("api.openai.com")
+        );
+        assert_eq!(
+            host_of("http://127.0.0.1:8080/x").as_deref(),
+            Some("127.0.0.1")
+        );
+        assert_eq!(
+            host_of("http://user@Example.com?q").as_deref(),
+            Some("example.com")
+        );
+        assert_eq!(host_of("http://[::1]:9/").as_deref(), Some("::1"));
+        assert_eq!(host_of("ftp://x"), None);
+    }
+
+    #[test]
+    fn log_sink_enforces_its_budget() {
+        let mut sink = LogSink::new("p".into(), 10);
+        sink.echo_level = None;
+        sink.push(LogLevel::Info, "12345".into());
+        sink.push(LogLevel::Info, "67890abc".into());
+        sink.push(LogLevel::Info, "more".into());
+        sink.push(LogLevel::Info, "more".into());
+        let texts: Vec<&str> = sink.lines.iter().map(|(_, m)| m.as_str()).collect();
+        assert_eq!(
+            texts,
+            [
+                "12345",
+                "67890",
+                "log output limit reached; further lines dropped"
+            ]
+        );
+    }
+}

@@ -1,0 +1,89 @@
+//! The sandboxed WebAssembly component runtime.
+//!
+//! Module map:
+//! - [`engine`]: the one `Engine` and the epoch ticker behind deadlines;
+//! - [`cache`]: the on-disk compiled-component cache;
+//! - [`runtime`]: loading components, world/version detection, stores;
+//! - [`limits`]: per-store limits and store state (WASI without authority);
+//! - [`imports`]: host imports (`log`, `model`, `http`, `process`) behind grants;
+//! - [`scorer`]: scorer sessions (prepare once, score many, negation);
+//! - [`builtin`]: the components compiled into this binary;
+//! - [`registry`]: resolving `<id|path>` references;
+//! - [`error`]: typed errors.
+
+pub mod bindings;
+pub mod builtin;
+pub mod cache;
+mod capture;
+pub mod engine;
+pub mod error;
+pub mod imports;
+pub mod limits;
+mod net;
+pub mod registry;
+pub mod runtime;
+pub mod scorer;
+
+pub use bindings::types::{CaseView, Observation, Score};
+pub use cache::CacheStatus;
+pub use error::PluginError;
+pub use imports::{Grants, ModelBackend};
+pub use limits::Limits;
+pub use registry::Registry;
+pub use runtime::{Plugin, PluginSource, Runtime, RuntimeConfig};
+pub use scorer::{ScoreInput, ScorerSession};
+
+/// The WIT package every plugin is built against.
+pub const WIT_PACKAGE: &str = "cautilus:plugin";
+/// The WIT version this host implements.
+pub const WIT_VERSION: &str = "0.1.0";
+
+/// The three plugin worlds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum PluginKind {
+    Scorer,
+    Preset,
+    Provider,
+}
+
+impl PluginKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Scorer => "scorer",
+            Self::Preset => "preset",
+            Self::Provider => "provider",
+        }
+    }
+}
+
+impl std::fmt::Display for PluginKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What a plugin said about itself in `describe`.
+#[derive(Debug, Clone)]
+pub enum Description {
+    Scorer(bindings::scorer::exports::cautilus::plugin::scorer_api::ScorerPack),
+    Preset(bindings::preset::exports::cautilus::plugin::preset_api::PresetInfo),
+    Provider(bindings::provider::exports::cautilus::plugin::provider_api::ProviderInfo),
+}
+
+impl Description {
+    pub fn plugin_info(&self) -> &bindings::types::PluginInfo {
+        match self {
+            Self::Scorer(pack) => &pack.plugin,
+            Self::Preset(info) => &info.plugin,
+            Self::Provider(info) => &info.plugin,
+        }
+    }
+}
+
+/// The first `max` characters of `text`, with an ellipsis when cut.
+pub fn excerpt(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        None => text.to_string(),
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+    }
+}

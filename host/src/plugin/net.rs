@@ -1,0 +1,71 @@
+//! The transport behind the `http` host import (after the grant check).
+
+use std::io::Read;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use super::bindings::provider::cautilus::plugin::http::{HttpError, Response};
+
+fn client() -> Result<&'static reqwest::blocking::Client, HttpError> {
+    static CLIENT: OnceLock<Result<reqwest::blocking::Client, String>> = OnceLock::new();
+    CLIENT
+        .get_or_init(|| {
+            reqwest::blocking::Client::builder()
+                .redirect(reqwest::redirect::Policy::none())
+                .build()
+                .map_err(|e| e.to_string())
+        })
+        .as_ref()
+        .map_err(|e| HttpError::Transport(format!("cannot build the HTTP client: {e}")))
+}
+
+/// Sends one request; the response body is capped at `max_body` bytes.
+pub(crate) fn send(
+    method: &str,
+    url: &str,
+    headers: &[(String, String)],
+    body: Option<&[u8]>,
+    timeout: Duration,
+    max_body: usize,
+) -> Result<Response, HttpError> {
+    let method = reqwest::Method::from_bytes(method.as_bytes())
+        .map_err(|_| HttpError::Transport(format!("invalid HTTP method `{method}`")))?;
+    let mut request = client()?.request(method, url).timeout(timeout);
+    for (name, value) in headers {
+        request = request.header(name, value);
+    }
+    if let Some(body) = body {
+        request = request.body(body.to_vec());
+    }
+    let response = request.send().map_err(|e| {
+        if e.is_timeout() {
+            HttpError::Timeout
+        } else {
+            HttpError::Transport(e.to_string())
+        }
+    })?;
+    let status = response.status().as_u16();
+    let headers = response
+        .headers()
+        .iter()
+        .map(|(k, v)| {
+            (
+                k.to_string(),
+                String::from_utf8_lossy(v.as_bytes()).into_owned(),
+            )
+        })
+        .collect();
+    let mut body = Vec::new();
+    let read = response
+        .take(max_body as u64 + 1)
+        .read_to_end(&mut body)
+        .map_err(|e| HttpError::Transport(e.to_string()))?;
+    if read > max_body {
+        return Err(HttpError::TooLarge(max_body as u64));
+    }
+    Ok(Response {
+        status,
+        headers,
+        body,
+    })
+}

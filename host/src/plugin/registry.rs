@@ -1,0 +1,152 @@
+//! Resolves plugin references (`<id>` of a built-in, or a `.wasm` path).
+//!
+//! A scorer reference is a built-in scorer id (`contains`), a path to a
+//! component (`./my_scorer.wasm`, whose only scorer is used), or a path with
+//! a scorer id (`./pack.wasm#rubric`) for components that carry several.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+
+use super::builtin::BUILTIN_COMPONENTS;
+use super::error::PluginError;
+use super::runtime::{Plugin, PluginSource, Runtime};
+use super::{Description, PluginKind};
+
+/// Resolves references against the built-in pack and the file system.
+pub struct Registry {
+    runtime: Arc<Runtime>,
+    builtins: OnceLock<Vec<Arc<Plugin>>>,
+}
+
+impl Registry {
+    pub fn new(runtime: Arc<Runtime>) -> Self {
+        Self {
+            runtime,
+            builtins: OnceLock::new(),
+        }
+    }
+
+    pub fn runtime(&self) -> &Arc<Runtime> {
+        &self.runtime
+    }
+
+    /// Every built-in component, loaded.
+    pub fn builtins(&self) -> Result<&[Arc<Plugin>], PluginError> {
+        if let Some(loaded) = self.builtins.get() {
+            return Ok(loaded);
+        }
+        let loaded = BUILTIN_COMPONENTS
+            .iter()
+            .map(|b| self.runtime.load(PluginSource::Builtin(b)))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(self.builtins.get_or_init(|| loaded))
+    }
+
+    /// Loads a component from a file.
+    pub fn load_path(&self, path: &Path) -> Result<Arc<Plugin>, PluginError> {
+        if !path.exists() {
+            return Err(PluginError::NotFound {
+                reference: path.display().to_string(),
+            });
+        }
+        self.runtime.load(PluginSource::File(path.to_path_buf()))
+    }
+
+    /// Resolves a scorer reference to its component and scorer id.
+    pub fn resolve_scorer(&self, reference: &str) -> Result<(Arc<Plugin>, String), PluginError> {
+        if let Some((path, id)) = split_path_reference(reference) {
+            let plugin = self.load_path(&path)?;
+            let id = match id {
+                Some(id) => id,
+                None => only_scorer(&plugin)?,
+            };
+            return Ok((plugin, id));
+        }
+        for plugin in self.builtins()? {
+            if let Description::Scorer(pack) = &plugin.description
+                && pack.scorers.iter().any(|s| s.id == reference)
+            {
+                return Ok((plugin.clone(), reference.to_string()));
+            }
+        }
+        Err(PluginError::NotFound {
+            reference: reference.to_string(),
+        })
+    }
+
+    /// Resolves a reference to a component: a path, a built-in component id,
+    /// or the id of a scorer inside a built-in component.
+    pub fn resolve_plugin(&self, reference: &str) -> Result<Arc<Plugin>, PluginError> {
+        if let Some((path, _)) = split_path_reference(reference) {
+            return self.load_path(&path);
+        }
+        for plugin in self.builtins()? {
+            if plugin.id() == reference {
+                return Ok(plugin.clone());
+            }
+        }
+        self.resolve_scorer(reference).map(|(plugin, _)| plugin)
+    }
+}
+
+/// `Some((path, scorer))` when the reference names a file rather than an id.
+fn split_path_reference(reference: &str) -> Option<(PathBuf, Option<String>)> {
+    let (path, id) = match reference.rsplit_once('#') {
+        Some((path, id)) if !id.is_empty() && !id.contains(['/', '\\']) => {
+            (path, Some(id.to_string()))
+        }
+        _ => (reference, None),
+    };
+    let looks_like_path = path.ends_with(".wasm")
+        || path.contains('/')
+        || path.contains('\\')
+        || Path::new(path).is_file();
+    looks_like_path.then(|| (PathBuf::from(path), id))
+}
+
+fn only_scorer(plugin: &Plugin) -> Result<String, PluginError> {
+    let Description::Scorer(pack) = &plugin.description else {
+        return Err(PluginError::WrongWorld {
+            plugin: plugin.label.clone(),
+            found: plugin.kind,
+            expected: PluginKind::Scorer,
+        });
+    };
+    match pack.scorers.as_slice() {
+        [one] => Ok(one.id.clone()),
+        many => Err(PluginError::UnknownScorer {
+            plugin: plugin.label.clone(),
+            scorer: "(none given)".into(),
+            available: format!(
+                "{}; pick one with `{}#<id>`",
+                many.iter()
+                    .map(|s| s.id.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                plugin.label
+            ),
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn references_are_classified() {
+        assert_eq!(split_path_reference("contains"), None);
+        assert_eq!(
+            split_path_reference("./x.wasm"),
+            Some((PathBuf::from("./x.wasm"), None))
+        );
+        assert_eq!(
+            split_path_reference("pack.wasm#rubric"),
+            Some((PathBuf::from("pack.wasm"), Some("rubric".into())))
+        );
+        assert_eq!(
+            split_path_reference("dir/component"),
+            Some((PathBuf::from("dir/component"), None))
+        );
+    }
+}

@@ -1,0 +1,382 @@
+//! The plugin runtime: one engine, one linker per world, one `InstancePre`
+//! per component (keyed by sha256), and fresh stores on demand.
+//!
+//! Loading a component: read bytes → sha256 → compiled cache (or compile) →
+//! detect the world and WIT version from its exports → pre-instantiate with
+//! that world's linker → call `describe` once in a throwaway store.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use wasmtime::component::{Component, Linker, types::ComponentItem};
+use wasmtime::{Engine, Store, Trap};
+
+use super::bindings::{preset, provider, scorer};
+use super::cache::{CacheStatus, CompiledCache, sha256_hex};
+use super::engine::{build_engine, deadline_ticks};
+use super::error::{PluginError, panic_message};
+use super::imports::{Grants, Requested};
+use super::limits::{Limits, StoreState};
+use super::{Description, PluginKind, WIT_PACKAGE, WIT_VERSION};
+
+/// Where a component comes from.
+#[derive(Debug, Clone)]
+pub enum PluginSource {
+    /// Compiled into this binary.
+    Builtin(&'static super::builtin::BuiltinComponent),
+    /// A `.wasm` file given by the user.
+    File(PathBuf),
+}
+
+impl PluginSource {
+    fn label(&self) -> String {
+        match self {
+            Self::Builtin(b) => format!("builtin:{}", b.name),
+            Self::File(path) => path.display().to_string(),
+        }
+    }
+}
+
+/// A loaded, pre-instantiated component.
+pub struct Plugin {
+    /// `builtin:<name>` or the file path, for messages.
+    pub label: String,
+    pub source: PluginSource,
+    pub sha256: String,
+    pub kind: PluginKind,
+    pub wit_version: &'static str,
+    /// Whether the compiled artifact came from the on-disk cache.
+    pub cache: CacheStatus,
+    pub description: Description,
+    pub(crate) pre: PluginPre,
+}
+
+impl Plugin {
+    /// The plugin's id from `describe`.
+    pub fn id(&self) -> &str {
+        &self.description.plugin_info().id
+    }
+
+    /// Capabilities the plugin requested.
+    pub(crate) fn requested(&self) -> Requested {
+        Requested(self.description.plugin_info().capabilities.clone())
+    }
+}
+
+pub(crate) enum PluginPre {
+    Scorer(scorer::ScorerPre<StoreState>),
+    Preset(preset::PresetPre<StoreState>),
+    Provider(provider::ProviderPre<StoreState>),
+}
+
+/// Configuration of a runtime.
+#[derive(Debug, Clone, Default)]
+pub struct RuntimeConfig {
+    /// Compiled-component cache directory; `None` disables the cache.
+    pub cache_dir: Option<PathBuf>,
+}
+
+impl RuntimeConfig {
+    /// Cache in `$CAUTILUS_CACHE_DIR` or the platform cache directory.
+    pub fn from_env() -> Self {
+        Self {
+            cache_dir: CompiledCache::default_dir(),
+        }
+    }
+}
+
+/// The plugin runtime of one process.
+pub struct Runtime {
+    engine: Engine,
+    scorer_linker: Linker<StoreState>,
+    preset_linker: Linker<StoreState>,
+    provider_linker: Linker<StoreState>,
+    cache: CompiledCache,
+    loaded: Mutex<HashMap<String, Arc<Plugin>>>,
+}
+
+impl Runtime {
+    pub fn new(config: RuntimeConfig) -> Result<Self, PluginError> {
+        let engine = build_engine().map_err(host_error)?;
+        let scorer_linker = scorer_linker(&engine).map_err(host_error)?;
+        let preset_linker = preset_linker(&engine).map_err(host_error)?;
+        let provider_linker = provider_linker(&engine).map_err(host_error)?;
+        let cache = CompiledCache::new(&engine, config.cache_dir);
+        Ok(Self {
+            engine,
+            scorer_linker,
+            preset_linker,
+            provider_linker,
+            cache,
+            loaded: Mutex::new(HashMap::new()),
+        })
+    }
+
+    pub fn engine(&self) -> &Engine {
+        &self.engine
+    }
+
+    pub fn cache_dir(&self) -> Option<&std::path::Path> {
+        self.cache.dir()
+    }
+
+    /// Loads (or returns the already loaded) component from `source`.
+    pub fn load(&self, source: PluginSource) -> Result<Arc<Plugin>, PluginError> {
+        let label = source.label();
+        let owned;
+        let (bytes, sha256): (&[u8], String) = match &source {
+            PluginSource::Builtin(b) => (b.bytes, b.sha256.to_string()),
+            PluginSource::File(path) => {
+                owned = std::fs::read(path).map_err(|source| PluginError::Read {
+                    path: path.clone(),
+                    source,
+                })?;
+                let sha = sha256_hex(&owned);
+                (&owned, sha)
+            }
+        };
+        if let Some(plugin) = self.lock_loaded().get(&sha256) {
+            return Ok(plugin.clone());
+        }
+        let (component, cache) =
+            self.cache
+                .load(&self.engine, &sha256, bytes)
+                .map_err(|e| PluginError::Compile {
+                    plugin: label.clone(),
+                    message: format!("{e:#}"),
+                })?;
+        let kind = detect_world(&self.engine, &component, &label)?;
+        let pre = self.pre_instantiate(kind, &component, &label)?;
+        let description = describe(&pre, &label)?;
+        let plugin = Arc::new(Plugin {
+            label,
+            source,
+            sha256: sha256.clone(),
+            kind,
+            wit_version: WIT_VERSION,
+            cache,
+            description,
+            pre,
+        });
+        self.lock_loaded().insert(sha256, plugin.clone());
+        Ok(plugin)
+    }
+
+    fn lock_loaded(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<Plugin>>> {
+        self.loaded.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn pre_instantiate(
+        &self,
+        kind: PluginKind,
+        component: &Component,
+        label: &str,
+    ) -> Result<PluginPre, PluginError> {
+        let link_error = |e: wasmtime::Error| PluginError::Link {
+            plugin: label.to_string(),
+            message: format!("{e:#}"),
+        };
+        Ok(match kind {
+            PluginKind::Scorer => {
+                let pre = self
+                    .scorer_linker
+                    .instantiate_pre(component)
+                    .map_err(link_error)?;
+                PluginPre::Scorer(scorer::ScorerPre::new(pre).map_err(link_error)?)
+            }
+            PluginKind::Preset => {
+                let pre = self
+                    .preset_linker
+                    .instantiate_pre(component)
+                    .map_err(link_error)?;
+                PluginPre::Preset(preset::PresetPre::new(pre).map_err(link_error)?)
+            }
+            PluginKind::Provider => {
+                let pre = self
+                    .provider_linker
+                    .instantiate_pre(component)
+                    .map_err(link_error)?;
+                PluginPre::Provider(provider::ProviderPre::new(pre).map_err(link_error)?)
+            }
+        })
+    }
+}
+
+fn host_error(e: wasmtime::Error) -> PluginError {
+    PluginError::Host(format!("{e:#}"))
+}
+
+fn scorer_linker(engine: &Engine) -> wasmtime::Result<Linker<StoreState>> {
+    let mut linker = Linker::new(engine);
+    wasmtime_wasi::p2::add_to_linker_sync(&mut linker)?;
+    scorer::Scorer::add_to_linker::<_, wasmtime::component::HasSelf<_>>(&mut linker, |s| s)?;
+    Ok(linker)
+}
+
+fn preset_linker(engine: &Engine) -> wasmtime::Result<Linker<StoreState>> {
+    let mut linker = Linker::new(engine);
+    wasmtime_wasi::p2::add_to_linker_sync(&mut linker)?;
+    preset::Preset::add_to_linker::<_, wasmtime::component::HasSelf<_>>(&mut linker, |s| s)?;
+    Ok(linker)
+}
+
+fn provider_linker(engine: &Engine) -> wasmtime::Result<Linker<StoreState>> {
+    let mut linker = Linker::new(engine);
+    wasmtime_wasi::p2::add_to_linker_sync(&mut linker)?;
+    provider::Provider::add_to_linker::<_, wasmtime::component::HasSelf<_>>(&mut linker, |s| s)?;
+    Ok(linker)
+}
+
+/// Finds which cautilus world a component implements from its exports.
+fn detect_world(
+    engine: &Engine,
+    component: &Component,
+    label: &str,
+) -> Result<PluginKind, PluginError> {
+    let mut names = Vec::new();
+    for (name, item) in component.component_type().exports(engine) {
+        if !matches!(item.ty, ComponentItem::ComponentInstance(_)) {
+            names.push(name.to_string());
+            continue;
+        }
+        let Some(rest) = name
+            .strip_prefix(WIT_PACKAGE)
+            .and_then(|r| r.strip_prefix('/'))
+        else {
+            names.push(name.to_string());
+            continue;
+        };
+        let (interface, version) = rest.split_once('@').unwrap_or((rest, ""));
+        let kind = match interface {
+            "scorer-api" => PluginKind::Scorer,
+            "preset-api" => PluginKind::Preset,
+            "provider-api" => PluginKind::Provider,
+            _ => {
+                names.push(name.to_string());
+                continue;
+            }
+        };
+        if version != WIT_VERSION {
+            return Err(PluginError::WitVersion {
+                plugin: label.to_string(),
+                found: if version.is_empty() {
+                    "(unversioned)".into()
+                } else {
+                    version.into()
+                },
+                expected: WIT_VERSION,
+            });
+        }
+        return Ok(kind);
+    }
+    Err(PluginError::NotAPlugin {
+        plugin: label.to_string(),
+        found: if names.is_empty() {
+            "none".into()
+        } else {
+            names.join(", ")
+        },
+        expected_version: WIT_VERSION,
+    })
+}
+
+/// A fresh store for one plugin: limits installed, no capabilities beyond `grants`.
+pub(crate) fn new_store(
+    engine: &Engine,
+    plugin: Arc<str>,
+    limits: &Limits,
+    grants: Arc<Grants>,
+    requested: Requested,
+) -> Store<StoreState> {
+    let mut store = Store::new(engine, StoreState::new(plugin, limits, grants, requested));
+    store.limiter(|state| &mut state.memory);
+    store.epoch_deadline_trap();
+    store
+}
+
+/// Arms the per-call deadline and fuel budget before a guest call.
+pub(crate) fn arm(store: &mut Store<StoreState>, limits: &Limits) {
+    store.set_epoch_deadline(deadline_ticks(limits.timeout));
+    // Fuel is always compiled in; without a budget, give effectively unlimited fuel.
+    let _ = store.set_fuel(limits.fuel.unwrap_or(u64::MAX));
+}
+
+/// Turns a failed guest call into a typed error naming the cause.
+pub(crate) fn classify(
+    error: wasmtime::Error,
+    store: &Store<StoreState>,
+    limits: &Limits,
+    plugin: &str,
+) -> PluginError {
+    let plugin = plugin.to_string();
+    if let Some(trap) = error.downcast_ref::<Trap>() {
+        match trap {
+            Trap::Interrupt => {
+                return PluginError::Deadline {
+                    plugin,
+                    limit_ms: u64::try_from(limits.timeout.as_millis()).unwrap_or(u64::MAX),
+                };
+            }
+            Trap::OutOfFuel => {
+                return PluginError::FuelExhausted {
+                    plugin,
+                    fuel: limits.fuel.unwrap_or(u64::MAX),
+                };
+            }
+            _ => {}
+        }
+    }
+    let state = store.data();
+    if state.memory_refused() {
+        return PluginError::MemoryLimit {
+            plugin,
+            limit_bytes: limits.memory_bytes,
+        };
+    }
+    let stderr = state.stderr_text();
+    if let Some(message) = panic_message(&stderr) {
+        return PluginError::Panic { plugin, message };
+    }
+    let mut message = format!("{error:#}");
+    let stderr = stderr.trim();
+    if !stderr.is_empty() {
+        message.push_str("; stderr: ");
+        message.push_str(&super::excerpt(stderr, 500));
+    }
+    PluginError::Trap { plugin, message }
+}
+
+/// Calls `describe` in a throwaway store with default limits.
+fn describe(pre: &PluginPre, label: &str) -> Result<Description, PluginError> {
+    let limits = Limits::default();
+    let grants = Arc::new(Grants::default());
+    let name: Arc<str> = Arc::from(label);
+    macro_rules! call {
+        ($pre:expr, $accessor:ident, $wrap:path) => {{
+            let mut store = new_store(
+                $pre.engine(),
+                name.clone(),
+                &limits,
+                grants.clone(),
+                Requested::default(),
+            );
+            arm(&mut store, &limits);
+            let instance = $pre
+                .instantiate(&mut store)
+                .map_err(|e| classify(e, &store, &limits, label))?;
+            let info = instance
+                .$accessor()
+                .call_describe(&mut store)
+                .map_err(|e| classify(e, &store, &limits, label))?;
+            $wrap(info)
+        }};
+    }
+    Ok(match pre {
+        PluginPre::Scorer(pre) => call!(pre, cautilus_plugin_scorer_api, Description::Scorer),
+        PluginPre::Preset(pre) => call!(pre, cautilus_plugin_preset_api, Description::Preset),
+        PluginPre::Provider(pre) => {
+            call!(pre, cautilus_plugin_provider_api, Description::Provider)
+        }
+    })
+}

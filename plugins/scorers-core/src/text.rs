@@ -1,0 +1,311 @@
+//! String checks: equals, contains (and case-insensitive), contains-any,
+//! contains-all, starts-with, ends-with.
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::{ConfigError, EXCERPT_CHARS, Verdict, as_text, excerpt, reference};
+
+/// `equals`: the trimmed output equals the reference. A non-string
+/// reference (object, array, number) is compared structurally with the
+/// output parsed as JSON.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EqualsConfig {
+    #[serde(default)]
+    pub value: Option<Value>,
+    #[serde(default)]
+    pub ignore_case: bool,
+}
+
+pub fn equals(
+    config: &EqualsConfig,
+    output: &str,
+    expected: Option<&Value>,
+) -> Result<Verdict, ConfigError> {
+    let reference = reference(config.value.as_ref(), expected)?;
+    let seen = output.trim();
+    Ok(match reference {
+        Value::String(want) => {
+            let want = want.trim();
+            let ok = if config.ignore_case {
+                fold(seen) == fold(want)
+            } else {
+                seen == want
+            };
+            Verdict::check(ok, || {
+                format!(
+                    "expected exactly {}, got {}",
+                    excerpt(want, EXCERPT_CHARS),
+                    excerpt(seen, EXCERPT_CHARS)
+                )
+            })
+        }
+        structured => match serde_json::from_str::<Value>(seen) {
+            Ok(parsed) => Verdict::check(&parsed == structured, || {
+                format!(
+                    "expected JSON {}, got {}",
+                    excerpt(&structured.to_string(), EXCERPT_CHARS),
+                    excerpt(seen, EXCERPT_CHARS)
+                )
+            }),
+            Err(e) => Verdict::fail(format!(
+                "expected JSON {}, but the output is not JSON ({e}): {}",
+                excerpt(&structured.to_string(), EXCERPT_CHARS),
+                excerpt(seen, EXCERPT_CHARS)
+            )),
+        },
+    })
+}
+
+/// `contains` / `icontains`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ContainsConfig {
+    #[serde(default)]
+    pub value: Option<Value>,
+    #[serde(default)]
+    pub ignore_case: bool,
+}
+
+pub fn contains(
+    config: &ContainsConfig,
+    output: &str,
+    expected: Option<&Value>,
+) -> Result<Verdict, ConfigError> {
+    let needle = as_text(reference(config.value.as_ref(), expected)?);
+    let ok = if config.ignore_case {
+        fold(output).contains(&fold(&needle))
+    } else {
+        output.contains(&needle)
+    };
+    Ok(Verdict::check(ok, || {
+        format!(
+            "expected the output to contain {}{}, got {}",
+            excerpt(&needle, EXCERPT_CHARS),
+            if config.ignore_case {
+                " (ignoring case)"
+            } else {
+                ""
+            },
+            excerpt(output, EXCERPT_CHARS)
+        )
+    }))
+}
+
+/// `contains-any` / `contains-all`: `value` is a list of strings (a single
+/// string counts as a list of one).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ContainsSetConfig {
+    #[serde(default)]
+    pub value: Option<Value>,
+    #[serde(default)]
+    pub ignore_case: bool,
+}
+
+fn needles(
+    config: &ContainsSetConfig,
+    expected: Option<&Value>,
+) -> Result<Vec<String>, ConfigError> {
+    let source = if config.value.is_some() {
+        "value"
+    } else {
+        "expected"
+    };
+    match reference(config.value.as_ref(), expected)? {
+        Value::Array(items) if items.is_empty() => Err(ConfigError::new(
+            "value",
+            format!("`{source}` is an empty list; give at least one string"),
+        )),
+        Value::Array(items) => Ok(items.iter().map(as_text).collect()),
+        Value::String(s) => Ok(vec![s.clone()]),
+        other => Err(ConfigError::new(
+            "value",
+            format!("`{source}` must be a list of strings, got {other}"),
+        )),
+    }
+}
+
+fn found(config: &ContainsSetConfig, output: &str, needles: &[String]) -> Vec<bool> {
+    if config.ignore_case {
+        let hay = fold(output);
+        needles.iter().map(|n| hay.contains(&fold(n))).collect()
+    } else {
+        needles
+            .iter()
+            .map(|n| output.contains(n.as_str()))
+            .collect()
+    }
+}
+
+/// Passes when any needle occurs. Value is 1 or 0.
+pub fn contains_any(
+    config: &ContainsSetConfig,
+    output: &str,
+    expected: Option<&Value>,
+) -> Result<Verdict, ConfigError> {
+    let needles = needles(config, expected)?;
+    let hits = found(config, output, &needles);
+    Ok(Verdict::check(hits.iter().any(|h| *h), || {
+        format!(
+            "expected the output to contain any of {needles:?}, got {}",
+            excerpt(output, EXCERPT_CHARS)
+        )
+    }))
+}
+
+/// Passes when every needle occurs. Value is the fraction found.
+pub fn contains_all(
+    config: &ContainsSetConfig,
+    output: &str,
+    expected: Option<&Value>,
+) -> Result<Verdict, ConfigError> {
+    let needles = needles(config, expected)?;
+    let hits = found(config, output, &needles);
+    let missing: Vec<&str> = needles
+        .iter()
+        .zip(&hits)
+        .filter(|(_, h)| !**h)
+        .map(|(n, _)| n.as_str())
+        .collect();
+    let value = (needles.len() - missing.len()) as f64 / needles.len() as f64;
+    Ok(Verdict {
+        value: Some(value),
+        passed: Some(missing.is_empty()),
+        detail: (!missing.is_empty()).then(|| {
+            format!(
+                "missing {missing:?} in output {}",
+                excerpt(output, EXCERPT_CHARS)
+            )
+        }),
+    })
+}
+
+/// `starts-with` / `ends-with` (on the trimmed output).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AffixConfig {
+    #[serde(default)]
+    pub value: Option<Value>,
+    #[serde(default)]
+    pub ignore_case: bool,
+}
+
+pub fn starts_with(
+    config: &AffixConfig,
+    output: &str,
+    expected: Option<&Value>,
+) -> Result<Verdict, ConfigError> {
+    affix(config, output, expected, true)
+}
+
+pub fn ends_with(
+    config: &AffixConfig,
+    output: &str,
+    expected: Option<&Value>,
+) -> Result<Verdict, ConfigError> {
+    affix(config, output, expected, false)
+}
+
+fn affix(
+    config: &AffixConfig,
+    output: &str,
+    expected: Option<&Value>,
+    start: bool,
+) -> Result<Verdict, ConfigError> {
+    let want = as_text(reference(config.value.as_ref(), expected)?);
+    let seen = output.trim();
+    let (hay, needle) = if config.ignore_case {
+        (fold(seen), fold(&want))
+    } else {
+        (seen.to_string(), want.clone())
+    };
+    let ok = if start {
+        hay.starts_with(&needle)
+    } else {
+        hay.ends_with(&needle)
+    };
+    Ok(Verdict::check(ok, || {
+        format!(
+            "expected the output to {} {}, got {}",
+            if start { "start with" } else { "end with" },
+            excerpt(&want, EXCERPT_CHARS),
+            excerpt(seen, EXCERPT_CHARS)
+        )
+    }))
+}
+
+fn fold(text: &str) -> String {
+    text.to_lowercase()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn cfg<T: serde::de::DeserializeOwned>(v: Value) -> T {
+        serde_json::from_value(v).unwrap()
+    }
+
+    #[test]
+    fn equals_trims_and_compares_json() {
+        let c: EqualsConfig = cfg(json!({"value": "Hello"}));
+        assert_eq!(equals(&c, "  Hello\n", None).unwrap().passed, Some(true));
+        assert_eq!(equals(&c, "hello", None).unwrap().passed, Some(false));
+        let c: EqualsConfig = cfg(json!({"value": {"a": [1, 2]}}));
+        assert_eq!(
+            equals(&c, r#"{ "a": [1,2] }"#, None).unwrap().passed,
+            Some(true)
+        );
+        assert!(
+            equals(&c, "nope", None)
+                .unwrap()
+                .detail
+                .unwrap()
+                .contains("not JSON")
+        );
+    }
+
+    #[test]
+    fn value_falls_back_to_expected() {
+        let c: ContainsConfig = cfg(json!({}));
+        assert_eq!(
+            contains(&c, "abc", Some(&json!("b"))).unwrap().passed,
+            Some(true)
+        );
+        assert_eq!(contains(&c, "abc", None).unwrap_err().path, "value");
+    }
+
+    #[test]
+    fn icontains_folds_unicode() {
+        let c: ContainsConfig = cfg(json!({"value": "STRASSE É", "ignore_case": true}));
+        assert_eq!(
+            contains(&c, "la strasse é", None).unwrap().passed,
+            Some(true)
+        );
+    }
+
+    #[test]
+    fn contains_all_gives_partial_credit() {
+        let c: ContainsSetConfig = cfg(json!({"value": ["a", "b", "c", "d"]}));
+        let v = contains_all(&c, "a c", None).unwrap();
+        assert_eq!(v.value, Some(0.5));
+        assert_eq!(v.passed, Some(false));
+        assert!(v.detail.unwrap().contains(r#"["b", "d"]"#));
+        let c: ContainsSetConfig = cfg(json!({"value": []}));
+        assert_eq!(contains_any(&c, "x", None).unwrap_err().path, "value");
+    }
+
+    #[test]
+    fn affixes_trim() {
+        let c: AffixConfig = cfg(json!({"value": "Yes"}));
+        assert_eq!(
+            starts_with(&c, "  Yes, indeed", None).unwrap().passed,
+            Some(true)
+        );
+        let c: AffixConfig = cfg(json!({"value": "."}));
+        assert_eq!(ends_with(&c, "done.\n", None).unwrap().passed, Some(true));
+    }
+}

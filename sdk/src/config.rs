@@ -1,0 +1,60 @@
+//! Parsing plugin configs from JSON with errors that name the bad field.
+
+use serde::de::DeserializeOwned;
+
+use crate::PluginError;
+
+/// Parses `json` into `T`, reporting the JSON path of the first problem.
+///
+/// Use `#[serde(deny_unknown_fields)]` on `T` so a typo (`valeu`) is an error
+/// that names the typo instead of a silently ignored key.
+///
+/// ```
+/// #[derive(serde::Deserialize)]
+/// #[serde(deny_unknown_fields)]
+/// struct Config { value: String, #[serde(default)] ignore_case: bool }
+///
+/// let err = cautilus_sdk::parse_config::<Config>(r#"{"value": 3}"#).unwrap_err();
+/// assert_eq!(err.config_path(), Some("value"));
+/// let err = cautilus_sdk::parse_config::<Config>(r#"{"value": "a", "ignore_cse": true}"#).unwrap_err();
+/// assert_eq!(err.config_path(), Some("ignore_cse"));
+/// ```
+pub fn parse_config<T: DeserializeOwned>(json: &str) -> Result<T, PluginError> {
+    let json = if json.trim().is_empty() { "{}" } else { json };
+    let mut deserializer = serde_json::Deserializer::from_str(json);
+    match serde_path_to_error::deserialize(&mut deserializer) {
+        Ok(value) => Ok(value),
+        Err(error) => {
+            let path = error.path().to_string();
+            let inner = error.into_inner();
+            let message = strip_position(&inner.to_string());
+            let path = field_path(&path, &message);
+            Err(PluginError::config(path, message))
+        }
+    }
+}
+
+/// serde_json appends " at line 1 column 12"; the path says more.
+fn strip_position(message: &str) -> String {
+    match message.rfind(" at line ") {
+        Some(at) => message[..at].to_string(),
+        None => message.to_string(),
+    }
+}
+
+/// For unknown and missing fields serde reports the parent path; name the field itself.
+fn field_path(parent: &str, message: &str) -> String {
+    let parent = if parent == "." { "" } else { parent };
+    for prefix in ["unknown field `", "missing field `"] {
+        if let Some(rest) = message.strip_prefix(prefix)
+            && let Some(field) = rest.split('`').next()
+        {
+            return if parent.is_empty() {
+                field.to_string()
+            } else {
+                format!("{parent}.{field}")
+            };
+        }
+    }
+    parent.to_string()
+}

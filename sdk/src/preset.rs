@@ -1,0 +1,77 @@
+//! The preset trait and the `export_preset!` macro.
+//!
+//! A preset owns one (surface, preset) pair of the host's taxonomy: it
+//! validates and normalizes a suite's cases (`translate`) and scores an
+//! observed packet against its expectations (`evaluate`). Packets are JSON.
+
+use std::marker::PhantomData;
+
+use serde_json::Value;
+
+use crate::bindings::preset::exports::cautilus::plugin::preset_api;
+use crate::types::{PluginError, PluginInfo};
+
+pub use preset_api::PresetInfo;
+
+/// A preset plugin.
+pub trait Preset: 'static {
+    /// Identity, the (surface, preset) pair and the packet schema ids.
+    fn info() -> PresetInfo;
+    /// Validates a composed suite and returns its cases packet.
+    fn translate(suite: Value) -> Result<Value, PluginError>;
+    /// Scores an observed packet; returns the summary packet.
+    fn evaluate(observed: Value) -> Result<Value, PluginError>;
+}
+
+#[doc(hidden)]
+pub struct PresetExport<P>(PhantomData<P>);
+
+fn parse(json: &str, what: &str) -> Result<Value, PluginError> {
+    serde_json::from_str(json)
+        .map_err(|e| PluginError::input("", format!("{what} is not valid JSON: {e}")))
+}
+
+impl<P: Preset> preset_api::Guest for PresetExport<P> {
+    fn describe() -> PresetInfo {
+        P::info()
+    }
+
+    fn translate(suite: String) -> Result<String, PluginError> {
+        P::translate(parse(&suite, "the suite")?).map(|v| v.to_string())
+    }
+
+    fn evaluate(observed: String) -> Result<String, PluginError> {
+        P::evaluate(parse(&observed, "the observed packet")?).map(|v| v.to_string())
+    }
+}
+
+/// Identity of a plugin from the crate's `Cargo.toml`.
+#[macro_export]
+macro_rules! plugin_info {
+    ($($capability:expr),* $(,)?) => {
+        $crate::PluginInfo {
+            id: env!("CARGO_PKG_NAME").to_string(),
+            version: env!("CARGO_PKG_VERSION").to_string(),
+            description: env!("CARGO_PKG_DESCRIPTION").to_string(),
+            capabilities: vec![$($capability),*],
+        }
+    };
+}
+
+/// Exports a [`Preset`] as this component's preset world.
+#[macro_export]
+macro_rules! export_preset {
+    ($preset:ty) => {
+        const _: () = {
+            type __CautilusPresetExport = $crate::__private::PresetExport<$preset>;
+            $crate::__private::__export_preset_world!(
+                __CautilusPresetExport with_types_in $crate::__private::preset_bindings
+            );
+        };
+    };
+}
+
+#[allow(unused)]
+fn _assert_plugin_info_type(info: PluginInfo) -> PluginInfo {
+    info
+}

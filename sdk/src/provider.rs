@@ -1,0 +1,46 @@
+//! The provider trait and the `export_provider!` macro.
+//!
+//! A provider turns one case into an observation: a model API call, a
+//! coding-agent CLI run, or a deterministic fixture answer. Network and
+//! processes are available only through [`http`] and [`process`], which the
+//! host allows per capability grant.
+
+use std::marker::PhantomData;
+
+use crate::bindings::provider::exports::cautilus::plugin::provider_api;
+use crate::types::{Observation, PluginError};
+
+pub use crate::bindings::provider::cautilus::plugin::{http, process};
+pub use provider_api::{Invocation, ProviderInfo};
+
+/// A provider plugin.
+pub trait Provider: 'static {
+    fn info() -> ProviderInfo;
+    fn invoke(request: Invocation) -> Result<Observation, PluginError>;
+}
+
+#[doc(hidden)]
+pub struct ProviderExport<P>(PhantomData<P>);
+
+impl<P: Provider> provider_api::Guest for ProviderExport<P> {
+    fn describe() -> ProviderInfo {
+        P::info()
+    }
+
+    fn invoke(request: Invocation) -> Result<Observation, PluginError> {
+        P::invoke(request)
+    }
+}
+
+/// Exports a [`Provider`] as this component's provider world.
+#[macro_export]
+macro_rules! export_provider {
+    ($provider:ty) => {
+        const _: () = {
+            type __CautilusProviderExport = $crate::__private::ProviderExport<$provider>;
+            $crate::__private::__export_provider_world!(
+                __CautilusProviderExport with_types_in $crate::__private::provider_bindings
+            );
+        };
+    };
+}

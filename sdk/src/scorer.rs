@@ -1,0 +1,164 @@
+//! The scorer trait and the `export_scorers!` macro.
+
+use std::marker::PhantomData;
+
+use serde::de::DeserializeOwned;
+
+use crate::bindings::scorer::exports::cautilus::plugin::scorer_api::{
+    self, Grader, GuestGrader, ScorerInfo,
+};
+use crate::types::{ConfigSchema, CostClass, PluginError, PluginInfo, Score, ScoreInput};
+
+/// A scorer: parses its config once into `Self`, then scores many inputs.
+pub trait Scorer: Sized + 'static {
+    /// The id fixtures use (`type: my-scorer`).
+    const ID: &'static str;
+    /// One line shown by `cautilus plugin list`/`inspect`.
+    const DESCRIPTION: &'static str;
+    /// `Model` for judges that spend model calls.
+    const COST_CLASS: CostClass = CostClass::Code;
+    /// The config, deserialized from the assertion's JSON (host-owned keys
+    /// such as `negate` are removed before it gets here).
+    type Config: DeserializeOwned;
+
+    /// JSON Schema of the config, for `cautilus plugin inspect`.
+    fn config_schema() -> ConfigSchema {
+        ConfigSchema::default()
+    }
+
+    /// Validates the parsed config (compile patterns, check ranges). A
+    /// returned [`PluginError::config`] names the bad field.
+    fn new(config: Self::Config) -> Result<Self, PluginError>;
+
+    /// Scores one input.
+    fn score(&self, input: &ScoreInput) -> Result<Score, PluginError>;
+}
+
+/// Type-erased scorer behind a grader resource.
+trait DynScorer {
+    fn score(&self, input: &ScoreInput) -> Result<Score, PluginError>;
+}
+
+impl<T: Scorer> DynScorer for T {
+    fn score(&self, input: &ScoreInput) -> Result<Score, PluginError> {
+        Scorer::score(self, input)
+    }
+}
+
+/// One scorer of a pack, as registered by [`export_scorers!`].
+pub struct ScorerEntry {
+    id: &'static str,
+    info: fn() -> ScorerInfo,
+    prepare: fn(&str) -> Result<Box<dyn DynScorerHandle>, PluginError>,
+}
+
+#[doc(hidden)]
+pub trait DynScorerHandle {
+    fn score(&self, input: &ScoreInput) -> Result<Score, PluginError>;
+}
+
+impl<T: DynScorer> DynScorerHandle for T {
+    fn score(&self, input: &ScoreInput) -> Result<Score, PluginError> {
+        DynScorer::score(self, input)
+    }
+}
+
+impl ScorerEntry {
+    /// The entry for scorer type `T`.
+    pub fn of<T: Scorer>() -> Self {
+        Self {
+            id: T::ID,
+            info: || ScorerInfo {
+                id: T::ID.to_string(),
+                description: T::DESCRIPTION.to_string(),
+                cost_class: T::COST_CLASS,
+                config_schema: T::config_schema().0.to_string(),
+            },
+            prepare: |config| {
+                let config: T::Config = crate::parse_config(config)?;
+                Ok(Box::new(T::new(config)?))
+            },
+        }
+    }
+}
+
+/// A component's set of scorers; implemented by [`export_scorers!`].
+pub trait ScorerPack: 'static {
+    fn plugin_info() -> PluginInfo;
+    fn entries() -> Vec<ScorerEntry>;
+}
+
+/// Adapts a [`ScorerPack`] to the generated WIT export trait.
+#[doc(hidden)]
+pub struct PackExport<P>(PhantomData<P>);
+
+#[doc(hidden)]
+pub struct GraderImpl(Box<dyn DynScorerHandle>);
+
+impl GuestGrader for GraderImpl {
+    fn score(&self, input: ScoreInput) -> Result<Score, PluginError> {
+        self.0.score(&input)
+    }
+
+    fn score_batch(&self, inputs: Vec<ScoreInput>) -> Vec<Result<Score, PluginError>> {
+        inputs.iter().map(|input| self.0.score(input)).collect()
+    }
+}
+
+impl<P: ScorerPack> scorer_api::Guest for PackExport<P> {
+    type Grader = GraderImpl;
+
+    fn describe() -> scorer_api::ScorerPack {
+        scorer_api::ScorerPack {
+            plugin: P::plugin_info(),
+            scorers: P::entries().iter().map(|e| (e.info)()).collect(),
+        }
+    }
+
+    fn prepare(id: String, config: String) -> Result<Grader, PluginError> {
+        let entries = P::entries();
+        let entry = entries.iter().find(|e| e.id == id).ok_or_else(|| {
+            let ids: Vec<&str> = entries.iter().map(|e| e.id).collect();
+            PluginError::failed(format!(
+                "no scorer `{id}` in this component (it has: {})",
+                ids.join(", ")
+            ))
+        })?;
+        Ok(Grader::new(GraderImpl((entry.prepare)(&config)?)))
+    }
+}
+
+/// Exports one or more [`Scorer`]s as this component's scorer world.
+///
+/// The plugin id, version and description come from the crate's
+/// `Cargo.toml`. Capabilities are requested after a `;`:
+///
+/// ```ignore
+/// export_scorers!(Exact, Fuzzy);
+/// export_scorers!(MyJudge; capabilities = [cautilus_sdk::Capability::Model]);
+/// ```
+#[macro_export]
+macro_rules! export_scorers {
+    ($($scorer:ty),+ $(,)? $(; capabilities = [$($capability:expr),* $(,)?])?) => {
+        const _: () = {
+            struct __CautilusScorerPack;
+            impl $crate::ScorerPack for __CautilusScorerPack {
+                fn plugin_info() -> $crate::PluginInfo {
+                    $crate::PluginInfo {
+                        id: env!("CARGO_PKG_NAME").to_string(),
+                        version: env!("CARGO_PKG_VERSION").to_string(),
+                        description: env!("CARGO_PKG_DESCRIPTION").to_string(),
+                        capabilities: vec![$($($capability),*)?],
+                    }
+                }
+                fn entries() -> Vec<$crate::ScorerEntry> {
+                    vec![$($crate::ScorerEntry::of::<$scorer>()),+]
+                }
+            }
+            type __CautilusScorerExport = $crate::__private::PackExport<__CautilusScorerPack>;
+            $crate::__private::__export_scorer_world!(
+                __CautilusScorerExport with_types_in $crate::__private::scorer_bindings
+            );
+        };
+    };
+}
