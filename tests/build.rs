@@ -1,1 +1,25 @@
-fn main() {}
+//! Builds the test components in `tests/components/` for wasm32-wasip2 and
+//! tells the helpers where they are.
+
+include!("../host/wasm_build.rs");
+
+fn main() {
+    let here = std::path::PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap());
+    rerun_if_tree_changed(&here.join("components"));
+    rerun_if_tree_changed(&here.join("../sdk"));
+    rerun_if_tree_changed(&here.join("../wit"));
+    let dir = build_wasm_workspace(
+        &here.join("components/Cargo.toml"),
+        &[
+            "test-hostile",
+            "test-judge-probe",
+            "test-preset-probe",
+            "test-provider-probe",
+            "test-wit-v2",
+        ],
+    );
+    println!(
+        "cargo:rustc-env=CAUTILUS_TEST_COMPONENTS_DIR={}",
+        dir.display()
+    );
+}

@@ -10,7 +10,7 @@ use crate::PluginError;
 /// that names the typo instead of a silently ignored key.
 ///
 /// ```
-/// #[derive(serde::Deserialize)]
+/// #[derive(Debug, serde::Deserialize)]
 /// #[serde(deny_unknown_fields)]
 /// struct Config { value: String, #[serde(default)] ignore_case: bool }
 ///
@@ -42,13 +42,17 @@ fn strip_position(message: &str) -> String {
     }
 }
 
-/// For unknown and missing fields serde reports the parent path; name the field itself.
+/// A missing field is reported at its parent's path; name the field itself.
+/// (An unknown field's path already ends with the field.)
 fn field_path(parent: &str, message: &str) -> String {
     let parent = if parent == "." { "" } else { parent };
     for prefix in ["unknown field `", "missing field `"] {
         if let Some(rest) = message.strip_prefix(prefix)
             && let Some(field) = rest.split('`').next()
         {
+            if parent == field || parent.ends_with(&format!(".{field}")) {
+                return parent.to_string();
+            }
             return if parent.is_empty() {
                 field.to_string()
             } else {

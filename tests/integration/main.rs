@@ -1,1 +1,19 @@
+//! The cautilus integration tests: one test binary, run against the real
+//! `cautilus` binary and the real plugin runtime.
+//!
+//! - `scorers`: every built-in scorer through the host, with edge cases;
+//! - `sandbox`: hostile components hit every limit; the host stays healthy;
+//! - `capabilities`: each host import, allowed and denied;
+//! - `worlds`: preset/provider worlds load; wrong world/version refused;
+//! - `cache`: the compiled cache is observably used by a second load;
+//! - `cli`: commands, output and exit codes;
+//! - `scaffold`: `plugin new scorer` builds and loads.
 
+mod cache;
+mod capabilities;
+mod cli;
+mod sandbox;
+mod scaffold;
+mod scorers;
+mod support;
+mod worlds;

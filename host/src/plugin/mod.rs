@@ -7,6 +7,7 @@
 //! - [`limits`]: per-store limits and store state (WASI without authority);
 //! - [`imports`]: host imports (`log`, `model`, `http`, `process`) behind grants;
 //! - [`scorer`]: scorer sessions (prepare once, score many, negation);
+//! - [`oneshot`]: single calls into preset and provider components;
 //! - [`builtin`]: the components compiled into this binary;
 //! - [`registry`]: resolving `<id|path>` references;
 //! - [`error`]: typed errors.
@@ -20,6 +21,7 @@ pub mod error;
 pub mod imports;
 pub mod limits;
 mod net;
+pub mod oneshot;
 pub mod registry;
 pub mod runtime;
 pub mod scorer;

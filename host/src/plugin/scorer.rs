@@ -225,19 +225,7 @@ impl ScorerSession {
     }
 
     fn guest_error(&self, error: GuestError) -> PluginError {
-        let plugin = self.scorer.clone();
-        match error {
-            GuestError::InvalidConfig(field) => PluginError::InvalidConfig {
-                plugin,
-                field: field.path,
-                message: field.message,
-            },
-            GuestError::InvalidInput(fields) => PluginError::InvalidInput {
-                plugin,
-                errors: fields.into_iter().map(|f| (f.path, f.message)).collect(),
-            },
-            GuestError::Failed(message) => PluginError::Guest { plugin, message },
-        }
+        super::oneshot::guest_error(&self.scorer, error)
     }
 
     /// Checks the output size and applies negation.

@@ -1,0 +1,67 @@
+//! The compiled-component cache is used by a second load (a second process,
+//! modelled by a second runtime): a cache-hit signal, not a timing.
+
+use cautilus::plugin::{CacheStatus, PluginSource, Runtime, RuntimeConfig};
+
+use crate::support::run;
+
+#[test]
+fn second_runtime_loads_from_the_compiled_cache() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = RuntimeConfig {
+        cache_dir: Some(dir.path().to_path_buf()),
+    };
+    let source = PluginSource::File(cautilus_tests::component("preset-probe"));
+
+    let first = Runtime::new(config.clone())
+        .unwrap()
+        .load(source.clone())
+        .unwrap();
+    assert_eq!(first.cache, CacheStatus::Miss);
+    let artifacts: Vec<_> = std::fs::read_dir(dir.path()).unwrap().flatten().collect();
+    assert_eq!(artifacts.len(), 1, "one compiled artifact was stored");
+
+    let second = Runtime::new(config).unwrap().load(source.clone()).unwrap();
+    assert_eq!(second.cache, CacheStatus::Hit);
+
+    let uncached = Runtime::new(RuntimeConfig { cache_dir: None })
+        .unwrap()
+        .load(source)
+        .unwrap();
+    assert_eq!(uncached.cache, CacheStatus::Disabled);
+}
+
+#[test]
+fn a_corrupt_artifact_is_recompiled() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = RuntimeConfig {
+        cache_dir: Some(dir.path().to_path_buf()),
+    };
+    let source = PluginSource::File(cautilus_tests::component("preset-probe"));
+    Runtime::new(config.clone())
+        .unwrap()
+        .load(source.clone())
+        .unwrap();
+    for entry in std::fs::read_dir(dir.path()).unwrap().flatten() {
+        std::fs::write(entry.path(), b"garbage").unwrap();
+    }
+    let again = Runtime::new(config.clone())
+        .unwrap()
+        .load(source.clone())
+        .unwrap();
+    assert_eq!(again.cache, CacheStatus::Miss);
+    assert_eq!(
+        Runtime::new(config).unwrap().load(source).unwrap().cache,
+        CacheStatus::Hit
+    );
+}
+
+#[test]
+fn a_second_cli_process_reports_cache_hits() {
+    // The first call may compile (or find the shared cache warm); the second must hit.
+    let (code, _, stderr) = run(&["plugin", "list", "--json"]);
+    assert_eq!(code, 0, "{stderr}");
+    let (_, stdout, _) = run(&["plugin", "list", "--json"]);
+    let rows: Vec<serde_json::Value> = serde_json::from_str(&stdout).unwrap();
+    assert!(rows.iter().all(|r| r["compiledCache"] == "hit"), "{stdout}");
+}

@@ -1,0 +1,225 @@
+//! Each host import is allowed only when the plugin requested the capability
+//! and the run granted it: one allowed and denied tests per capability.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use cautilus::plugin::bindings::provider::exports::cautilus::plugin::provider_api::Invocation;
+use cautilus::plugin::bindings::scorer::cautilus::plugin::model::{
+    GenerateRequest, GenerateResponse, ModelError,
+};
+use cautilus::plugin::oneshot::invoke_provider;
+use cautilus::plugin::{Grants, Limits, ModelBackend};
+use cautilus_tests::LoopbackServer;
+use serde_json::json;
+
+use crate::support::{component, input, registry, session_with};
+
+/// A deterministic model: answers `echo: <last message>`.
+struct EchoModel;
+
+impl ModelBackend for EchoModel {
+    fn generate(&self, request: &GenerateRequest) -> Result<GenerateResponse, ModelError> {
+        let last = request
+            .messages
+            .last()
+            .map(|m| m.content.clone())
+            .unwrap_or_default();
+        Ok(GenerateResponse {
+            text: format!("echo: {last}"),
+            model: "echo".into(),
+            usage: None,
+            cost_usd: None,
+        })
+    }
+}
+
+fn with_model() -> Grants {
+    Grants {
+        model: Some(Arc::new(EchoModel)),
+        ..Grants::default()
+    }
+}
+
+#[test]
+fn model_allowed_when_requested_and_granted() {
+    let mut session = session_with(
+        &component("judge-probe"),
+        json!({}),
+        Limits::default(),
+        with_model(),
+    )
+    .unwrap();
+    let score = session.score(&input("bonjour", None)).unwrap();
+    assert_eq!(score.passed, Some(true), "{score:?}");
+    assert_eq!(score.label.as_deref(), Some("echo: bonjour"));
+}
+
+#[test]
+fn model_denied_when_the_run_grants_none() {
+    let mut session = session_with(
+        &component("judge-probe"),
+        json!({}),
+        Limits::default(),
+        Grants::default(),
+    )
+    .unwrap();
+    let score = session.score(&input("bonjour", None)).unwrap();
+    let detail = score.detail.unwrap();
+    assert!(
+        detail.contains("Denied") && detail.contains("grants no model"),
+        "{detail}"
+    );
+}
+
+#[test]
+fn model_denied_when_the_plugin_did_not_request_it() {
+    let mut session = session_with(
+        &component("hostile"),
+        json!({}),
+        Limits::default(),
+        with_model(),
+    )
+    .unwrap();
+    let score = session.score(&input("ask-model", None)).unwrap();
+    let detail = score.detail.unwrap();
+    assert!(
+        detail.contains("Denied") && detail.contains("did not request the `model` capability"),
+        "{detail}"
+    );
+}
+
+fn invocation(options: serde_json::Value) -> Invocation {
+    Invocation {
+        case_id: "c1".into(),
+        mode: "messaging".into(),
+        model: None,
+        system: None,
+        messages: Vec::new(),
+        input: None,
+        expected: None,
+        options: Some(options.to_string()),
+    }
+}
+
+fn provider() -> Arc<cautilus::plugin::Plugin> {
+    registry()
+        .load_path(&cautilus_tests::component("provider-probe"))
+        .unwrap()
+}
+
+#[test]
+fn http_allowed_to_a_granted_host_with_an_injected_secret() {
+    let server = LoopbackServer::start("hello from loopback");
+    let grants = Grants {
+        http_hosts: vec!["127.0.0.1".into()],
+        // The secret's value comes from the host's environment, never from the plugin.
+        secrets: BTreeMap::from([("token".to_string(), "CARGO_PKG_NAME".to_string())]),
+        ..Grants::default()
+    };
+    let observation = invoke_provider(
+        &provider(),
+        &invocation(json!({"url": server.url})),
+        &Limits::default(),
+        Arc::new(grants),
+    )
+    .unwrap();
+    assert_eq!(
+        observation.final_text.as_deref(),
+        Some("hello from loopback")
+    );
+    let headers = server.request().expect("the request arrived");
+    let expected = format!("authorization: {}", env!("CARGO_PKG_NAME"));
+    assert!(
+        headers.iter().any(|h| h.eq_ignore_ascii_case(&expected)),
+        "{headers:?}"
+    );
+}
+
+#[test]
+fn http_denied_without_a_grant() {
+    let error = invoke_provider(
+        &provider(),
+        &invocation(json!({"url": "http://127.0.0.1:9/never"})),
+        &Limits::default(),
+        Arc::new(Grants::default()),
+    )
+    .unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .contains("Denied(\"this run does not grant http access to `127.0.0.1`\")"),
+        "{error}"
+    );
+}
+
+#[test]
+fn http_denied_to_a_host_the_plugin_did_not_request() {
+    let grants = Grants {
+        http_hosts: vec!["localhost".into()],
+        ..Grants::default()
+    };
+    let error = invoke_provider(
+        &provider(),
+        &invocation(json!({"url": "http://localhost:9/x"})),
+        &Limits::default(),
+        Arc::new(grants),
+    )
+    .unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .contains("did not request http access to `localhost`"),
+        "{error}"
+    );
+}
+
+#[test]
+fn process_allowed_when_granted() {
+    let grants = Grants {
+        programs: vec!["echo".into()],
+        ..Grants::default()
+    };
+    let observation = invoke_provider(
+        &provider(),
+        &invocation(json!({"program": "echo"})),
+        &Limits::default(),
+        Arc::new(grants),
+    )
+    .unwrap();
+    assert_eq!(observation.final_text.as_deref(), Some("from-the-probe\n"));
+}
+
+#[test]
+fn process_denied_without_a_grant() {
+    let error = invoke_provider(
+        &provider(),
+        &invocation(json!({"program": "echo"})),
+        &Limits::default(),
+        Arc::new(Grants::default()),
+    )
+    .unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .contains("this run does not grant running `echo`"),
+        "{error}"
+    );
+    let grants = Grants {
+        programs: vec!["sh".into()],
+        ..Grants::default()
+    };
+    let error = invoke_provider(
+        &provider(),
+        &invocation(json!({"program": "sh"})),
+        &Limits::default(),
+        Arc::new(grants),
+    )
+    .unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .contains("did not request permission to run `sh`"),
+        "{error}"
+    );
+}

@@ -1,0 +1,85 @@
+//! Shared helpers: one runtime per test binary, the CLI with a shared
+//! compiled cache, and small constructors.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+use std::sync::{Arc, OnceLock};
+
+use cautilus::plugin::{
+    Grants, Limits, PluginError, Registry, Runtime, RuntimeConfig, Score, ScoreInput, ScorerSession,
+};
+use serde_json::Value;
+
+/// The compiled-component cache shared by the tests (under the target dir).
+pub fn shared_cache_dir() -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cautilus-test-cache");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// One registry for the whole test binary, so components compile once.
+pub fn registry() -> &'static Registry {
+    static REGISTRY: OnceLock<Registry> = OnceLock::new();
+    REGISTRY.get_or_init(|| {
+        let runtime = Runtime::new(RuntimeConfig {
+            cache_dir: Some(shared_cache_dir()),
+        })
+        .expect("runtime");
+        Registry::new(Arc::new(runtime))
+    })
+}
+
+/// A session for `reference` (built-in id or path) with default limits.
+pub fn session(reference: &str, config: Value) -> Result<ScorerSession, PluginError> {
+    session_with(reference, config, Limits::default(), Grants::default())
+}
+
+pub fn session_with(
+    reference: &str,
+    config: Value,
+    limits: Limits,
+    grants: Grants,
+) -> Result<ScorerSession, PluginError> {
+    let (plugin, scorer) = registry().resolve_scorer(reference)?;
+    ScorerSession::new(plugin, &scorer, &config, limits, Arc::new(grants))
+}
+
+/// An input with `output` as the final text and optional `expected`.
+pub fn input(output: &str, expected: Option<Value>) -> ScoreInput {
+    let mut input = ScoreInput::from_output("case-1", Some(output.to_string()));
+    input.subject.expected = expected.map(|v| v.to_string());
+    input
+}
+
+/// Scores `output` with a built-in scorer and config.
+pub fn score(scorer: &str, config: Value, output: &str, expected: Option<Value>) -> Score {
+    session(scorer, config)
+        .unwrap_or_else(|e| panic!("{scorer}: {e}"))
+        .score(&input(output, expected))
+        .unwrap_or_else(|e| panic!("{scorer}: {e}"))
+}
+
+/// The `cautilus` binary with the shared cache.
+pub fn cautilus() -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_cautilus"));
+    command.env("CAUTILUS_CACHE_DIR", shared_cache_dir());
+    command.env_remove("CAUTILUS_PLUGIN_LOG");
+    command
+}
+
+/// Runs the CLI and returns (exit code, stdout, stderr).
+pub fn run(args: &[&str]) -> (i32, String, String) {
+    output(cautilus().args(args).output().expect("run cautilus"))
+}
+
+pub fn output(out: Output) -> (i32, String, String) {
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+pub fn component(name: &str) -> String {
+    cautilus_tests::component(name).display().to_string()
+}
