@@ -82,7 +82,7 @@ fn wasm_vs_native(c: &mut Criterion) {
     let hay = two_kb_text(1);
     let needle = hay[1500..1540].to_string();
     let contains_config = json!({"value": needle});
-    let native: text::ContainsConfig = serde_json::from_value(contains_config.clone()).unwrap();
+    let native: text::TextConfig = serde_json::from_value(contains_config.clone()).unwrap();
     let mut wasm = session(&registry, "contains", contains_config);
     let hay_input = input(&hay);
     group.bench_function("contains/native", |b| {

@@ -7,7 +7,7 @@
 
 use cautilus_scorers_core::{
     ConfigError, Verdict, distance, json, pattern,
-    text::{self, AffixConfig, ContainsConfig, ContainsSetConfig, EqualsConfig},
+    text::{self, TextConfig},
 };
 use cautilus_sdk::{ConfigSchema, PluginError, Score, ScoreInput, Scorer, export_scorers};
 use serde_json::{Value, json};
@@ -93,7 +93,7 @@ simple_scorer!(
     Equals,
     "equals",
     "the trimmed output equals `value` (JSON values compare structurally)",
-    EqualsConfig,
+    TextConfig,
     "the exact text or JSON value",
     ignore_case_schema(),
     text::equals
@@ -102,7 +102,7 @@ simple_scorer!(
     Contains,
     "contains",
     "the output contains `value`",
-    ContainsConfig,
+    TextConfig,
     "the text to find",
     ignore_case_schema(),
     text::contains
@@ -111,7 +111,7 @@ simple_scorer!(
     ContainsAny,
     "contains-any",
     "the output contains at least one of `value` (a list)",
-    ContainsSetConfig,
+    TextConfig,
     "list of strings",
     ignore_case_schema(),
     text::contains_any
@@ -120,7 +120,7 @@ simple_scorer!(
     ContainsAll,
     "contains-all",
     "the output contains every one of `value` (partial credit)",
-    ContainsSetConfig,
+    TextConfig,
     "list of strings",
     ignore_case_schema(),
     text::contains_all
@@ -129,7 +129,7 @@ simple_scorer!(
     StartsWith,
     "starts-with",
     "the trimmed output starts with `value`",
-    AffixConfig,
+    TextConfig,
     "the prefix",
     ignore_case_schema(),
     text::starts_with
@@ -138,25 +138,25 @@ simple_scorer!(
     EndsWith,
     "ends-with",
     "the trimmed output ends with `value`",
-    AffixConfig,
+    TextConfig,
     "the suffix",
     ignore_case_schema(),
     text::ends_with
 );
 
 /// `icontains`: `contains` that ignores case.
-pub struct IContains(ContainsConfig);
+pub struct IContains(TextConfig);
 
 impl Scorer for IContains {
     const ID: &'static str = "icontains";
     const DESCRIPTION: &'static str = "the output contains `value`, ignoring case";
-    type Config = ContainsConfig;
+    type Config = TextConfig;
 
     fn config_schema() -> ConfigSchema {
         value_schema("the text to find", json!({}))
     }
 
-    fn new(mut config: ContainsConfig) -> Result<Self, PluginError> {
+    fn new(mut config: TextConfig) -> Result<Self, PluginError> {
         config.ignore_case = true;
         Ok(Self(config))
     }

@@ -6,20 +6,22 @@ use serde_json::Value;
 
 use crate::{ConfigError, EXCERPT_CHARS, Verdict, as_text, excerpt, reference};
 
-/// `equals`: the trimmed output equals the reference. A non-string
-/// reference (object, array, number) is compared structurally with the
-/// output parsed as JSON.
+/// The config of every string check: the reference (`value`, else the
+/// case's `expected`) and whether to ignore case.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct EqualsConfig {
+pub struct TextConfig {
     #[serde(default)]
     pub value: Option<Value>,
     #[serde(default)]
     pub ignore_case: bool,
 }
 
+/// `equals`: the trimmed output equals the reference. A non-string
+/// reference (object, array, number) is compared structurally with the
+/// output parsed as JSON.
 pub fn equals(
-    config: &EqualsConfig,
+    config: &TextConfig,
     output: &str,
     expected: Option<&Value>,
 ) -> Result<Verdict, ConfigError> {
@@ -59,17 +61,8 @@ pub fn equals(
 }
 
 /// `contains` / `icontains`.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ContainsConfig {
-    #[serde(default)]
-    pub value: Option<Value>,
-    #[serde(default)]
-    pub ignore_case: bool,
-}
-
 pub fn contains(
-    config: &ContainsConfig,
+    config: &TextConfig,
     output: &str,
     expected: Option<&Value>,
 ) -> Result<Verdict, ConfigError> {
@@ -93,21 +86,9 @@ pub fn contains(
     }))
 }
 
-/// `contains-any` / `contains-all`: `value` is a list of strings (a single
-/// string counts as a list of one).
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ContainsSetConfig {
-    #[serde(default)]
-    pub value: Option<Value>,
-    #[serde(default)]
-    pub ignore_case: bool,
-}
-
-fn needles(
-    config: &ContainsSetConfig,
-    expected: Option<&Value>,
-) -> Result<Vec<String>, ConfigError> {
+/// The needles of `contains-any` / `contains-all`: `value` is a list of
+/// strings (a single string counts as a list of one).
+fn needles(config: &TextConfig, expected: Option<&Value>) -> Result<Vec<String>, ConfigError> {
     let source = if config.value.is_some() {
         "value"
     } else {
@@ -127,7 +108,7 @@ fn needles(
     }
 }
 
-fn found(config: &ContainsSetConfig, output: &str, needles: &[String]) -> Vec<bool> {
+fn found(config: &TextConfig, output: &str, needles: &[String]) -> Vec<bool> {
     if config.ignore_case {
         let hay = fold(output);
         needles.iter().map(|n| hay.contains(&fold(n))).collect()
@@ -141,7 +122,7 @@ fn found(config: &ContainsSetConfig, output: &str, needles: &[String]) -> Vec<bo
 
 /// Passes when any needle occurs. Value is 1 or 0.
 pub fn contains_any(
-    config: &ContainsSetConfig,
+    config: &TextConfig,
     output: &str,
     expected: Option<&Value>,
 ) -> Result<Verdict, ConfigError> {
@@ -157,7 +138,7 @@ pub fn contains_any(
 
 /// Passes when every needle occurs. Value is the fraction found.
 pub fn contains_all(
-    config: &ContainsSetConfig,
+    config: &TextConfig,
     output: &str,
     expected: Option<&Value>,
 ) -> Result<Verdict, ConfigError> {
@@ -183,17 +164,8 @@ pub fn contains_all(
 }
 
 /// `starts-with` / `ends-with` (on the trimmed output).
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct AffixConfig {
-    #[serde(default)]
-    pub value: Option<Value>,
-    #[serde(default)]
-    pub ignore_case: bool,
-}
-
 pub fn starts_with(
-    config: &AffixConfig,
+    config: &TextConfig,
     output: &str,
     expected: Option<&Value>,
 ) -> Result<Verdict, ConfigError> {
@@ -201,7 +173,7 @@ pub fn starts_with(
 }
 
 pub fn ends_with(
-    config: &AffixConfig,
+    config: &TextConfig,
     output: &str,
     expected: Option<&Value>,
 ) -> Result<Verdict, ConfigError> {
@@ -209,7 +181,7 @@ pub fn ends_with(
 }
 
 fn affix(
-    config: &AffixConfig,
+    config: &TextConfig,
     output: &str,
     expected: Option<&Value>,
     start: bool,
@@ -251,10 +223,10 @@ mod tests {
 
     #[test]
     fn equals_trims_and_compares_json() {
-        let c: EqualsConfig = cfg(json!({"value": "Hello"}));
+        let c: TextConfig = cfg(json!({"value": "Hello"}));
         assert_eq!(equals(&c, "  Hello\n", None).unwrap().passed, Some(true));
         assert_eq!(equals(&c, "hello", None).unwrap().passed, Some(false));
-        let c: EqualsConfig = cfg(json!({"value": {"a": [1, 2]}}));
+        let c: TextConfig = cfg(json!({"value": {"a": [1, 2]}}));
         assert_eq!(
             equals(&c, r#"{ "a": [1,2] }"#, None).unwrap().passed,
             Some(true)
@@ -270,7 +242,7 @@ mod tests {
 
     #[test]
     fn value_falls_back_to_expected() {
-        let c: ContainsConfig = cfg(json!({}));
+        let c: TextConfig = cfg(json!({}));
         assert_eq!(
             contains(&c, "abc", Some(&json!("b"))).unwrap().passed,
             Some(true)
@@ -280,7 +252,7 @@ mod tests {
 
     #[test]
     fn icontains_folds_unicode() {
-        let c: ContainsConfig = cfg(json!({"value": "STRASSE É", "ignore_case": true}));
+        let c: TextConfig = cfg(json!({"value": "STRASSE É", "ignore_case": true}));
         assert_eq!(
             contains(&c, "la strasse é", None).unwrap().passed,
             Some(true)
@@ -289,23 +261,23 @@ mod tests {
 
     #[test]
     fn contains_all_gives_partial_credit() {
-        let c: ContainsSetConfig = cfg(json!({"value": ["a", "b", "c", "d"]}));
+        let c: TextConfig = cfg(json!({"value": ["a", "b", "c", "d"]}));
         let v = contains_all(&c, "a c", None).unwrap();
         assert_eq!(v.value, Some(0.5));
         assert_eq!(v.passed, Some(false));
         assert!(v.detail.unwrap().contains(r#"["b", "d"]"#));
-        let c: ContainsSetConfig = cfg(json!({"value": []}));
+        let c: TextConfig = cfg(json!({"value": []}));
         assert_eq!(contains_any(&c, "x", None).unwrap_err().path, "value");
     }
 
     #[test]
     fn affixes_trim() {
-        let c: AffixConfig = cfg(json!({"value": "Yes"}));
+        let c: TextConfig = cfg(json!({"value": "Yes"}));
         assert_eq!(
             starts_with(&c, "  Yes, indeed", None).unwrap().passed,
             Some(true)
         );
-        let c: AffixConfig = cfg(json!({"value": "."}));
+        let c: TextConfig = cfg(json!({"value": "."}));
         assert_eq!(ends_with(&c, "done.\n", None).unwrap().passed, Some(true));
     }
 }
