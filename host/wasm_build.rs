@@ -18,7 +18,9 @@ fn build_wasm_workspace(manifest: &std::path::Path, packages: &[&str]) -> std::p
         .join("wasm-plugins");
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let mut command = std::process::Command::new(&cargo);
+    // Run in the workspace so its .cargo/config.toml (target features) applies.
     command
+        .current_dir(manifest.parent().expect("a manifest lives in a directory"))
         .args(["build", "--release", "--target", "wasm32-wasip2"])
         .arg("--manifest-path")
         .arg(manifest)

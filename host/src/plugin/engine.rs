@@ -8,7 +8,7 @@
 
 use std::time::Duration;
 
-use wasmtime::{Config, Engine, OptLevel};
+use wasmtime::{Config, Engine, InstanceAllocationStrategy, OptLevel, PoolingAllocationConfig};
 
 /// Granularity of deadlines. A call is stopped at most one tick after its limit.
 pub const EPOCH_TICK: Duration = Duration::from_millis(5);
@@ -17,7 +17,22 @@ pub const EPOCH_TICK: Duration = Duration::from_millis(5);
 ///
 /// Fuel metering is compiled in so that a per-store fuel budget can be set;
 /// stores without a budget get effectively unlimited fuel.
+///
+/// Instances come from the pooling allocator: slots are reserved once
+/// (virtual memory only) and reused, which makes a fresh store several times
+/// cheaper than mapping memory per instance. Where the reservation is
+/// refused (e.g. under `ulimit -v`), the engine falls back to on-demand
+/// allocation, which behaves the same, only slower to instantiate.
 pub fn build_engine() -> wasmtime::Result<Engine> {
+    let engine = match Engine::new(&config(Some(pooling()))) {
+        Ok(engine) => engine,
+        Err(_) => Engine::new(&config(None))?,
+    };
+    spawn_epoch_ticker(&engine);
+    Ok(engine)
+}
+
+fn config(pooling: Option<PoolingAllocationConfig>) -> Config {
     let mut config = Config::new();
     config
         .wasm_component_model(true)
@@ -25,9 +40,25 @@ pub fn build_engine() -> wasmtime::Result<Engine> {
         .consume_fuel(true)
         .cranelift_opt_level(OptLevel::Speed)
         .parallel_compilation(true);
-    let engine = Engine::new(&config)?;
-    spawn_epoch_ticker(&engine);
-    Ok(engine)
+    if let Some(pooling) = pooling {
+        config.allocation_strategy(InstanceAllocationStrategy::Pooling(pooling));
+    }
+    config
+}
+
+/// Room for a few hundred live plugin stores at once (each component
+/// instance holds several core instances, memories and tables).
+fn pooling() -> PoolingAllocationConfig {
+    let mut pooling = PoolingAllocationConfig::default();
+    pooling
+        .total_component_instances(1000)
+        .total_core_instances(4000)
+        .total_memories(2000)
+        .total_tables(4000)
+        // Pages a reused memory slot keeps mapped instead of returning to the OS.
+        .linear_memory_keep_resident(1 << 20)
+        .table_keep_resident(1 << 16);
+    pooling
 }
 
 /// Number of epoch ticks for a wall-clock limit (at least one).
