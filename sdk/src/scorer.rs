@@ -64,28 +64,35 @@ impl<T: DynScorer> DynScorerHandle for T {
 }
 
 impl ScorerEntry {
-    /// The entry for scorer type `T`.
-    pub fn of<T: Scorer>() -> Self {
+    /// The entry for scorer type `T` (a constant, so the table is static).
+    pub const fn of<T: Scorer>() -> Self {
         Self {
             id: T::ID,
-            info: || ScorerInfo {
-                id: T::ID.to_string(),
-                description: T::DESCRIPTION.to_string(),
-                cost_class: T::COST_CLASS,
-                config_schema: T::config_schema().0.to_string(),
-            },
-            prepare: |config| {
-                let config: T::Config = crate::parse_config(config)?;
-                Ok(Box::new(T::new(config)?))
-            },
+            info: info_of::<T>,
+            prepare: prepare_of::<T>,
         }
     }
+}
+
+fn info_of<T: Scorer>() -> ScorerInfo {
+    ScorerInfo {
+        id: T::ID.to_string(),
+        description: T::DESCRIPTION.to_string(),
+        cost_class: T::COST_CLASS,
+        config_schema: T::config_schema().0.to_string(),
+    }
+}
+
+fn prepare_of<T: Scorer>(config: &str) -> Result<Box<dyn DynScorerHandle>, PluginError> {
+    let config: T::Config = crate::parse_config(config)?;
+    Ok(Box::new(T::new(config)?))
 }
 
 /// A component's set of scorers; implemented by [`export_scorers!`].
 pub trait ScorerPack: 'static {
     fn plugin_info() -> PluginInfo;
-    fn entries() -> Vec<ScorerEntry>;
+    /// The scorers, in a static table built at compile time.
+    const ENTRIES: &'static [ScorerEntry];
 }
 
 /// Adapts a [`ScorerPack`] to the generated WIT export trait.
@@ -111,14 +118,13 @@ impl<P: ScorerPack> scorer_api::Guest for PackExport<P> {
     fn describe() -> scorer_api::ScorerPack {
         scorer_api::ScorerPack {
             plugin: P::plugin_info(),
-            scorers: P::entries().iter().map(|e| (e.info)()).collect(),
+            scorers: P::ENTRIES.iter().map(|e| (e.info)()).collect(),
         }
     }
 
     fn prepare(id: String, config: String) -> Result<Grader, PluginError> {
-        let entries = P::entries();
-        let entry = entries.iter().find(|e| e.id == id).ok_or_else(|| {
-            let ids: Vec<&str> = entries.iter().map(|e| e.id).collect();
+        let entry = P::ENTRIES.iter().find(|e| e.id == id).ok_or_else(|| {
+            let ids: Vec<&str> = P::ENTRIES.iter().map(|e| e.id).collect();
             PluginError::failed(format!(
                 "no scorer `{id}` in this component (it has: {})",
                 ids.join(", ")
@@ -151,9 +157,8 @@ macro_rules! export_scorers {
                         capabilities: vec![$($($capability),*)?],
                     }
                 }
-                fn entries() -> Vec<$crate::ScorerEntry> {
-                    vec![$($crate::ScorerEntry::of::<$scorer>()),+]
-                }
+                const ENTRIES: &'static [$crate::ScorerEntry] =
+                    &[$($crate::ScorerEntry::of::<$scorer>()),+];
             }
             type __CautilusScorerExport = $crate::__private::PackExport<__CautilusScorerPack>;
             $crate::__private::__export_scorer_world!(

@@ -54,10 +54,7 @@ fn pooling() -> PoolingAllocationConfig {
         .total_component_instances(1000)
         .total_core_instances(4000)
         .total_memories(2000)
-        .total_tables(4000)
-        // Pages a reused memory slot keeps mapped instead of returning to the OS.
-        .linear_memory_keep_resident(1 << 20)
-        .table_keep_resident(1 << 16);
+        .total_tables(4000);
     pooling
 }
 

@@ -123,14 +123,16 @@ fn level_name(level: LogLevel) -> &'static str {
 /// level to stderr. Read once per process: stores are created on hot paths.
 fn echo_level_from_env() -> Option<LogLevel> {
     static LEVEL: std::sync::OnceLock<Option<LogLevel>> = std::sync::OnceLock::new();
-    *LEVEL.get_or_init(|| match std::env::var("CAUTILUS_PLUGIN_LOG").ok()?.as_str() {
-        "trace" => Some(LogLevel::Trace),
-        "debug" => Some(LogLevel::Debug),
-        "info" => Some(LogLevel::Info),
-        "warn" => Some(LogLevel::Warn),
-        "error" => Some(LogLevel::Error),
-        _ => None,
-    })
+    *LEVEL.get_or_init(
+        || match std::env::var("CAUTILUS_PLUGIN_LOG").ok()?.as_str() {
+            "trace" => Some(LogLevel::Trace),
+            "debug" => Some(LogLevel::Debug),
+            "info" => Some(LogLevel::Info),
+            "warn" => Some(LogLevel::Warn),
+            "error" => Some(LogLevel::Error),
+            _ => None,
+        },
+    )
 }
 
 /// Capabilities a plugin requested in `describe`, recorded per store.
