@@ -8,8 +8,25 @@ use sha2::{Digest, Sha256};
 
 include!("wasm_build.rs");
 
-/// (short name, crate name) of every built-in component.
-const COMPONENTS: &[(&str, &str)] = &[("scorers", "cautilus-builtin-scorers")];
+/// (short name, package, wasm file stem) of every built-in component.
+const COMPONENTS: &[(&str, &str, &str)] = &[
+    (
+        "scorers",
+        "cautilus-builtin-scorers",
+        "cautilus_builtin_scorers",
+    ),
+    (
+        "preset-chat",
+        "cautilus-preset-chat",
+        "cautilus_preset_chat",
+    ),
+    (
+        "preset-prompt",
+        "cautilus-preset-prompt",
+        "cautilus_preset_prompt",
+    ),
+    ("provider-fixture", "fixture", "cautilus_provider_fixture"),
+];
 
 fn main() {
     let repo = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap())
@@ -19,15 +36,21 @@ fn main() {
     for watched in ["plugins", "wit", "sdk", "host/wasm_build.rs"] {
         rerun_if_tree_changed(&repo.join(watched));
     }
-    let crates: Vec<&str> = COMPONENTS.iter().map(|(_, krate)| *krate).collect();
-    let wasm_dir = build_wasm_workspace(&repo.join("plugins/Cargo.toml"), &crates);
+    // One cargo invocation per component, so that Cargo's feature unification
+    // cannot leak one component's dependency features into another (the
+    // presets' `serde_json/preserve_order` would enlarge every JSON value of
+    // the scorers).
+    let mut wasm_dir = PathBuf::new();
+    for (_, package, _) in COMPONENTS {
+        wasm_dir = build_wasm_workspace(&repo.join("plugins/Cargo.toml"), &[package]);
+    }
 
     let out_dir = PathBuf::from(std::env::var("OUT_DIR").unwrap());
     let mut table = String::from(
         "/// Every component compiled into this binary.\npub static BUILTIN_COMPONENTS: &[BuiltinComponent] = &[\n",
     );
-    for (name, krate) in COMPONENTS {
-        let wasm = wasm_dir.join(format!("{}.wasm", krate.replace('-', "_")));
+    for (name, _, stem) in COMPONENTS {
+        let wasm = wasm_dir.join(format!("{stem}.wasm"));
         let bytes = std::fs::read(&wasm)
             .unwrap_or_else(|e| panic!("built component {} is missing: {e}", wasm.display()));
         let embedded = out_dir.join(format!("{name}.wasm"));

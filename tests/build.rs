@@ -14,6 +14,7 @@ fn main() {
             "test-hostile",
             "test-judge-probe",
             "test-preset-probe",
+            "test-preset-outside",
             "test-provider-probe",
             "test-wit-v2",
         ],

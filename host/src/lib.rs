@@ -7,7 +7,13 @@
 //!
 //! - [`plugin`]: the sandboxed component runtime (engine, cache, limits,
 //!   host imports, scorer sessions, built-in pack);
+//! - [`taxonomy`]: the host-owned surface/preset table;
+//! - [`fixture`]: loading and checking evaluation fixtures;
+//! - [`eval`]: the evaluation pipeline (`eval test|evaluate|validate`);
 //! - [`cli`]: the `cautilus` command line.
 
 pub mod cli;
+pub mod eval;
+pub mod fixture;
 pub mod plugin;
+pub mod taxonomy;

@@ -19,6 +19,8 @@ pub trait Preset: 'static {
     fn info() -> PresetInfo;
     /// Validates a composed suite and returns its cases packet.
     fn translate(suite: Value) -> Result<Value, PluginError>;
+    /// Builds the observed packet from the cases packet and per-case results.
+    fn collect(cases: Value, results: Value) -> Result<Value, PluginError>;
     /// Scores an observed packet; returns the summary packet.
     fn evaluate(observed: Value) -> Result<Value, PluginError>;
 }
@@ -38,6 +40,14 @@ impl<P: Preset> preset_api::Guest for PresetExport<P> {
 
     fn translate(suite: String) -> Result<String, PluginError> {
         P::translate(parse(&suite, "the suite")?).map(|v| v.to_string())
+    }
+
+    fn collect(cases: String, results: String) -> Result<String, PluginError> {
+        P::collect(
+            parse(&cases, "the cases packet")?,
+            parse(&results, "the results")?,
+        )
+        .map(|v| v.to_string())
     }
 
     fn evaluate(observed: String) -> Result<String, PluginError> {

@@ -7,11 +7,13 @@
 //! - `worlds`: preset/provider worlds load; wrong world/version refused;
 //! - `cache`: the compiled cache is observably used by a second load;
 //! - `cli`: commands, output and exit codes;
+//! - `eval`: `eval test|evaluate|validate` with proof and negative fixtures;
 //! - `scaffold`: `plugin new scorer` builds and loads.
 
 mod cache;
 mod capabilities;
 mod cli;
+mod eval;
 mod sandbox;
 mod scaffold;
 mod scorers;

@@ -20,10 +20,10 @@ fn preset_component_loads_and_describes() {
         ("app", "prompt")
     );
     assert_eq!(info.plugin.id, "test-preset-probe");
+    let suite = json!({"cases": [1, 2]});
     let translated = cautilus::plugin::oneshot::call_preset(
         &plugin,
-        cautilus::plugin::oneshot::PresetCall::Translate,
-        &json!({"cases": [1, 2]}),
+        cautilus::plugin::oneshot::PresetCall::Translate(&suite),
         &Default::default(),
     )
     .unwrap();

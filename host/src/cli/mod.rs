@@ -3,6 +3,7 @@
 //! `0` pass, `1` fail (or a call that errored), `2` usage, plugin or config
 //! error (nothing was scored).
 
+mod eval_cmd;
 mod inputs;
 mod plugin_cmd;
 mod scaffold;
@@ -17,6 +18,7 @@ use crate::plugin::{Limits, PluginError, Registry, Runtime, RuntimeConfig};
 
 const ROOT_EXAMPLES: &str = "\
 Examples:
+  cautilus eval test --fixture fixtures/eval/app/prompt/tagline.fixture.json
   cautilus plugin list
   cautilus plugin inspect regex
   cautilus score --scorer contains --output 'Hello, world' --config '{\"value\": \"world\"}'
@@ -36,6 +38,9 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Run and score evaluation fixtures
+    #[command(subcommand)]
+    Eval(eval_cmd::EvalCommand),
     /// List, inspect and scaffold plugins
     #[command(subcommand)]
     Plugin(plugin_cmd::PluginCommand),
@@ -82,17 +87,22 @@ pub fn main() -> ExitCode {
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
+        Command::Eval(command) => eval_cmd::run(command),
         Command::Plugin(command) => plugin_cmd::run(command),
         Command::Score(args) => score_cmd::run(args),
     }
 }
 
-/// 2 for definition errors (bad plugin, config or input), 1 for a failed call.
+/// 2 for definition errors (bad flags, fixture, plugin, config or input:
+/// nothing ran), 1 for a failure while running.
 fn exit_code_for(error: &anyhow::Error) -> u8 {
-    match error.downcast_ref::<PluginError>() {
-        Some(plugin_error) if !plugin_error.is_definition_error() => 1,
-        _ => 2,
+    if let Some(error) = error.downcast_ref::<PluginError>() {
+        return if error.is_definition_error() { 2 } else { 1 };
     }
+    if let Some(error) = error.downcast_ref::<crate::eval::EvalError>() {
+        return if error.is_definition_error() { 2 } else { 1 };
+    }
+    2
 }
 
 /// The registry of this process (runtime with the default cache dir).

@@ -59,6 +59,9 @@ pub enum PluginError {
     )]
     Link { plugin: String, message: String },
 
+    #[error("preset plugin `{plugin}` declares {message}; the host refuses it")]
+    OutsideTaxonomy { plugin: String, message: String },
+
     #[error("plugin `{plugin}` has no scorer `{scorer}`; it provides: {available}")]
     UnknownScorer {
         plugin: String,
@@ -126,6 +129,7 @@ impl PluginError {
                 | Self::WrongWorld { .. }
                 | Self::Link { .. }
                 | Self::UnknownScorer { .. }
+                | Self::OutsideTaxonomy { .. }
                 | Self::InvalidConfig { .. }
         )
     }

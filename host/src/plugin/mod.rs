@@ -8,6 +8,7 @@
 //! - [`imports`]: host imports (`log`, `model`, `http`, `process`) behind grants;
 //! - [`scorer`]: scorer sessions (prepare once, score many, negation);
 //! - [`oneshot`]: single calls into preset and provider components;
+//! - [`provider`]: provider sessions (one store serving a run's cases);
 //! - [`builtin`]: the components compiled into this binary;
 //! - [`registry`]: resolving `<id|path>` references;
 //! - [`error`]: typed errors.
@@ -22,6 +23,7 @@ pub mod imports;
 pub mod limits;
 mod net;
 pub mod oneshot;
+pub mod provider;
 pub mod registry;
 pub mod runtime;
 pub mod scorer;

@@ -67,18 +67,21 @@ pub fn invoke_provider(
         .map_err(|e| guest_error(&name, e))
 }
 
-/// Which preset export to call.
+/// Which preset export to call, with its packets.
 #[derive(Debug, Clone, Copy)]
-pub enum PresetCall {
-    Translate,
-    Evaluate,
+pub enum PresetCall<'a> {
+    Translate(&'a Value),
+    Collect {
+        cases: &'a Value,
+        results: &'a Value,
+    },
+    Evaluate(&'a Value),
 }
 
-/// Calls a preset component's `translate` or `evaluate` on a JSON packet.
+/// Calls a preset component's `translate`, `collect` or `evaluate`.
 pub fn call_preset(
     plugin: &Arc<Plugin>,
-    call: PresetCall,
-    packet: &Value,
+    call: PresetCall<'_>,
     limits: &Limits,
 ) -> Result<Value, PluginError> {
     let PluginPre::Preset(pre) = &plugin.pre else {
@@ -97,10 +100,12 @@ pub fn call_preset(
         .instantiate(&mut store)
         .map_err(|e| classify(e, &store, limits, &name))?;
     let api = instance.cautilus_plugin_preset_api();
-    let json = packet.to_string();
     let result = match call {
-        PresetCall::Translate => api.call_translate(&mut store, &json),
-        PresetCall::Evaluate => api.call_evaluate(&mut store, &json),
+        PresetCall::Translate(suite) => api.call_translate(&mut store, &suite.to_string()),
+        PresetCall::Collect { cases, results } => {
+            api.call_collect(&mut store, &cases.to_string(), &results.to_string())
+        }
+        PresetCall::Evaluate(observed) => api.call_evaluate(&mut store, &observed.to_string()),
     };
     let text = result
         .map_err(|e| classify(e, &store, limits, &name))?

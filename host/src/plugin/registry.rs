@@ -74,6 +74,61 @@ impl Registry {
         })
     }
 
+    /// The built-in preset plugin for a taxonomy pair.
+    pub fn preset_for(&self, pair: &crate::taxonomy::Pair) -> Result<Arc<Plugin>, PluginError> {
+        for plugin in self.builtins()? {
+            if let Description::Preset(info) = &plugin.description
+                && info.surface == pair.surface
+                && info.preset == pair.preset
+            {
+                return Ok(plugin.clone());
+            }
+        }
+        Err(PluginError::NotFound {
+            reference: format!("preset {pair}"),
+        })
+    }
+
+    /// The built-in preset whose observed packet has `schema`, and the known schemas.
+    pub fn preset_for_observed(
+        &self,
+        schema: &str,
+    ) -> Result<(Option<Arc<Plugin>>, Vec<String>), PluginError> {
+        let mut known = Vec::new();
+        for plugin in self.builtins()? {
+            if let Description::Preset(info) = &plugin.description {
+                if info.observed_schema == schema {
+                    return Ok((Some(plugin.clone()), known));
+                }
+                known.push(info.observed_schema.clone());
+            }
+        }
+        Ok((None, known))
+    }
+
+    /// A provider: a built-in id (`fixture`) or a `.wasm` path.
+    pub fn resolve_provider(&self, reference: &str) -> Result<Arc<Plugin>, PluginError> {
+        let plugin = match split_path_reference(reference) {
+            Some((path, _)) => self.load_path(&path)?,
+            None => self
+                .builtins()?
+                .iter()
+                .find(|p| p.kind == PluginKind::Provider && p.id() == reference)
+                .cloned()
+                .ok_or_else(|| PluginError::NotFound {
+                    reference: reference.to_string(),
+                })?,
+        };
+        if plugin.kind != PluginKind::Provider {
+            return Err(PluginError::WrongWorld {
+                plugin: plugin.label.clone(),
+                found: plugin.kind,
+                expected: PluginKind::Provider,
+            });
+        }
+        Ok(plugin)
+    }
+
     /// Resolves a reference to a component: a path, a built-in component id,
     /// or the id of a scorer inside a built-in component.
     pub fn resolve_plugin(&self, reference: &str) -> Result<Arc<Plugin>, PluginError> {

@@ -149,6 +149,14 @@ impl Runtime {
         let kind = detect_world(&self.engine, &component, &label)?;
         let pre = self.pre_instantiate(kind, &component, &label)?;
         let description = describe(&pre, &label)?;
+        if let Description::Preset(info) = &description {
+            crate::taxonomy::lookup(&info.surface, &info.preset).map_err(|e| {
+                PluginError::OutsideTaxonomy {
+                    plugin: label.clone(),
+                    message: format!("`{}/{}`: {e}", info.surface, info.preset),
+                }
+            })?;
+        }
         let plugin = Arc::new(Plugin {
             label,
             source,

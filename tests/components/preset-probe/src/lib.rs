@@ -22,6 +22,10 @@ impl Preset for Probe {
         Ok(json!({ "cases": suite.get("cases").cloned().unwrap_or(Value::Null) }))
     }
 
+    fn collect(cases: Value, results: Value) -> Result<Value, PluginError> {
+        Ok(json!({ "cases": cases, "results": results }))
+    }
+
     fn evaluate(observed: Value) -> Result<Value, PluginError> {
         Ok(json!({ "observed": observed }))
     }

@@ -1,0 +1,160 @@
+//! `cautilus eval test|evaluate|validate`.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Subcommand};
+
+use super::{LimitArgs, registry};
+use crate::eval::{self, EvaluateOptions, Outcome, TestOptions};
+
+const TEST_EXAMPLES: &str = "\
+Examples:
+  cautilus eval test --fixture fixtures/eval/app/prompt/tagline.fixture.json
+  cautilus eval test --fixture fixtures/eval/app/chat/onboarding.fixture.yaml --output-dir /tmp/run --json
+  cautilus eval test --fixture suite.json --fixture-results canned.json
+
+Exit status: 0 the recommendation is accept-now, 1 defer or reject,
+2 the fixture or flags are invalid (nothing was run).";
+
+const EVALUATE_EXAMPLES: &str = "\
+Examples:
+  cautilus eval evaluate --input .cautilus/runs/<id>/eval-observed.json
+  cautilus eval evaluate --input observed.json --output summary.json --json
+
+Exit status: 0 accept-now, 1 defer or reject, 2 the packet is invalid or
+its schemaVersion unknown.";
+
+const VALIDATE_EXAMPLES: &str = "\
+Examples:
+  cautilus eval validate --fixture fixtures/eval/app/prompt/tagline.fixture.json
+
+Exit status: 0 valid, 2 invalid (the error names the file and JSON path).";
+
+#[derive(Debug, Subcommand)]
+pub enum EvalCommand {
+    /// Run a fixture's cases through a provider and score them
+    #[command(after_help = TEST_EXAMPLES)]
+    Test(TestArgs),
+    /// Score an observed packet produced by any runner
+    #[command(after_help = EVALUATE_EXAMPLES)]
+    Evaluate(EvaluateArgs),
+    /// Check a fixture offline (schema, taxonomy, preset case shape); runs nothing
+    #[command(after_help = VALIDATE_EXAMPLES)]
+    Validate(ValidateArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct TestArgs {
+    /// The fixture (JSON or YAML, `cautilus.evaluation_input.v1`)
+    #[arg(long, value_name = "FILE")]
+    fixture: PathBuf,
+    /// The workspace under test (default: the current directory)
+    #[arg(long, value_name = "DIR")]
+    workspace: Option<PathBuf>,
+    /// Where to write eval-cases.json, eval-observed.json, eval-summary.json
+    /// (default: <workspace>/.cautilus/runs/<id>/)
+    #[arg(long, value_name = "DIR")]
+    output_dir: Option<PathBuf>,
+    /// Provider id or .wasm path
+    #[arg(long, value_name = "ID|PATH", default_value = "fixture")]
+    provider: String,
+    /// Canned results for the fixture backend: a JSON object keyed by caseId
+    #[arg(long, value_name = "FILE")]
+    fixture_results: Option<PathBuf>,
+    /// Print the summary packet as JSON instead of the readable summary
+    #[arg(long)]
+    json: bool,
+    #[command(flatten)]
+    limits: LimitArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct EvaluateArgs {
+    /// The observed packet (its schemaVersion selects the preset)
+    #[arg(long, value_name = "FILE")]
+    input: PathBuf,
+    /// Also write the summary packet here
+    #[arg(long, value_name = "FILE")]
+    output: Option<PathBuf>,
+    /// Print the summary packet as JSON
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ValidateArgs {
+    /// The fixture to check
+    #[arg(long, value_name = "FILE")]
+    fixture: PathBuf,
+}
+
+pub fn run(command: EvalCommand) -> anyhow::Result<ExitCode> {
+    match command {
+        EvalCommand::Test(args) => test(args),
+        EvalCommand::Evaluate(args) => evaluate(args),
+        EvalCommand::Validate(args) => validate(args),
+    }
+}
+
+fn test(args: TestArgs) -> anyhow::Result<ExitCode> {
+    let workspace = match args.workspace {
+        Some(dir) => dir,
+        None => std::env::current_dir()?,
+    };
+    let options = TestOptions {
+        fixture: args.fixture,
+        workspace,
+        output_dir: args.output_dir,
+        provider: args.provider,
+        fixture_results: args.fixture_results,
+        limits: args.limits.limits(),
+    };
+    let registry = registry()?;
+    let outcome = eval::test(&registry, &options)?;
+    finish(&outcome, args.json)
+}
+
+fn evaluate(args: EvaluateArgs) -> anyhow::Result<ExitCode> {
+    let registry = registry()?;
+    let outcome = eval::evaluate(
+        &registry,
+        &EvaluateOptions {
+            input: args.input,
+            output: args.output,
+        },
+    )?;
+    finish(&outcome, args.json)
+}
+
+fn validate(args: ValidateArgs) -> anyhow::Result<ExitCode> {
+    let registry = registry()?;
+    let validated = eval::validate(&registry, &args.fixture)?;
+    println!(
+        "{}: valid {} fixture `{}` with {} case(s)",
+        args.fixture.display(),
+        validated.suite.pair,
+        validated.suite.suite_id,
+        validated.suite.case_count()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+fn finish(outcome: &Outcome, json: bool) -> anyhow::Result<ExitCode> {
+    if json {
+        println!("{}", serde_json::to_string_pretty(&outcome.summary)?);
+    } else {
+        let stdout = std::io::stdout();
+        let mut out = stdout.lock();
+        eval::report::print_summary(&mut out, &outcome.summary)?;
+        if let Some(dir) = &outcome.output_dir {
+            use std::io::Write;
+            writeln!(out, "records: {}", dir.display())?;
+        }
+    }
+    Ok(if outcome.recommendation() == "accept-now" {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}

@@ -1,0 +1,95 @@
+//! Provider sessions: one provider component serving many cases of a run
+//! from one store (instantiated once), with the run's limits and grants.
+//! A call that traps or hits a limit discards the store; the next case gets
+//! a fresh one.
+
+use std::sync::Arc;
+
+use wasmtime::Store;
+
+use super::bindings::provider::Provider;
+use super::bindings::provider::exports::cautilus::plugin::provider_api::Invocation;
+use super::bindings::types::Observation;
+use super::error::PluginError;
+use super::imports::Grants;
+use super::limits::{Limits, StoreState};
+use super::runtime::{Plugin, PluginPre, arm, classify, new_store};
+use super::{Description, PluginKind};
+
+/// A provider bound to a run.
+pub struct ProviderSession {
+    plugin: Arc<Plugin>,
+    limits: Limits,
+    grants: Arc<Grants>,
+    live: Option<(Store<StoreState>, Provider)>,
+}
+
+impl ProviderSession {
+    pub fn new(
+        plugin: Arc<Plugin>,
+        limits: Limits,
+        grants: Arc<Grants>,
+    ) -> Result<Self, PluginError> {
+        if !matches!(plugin.description, Description::Provider(_)) {
+            return Err(PluginError::WrongWorld {
+                plugin: plugin.label.clone(),
+                found: plugin.kind,
+                expected: PluginKind::Provider,
+            });
+        }
+        Ok(Self {
+            plugin,
+            limits,
+            grants,
+            live: None,
+        })
+    }
+
+    /// The harness the provider reports (`fixture-backend`, `claude_code`, …).
+    pub fn harness(&self) -> &str {
+        match &self.plugin.description {
+            Description::Provider(info) => &info.harness,
+            _ => "",
+        }
+    }
+
+    pub fn plugin(&self) -> &Arc<Plugin> {
+        &self.plugin
+    }
+
+    /// Asks the provider for one observation.
+    pub fn invoke(&mut self, request: &Invocation) -> Result<Observation, PluginError> {
+        let name = self.plugin.id().to_string();
+        if self.live.is_none() {
+            let PluginPre::Provider(pre) = &self.plugin.pre else {
+                unreachable!("checked in ProviderSession::new");
+            };
+            let mut store = new_store(
+                pre.engine(),
+                Arc::from(name.as_str()),
+                &self.limits,
+                self.grants.clone(),
+                self.plugin.requested(),
+            );
+            arm(&mut store, &self.limits);
+            let instance = pre
+                .instantiate(&mut store)
+                .map_err(|e| classify(e, &store, &self.limits, &name))?;
+            self.live = Some((store, instance));
+        }
+        let (store, instance) = self.live.as_mut().expect("just set");
+        arm(store, &self.limits);
+        let result = instance
+            .cautilus_plugin_provider_api()
+            .call_invoke(&mut *store, request);
+        match result {
+            Ok(Ok(observation)) => Ok(observation),
+            Ok(Err(error)) => Err(super::oneshot::guest_error(&name, error)),
+            Err(trap) => {
+                let error = classify(trap, store, &self.limits, &name);
+                self.live = None;
+                Err(error)
+            }
+        }
+    }
+}

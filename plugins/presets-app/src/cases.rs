@@ -1,0 +1,268 @@
+//! `translate`: validates app cases and writes the cases packet.
+
+use cautilus_sdk::PluginError;
+use serde_json::{Map, Value, json};
+
+use crate::{Problems, Shape, kind, non_empty_str};
+
+/// Case fields each shape accepts.
+fn case_fields(shape: Shape) -> &'static [&'static str] {
+    match shape {
+        Shape::Chat => &[
+            "caseId",
+            "displayName",
+            "provider",
+            "model",
+            "system",
+            "messages",
+            "expected",
+        ],
+        Shape::Prompt => &[
+            "caseId",
+            "displayName",
+            "provider",
+            "model",
+            "system",
+            "input",
+            "expected",
+        ],
+    }
+}
+
+/// Validates the suite's cases and returns the cases packet.
+pub fn translate(shape: Shape, suite: Value) -> Result<Value, PluginError> {
+    let Value::Object(suite) = suite else {
+        return Err(PluginError::input("", "the suite must be an object"));
+    };
+    let mut problems = Problems::default();
+    let cases = suite
+        .get("cases")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    let mut seen = std::collections::BTreeSet::new();
+    let mut out = Vec::with_capacity(cases.len());
+    for (i, case) in cases.iter().enumerate() {
+        let at = format!("cases[{i}]");
+        let Some(case) = case.as_object() else {
+            problems.add(&at, format!("a case must be an object, got {}", kind(case)));
+            continue;
+        };
+        if let Some(normalized) = check_case(shape, &suite, case, &at, &mut problems) {
+            let id = normalized["caseId"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string();
+            if !seen.insert(id.clone()) {
+                problems.add(
+                    format!("{at}.caseId"),
+                    format!("duplicate caseId `{id}`; case ids must be unique"),
+                );
+            }
+            out.push(normalized);
+        }
+    }
+    let packet = json!({
+        "schemaVersion": shape.cases_schema(),
+        "surface": "app",
+        "preset": shape.preset(),
+        "suiteId": suite.get("suiteId").cloned().unwrap_or(Value::Null),
+        "suiteDisplayName": suite.get("suiteDisplayName").cloned().unwrap_or(Value::Null),
+        "cases": out,
+    });
+    problems.into_result(packet)
+}
+
+fn check_case(
+    shape: Shape,
+    suite: &Map<String, Value>,
+    case: &Map<String, Value>,
+    at: &str,
+    problems: &mut Problems,
+) -> Option<Value> {
+    let before = problems.0.len();
+    for key in case.keys() {
+        if !case_fields(shape).contains(&key.as_str()) {
+            let hint = match (shape, key.as_str()) {
+                (Shape::Chat, "input") => {
+                    "; app/chat cases take `messages` (use preset `prompt` for a single `input`)"
+                        .to_string()
+                }
+                (Shape::Prompt, "messages") => {
+                    "; app/prompt cases take one `input` (use preset `chat` for `messages`)"
+                        .to_string()
+                }
+                _ => format!("; case fields are: {}", case_fields(shape).join(", ")),
+            };
+            problems.add(
+                format!("{at}.{key}"),
+                format!("unknown case field `{key}`{hint}"),
+            );
+        }
+    }
+    let case_id = match case.get("caseId") {
+        Some(Value::String(id)) if !id.trim().is_empty() => id.clone(),
+        Some(Value::String(_)) => {
+            problems.add(format!("{at}.caseId"), "must not be empty");
+            String::new()
+        }
+        Some(other) => {
+            problems.add(
+                format!("{at}.caseId"),
+                format!("must be a string, got {}", kind(other)),
+            );
+            String::new()
+        }
+        None => {
+            problems.add(format!("{at}.caseId"), "is missing (required)");
+            String::new()
+        }
+    };
+    let string_field = |key: &str, problems: &mut Problems| -> Option<String> {
+        match case.get(key).or_else(|| suite.get(key)) {
+            None | Some(Value::Null) => None,
+            Some(Value::String(s)) => Some(s.clone()),
+            Some(other) => {
+                problems.add(
+                    format!("{at}.{key}"),
+                    format!("must be a string, got {}", kind(other)),
+                );
+                None
+            }
+        }
+    };
+    let provider = string_field("provider", problems);
+    let model = string_field("model", problems);
+    let system = string_field("system", problems);
+    let display_name = string_field("displayName", problems).unwrap_or_else(|| case_id.clone());
+    if provider.as_deref().is_none_or(|p| p.trim().is_empty()) {
+        problems.add(
+            format!("{at}.provider"),
+            "is missing: set `provider` on the suite or the case (e.g. anthropic, openai)",
+        );
+    }
+    if model.as_deref().is_none_or(|m| m.trim().is_empty()) {
+        problems.add(
+            format!("{at}.model"),
+            "is missing: set `model` on the suite or the case (the app surface pins its model)",
+        );
+    }
+
+    let mut normalized = json!({
+        "caseId": case_id,
+        "displayName": display_name,
+        "provider": provider,
+        "model": model,
+        "system": system,
+    });
+    match shape {
+        Shape::Chat => normalized["messages"] = check_messages(case.get("messages"), at, problems),
+        Shape::Prompt => match non_empty_str(case.get("input")) {
+            Some(input) => normalized["input"] = json!(input),
+            None => problems.add(
+                format!("{at}.input"),
+                "is missing or empty: app/prompt cases need an `input` string",
+            ),
+        },
+    }
+    if let Some(expected) = case.get("expected") {
+        normalized["expected"] = check_expected(expected, at, problems);
+    }
+    (problems.0.len() == before).then_some(normalized)
+}
+
+fn check_messages(messages: Option<&Value>, at: &str, problems: &mut Problems) -> Value {
+    let path = format!("{at}.messages");
+    let Some(list) = messages.and_then(Value::as_array) else {
+        problems.add(
+            &path,
+            "is missing: app/chat cases need a non-empty `messages` list",
+        );
+        return Value::Null;
+    };
+    if list.is_empty() {
+        problems.add(&path, "is empty: give at least one user message");
+        return Value::Null;
+    }
+    for (j, message) in list.iter().enumerate() {
+        let at = format!("{path}[{j}]");
+        let Some(message) = message.as_object() else {
+            problems.add(
+                &at,
+                format!(
+                    "a message must be an object with `role` and `content`, got {}",
+                    kind(message)
+                ),
+            );
+            continue;
+        };
+        match message.get("role").and_then(Value::as_str) {
+            Some("user" | "assistant") => {}
+            Some(other) => problems.add(
+                format!("{at}.role"),
+                format!(
+                    "must be `user` or `assistant`, got `{other}` (put system text in `system`)"
+                ),
+            ),
+            None => problems.add(format!("{at}.role"), "is missing: `user` or `assistant`"),
+        }
+        if non_empty_str(message.get("content")).is_none() {
+            problems.add(format!("{at}.content"), "is missing or empty");
+        }
+        for key in message.keys().filter(|k| *k != "role" && *k != "content") {
+            problems.add(
+                format!("{at}.{key}"),
+                format!("unknown message field `{key}`; messages have `role` and `content`"),
+            );
+        }
+    }
+    if let Some(last) = list
+        .last()
+        .and_then(|m| m.get("role"))
+        .and_then(Value::as_str)
+        && last != "user"
+    {
+        problems.add(
+            format!("{path}[{}].role", list.len() - 1),
+            format!("the last message must be from `user` (got `{last}`): the model answers the last user turn"),
+        );
+    }
+    Value::Array(list.clone())
+}
+
+fn check_expected(expected: &Value, at: &str, problems: &mut Problems) -> Value {
+    let path = format!("{at}.expected");
+    let Some(object) = expected.as_object() else {
+        problems.add(
+            &path,
+            format!("must be an object with `finalText`, got {}", kind(expected)),
+        );
+        return Value::Null;
+    };
+    match (object.get("finalText"), object.get("snapshot")) {
+        (Some(_), Some(_)) => problems.add(
+            &path,
+            "declares both `finalText` and `snapshot`; they are mutually exclusive, keep one",
+        ),
+        (None, Some(_)) => problems.add(
+            format!("{path}.snapshot"),
+            "snapshot baselines (C4) are not supported by this version of cautilus yet; use `finalText`",
+        ),
+        (None, None) => problems.add(&path, "must declare `finalText`"),
+        (Some(text), None) => {
+            if non_empty_str(Some(text)).is_none() {
+                problems.add(format!("{path}.finalText"), "must be a non-empty string");
+            }
+        }
+    }
+    for key in object
+        .keys()
+        .filter(|k| *k != "finalText" && *k != "snapshot")
+    {
+        problems.add(
+            format!("{path}.{key}"),
+            format!("unknown expectation `{key}`; app presets expect `finalText`"),
+        );
+    }
+    expected.clone()
+}

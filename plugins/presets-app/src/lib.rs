@@ -1,0 +1,108 @@
+//! The app/chat and app/prompt presets (messaging surface).
+//!
+//! - `translate` validates the cases (path-precise errors) and writes the
+//!   cases packet (`cautilus.app_{chat,prompt}_test_cases.v1`);
+//! - `collect` joins cases with the host's per-case results into the
+//!   observed packet (`cautilus.app_{chat,prompt}_evaluation_inputs.v1`);
+//! - `evaluate` enforces the cross-runtime MUST-be-present fields and scores
+//!   `expected.finalText` (case-sensitive substring), producing the summary
+//!   (`cautilus.app_{chat,prompt}_evaluation_summary.v1`) with the
+//!   recommendation `accept-now` or `reject`.
+
+mod cases;
+mod observed;
+mod summary;
+
+use cautilus_sdk::preset::PresetInfo;
+use cautilus_sdk::{PluginError, PluginInfo};
+use serde_json::Value;
+
+pub use cases::translate;
+pub use observed::collect;
+pub use summary::evaluate;
+
+/// The turn shape of an app preset.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shape {
+    /// `messages: [...]`, last one from the user.
+    Chat,
+    /// One `input` string.
+    Prompt,
+}
+
+impl Shape {
+    pub fn preset(self) -> &'static str {
+        match self {
+            Self::Chat => "chat",
+            Self::Prompt => "prompt",
+        }
+    }
+
+    fn schema(self, kind: &str) -> String {
+        format!("cautilus.app_{}_{kind}.v1", self.preset())
+    }
+
+    pub fn cases_schema(self) -> String {
+        self.schema("test_cases")
+    }
+
+    pub fn observed_schema(self) -> String {
+        self.schema("evaluation_inputs")
+    }
+
+    pub fn summary_schema(self) -> String {
+        self.schema("evaluation_summary")
+    }
+}
+
+/// The preset's `describe`.
+pub fn describe(shape: Shape, plugin: PluginInfo) -> PresetInfo {
+    PresetInfo {
+        plugin,
+        surface: "app".into(),
+        preset: shape.preset().into(),
+        cases_schema: shape.cases_schema(),
+        observed_schema: shape.observed_schema(),
+        summary_schema: shape.summary_schema(),
+    }
+}
+
+/// A JSON value's kind, for messages.
+pub(crate) fn kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// Collects field errors and turns them into one `invalid-input` error.
+#[derive(Default)]
+pub(crate) struct Problems(Vec<cautilus_sdk::FieldError>);
+
+impl Problems {
+    pub(crate) fn add(&mut self, path: impl Into<String>, message: impl Into<String>) {
+        self.0.push(cautilus_sdk::FieldError {
+            path: path.into(),
+            message: message.into(),
+        });
+    }
+
+    pub(crate) fn into_result<T>(self, value: T) -> Result<T, PluginError> {
+        if self.0.is_empty() {
+            Ok(value)
+        } else {
+            Err(PluginError::InvalidInput(self.0))
+        }
+    }
+}
+
+/// `Some(text)` when `value` is a non-empty string.
+pub(crate) fn non_empty_str(value: Option<&Value>) -> Option<&str> {
+    value
+        .and_then(Value::as_str)
+        .filter(|s| !s.trim().is_empty())
+}

@@ -1,0 +1,333 @@
+//! `cautilus eval test|evaluate|validate` through the real binary: proof
+//! fixtures, canned results, negative fixtures and observed packets.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+
+use crate::support::run;
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn fixture(rel: &str) -> String {
+    repo().join(rel).display().to_string()
+}
+
+fn read(path: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+#[test]
+fn app_prompt_proof_fixture_writes_three_records() {
+    let out = tempfile::tempdir().unwrap();
+    let (code, stdout, stderr) = run(&[
+        "eval",
+        "test",
+        "--fixture",
+        &fixture("fixtures/eval/app/prompt/tagline.fixture.json"),
+        "--workspace",
+        &repo().display().to_string(),
+        "--output-dir",
+        &out.path().display().to_string(),
+    ]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert!(
+        stdout.contains("PASS  one-line-behavior-eval — final text contains \"behavior\""),
+        "{stdout}"
+    );
+    assert!(stdout.contains("recommendation: accept-now"), "{stdout}");
+
+    let cases = read(&out.path().join("eval-cases.json"));
+    assert_eq!(cases["schemaVersion"], "cautilus.app_prompt_test_cases.v1");
+    let observed = read(&out.path().join("eval-observed.json"));
+    assert_eq!(
+        observed["schemaVersion"],
+        "cautilus.app_prompt_evaluation_inputs.v1"
+    );
+    let summary = read(&out.path().join("eval-summary.json"));
+    assert_eq!(
+        summary["schemaVersion"],
+        "cautilus.app_prompt_evaluation_summary.v1"
+    );
+    assert_eq!(summary["recommendation"], "accept-now");
+    let first = &summary["evaluations"][0];
+    // The result packet fields every evaluation records.
+    for (key, want) in [
+        ("surface", json!("app")),
+        ("preset", json!("prompt")),
+        (
+            "fixtureRef",
+            json!("fixtures/eval/app/prompt/tagline.fixture.json"),
+        ),
+        ("caseId", json!("one-line-behavior-eval")),
+        ("provider", json!("anthropic")),
+        ("model", json!("claude-sonnet-4-6")),
+        ("harness", json!("fixture-backend")),
+        ("mode", json!("messaging")),
+        ("durationMs", json!(1)),
+    ] {
+        assert_eq!(first[key], want, "{key} in {first}");
+    }
+    assert_eq!(
+        first["observed"]["finalText"],
+        "Fixture response includes behavior."
+    );
+    assert_eq!(
+        first["observed"]["input"],
+        "Describe Cautilus in one short sentence."
+    );
+    assert_eq!(first["observed"]["messages"].as_array().unwrap().len(), 2);
+    let text = std::fs::read_to_string(out.path().join("eval-summary.json")).unwrap();
+    assert!(
+        text.trim_start().starts_with("{\n  \"schemaVersion\""),
+        "records keep field order"
+    );
+}
+
+#[test]
+fn app_chat_proof_fixture_is_multi_turn() {
+    let out = tempfile::tempdir().unwrap();
+    let (code, stdout, stderr) = run(&[
+        "eval",
+        "test",
+        "--fixture",
+        &fixture("fixtures/eval/app/chat/onboarding.fixture.yaml"),
+        "--output-dir",
+        &out.path().display().to_string(),
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let summary: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(
+        summary["schemaVersion"],
+        "cautilus.app_chat_evaluation_summary.v1"
+    );
+    let second = &summary["evaluations"][1];
+    let messages = second["observed"]["messages"].as_array().unwrap();
+    assert_eq!(
+        messages.len(),
+        4,
+        "three turns plus the answer: {messages:?}"
+    );
+    assert_eq!(messages[3]["role"], "assistant");
+}
+
+#[test]
+fn canned_results_and_failures() {
+    let dir = tempfile::tempdir().unwrap();
+    let canned = dir.path().join("canned.json");
+    std::fs::write(
+        &canned,
+        json!({
+            "one-line-behavior-eval": "Cautilus scores LLM app behavior.",
+            "mentions-plugins": {"finalText": "Teams write Lua scripts."}
+        })
+        .to_string(),
+    )
+    .unwrap();
+    let out = dir.path().join("run");
+    let (code, stdout, _) = run(&[
+        "eval",
+        "test",
+        "--fixture",
+        &fixture("fixtures/eval/app/prompt/tagline.fixture.json"),
+        "--fixture-results",
+        &canned.display().to_string(),
+        "--output-dir",
+        &out.display().to_string(),
+    ]);
+    assert_eq!(code, 1, "a failed case rejects: {stdout}");
+    assert!(stdout.contains("PASS  one-line-behavior-eval"), "{stdout}");
+    assert!(stdout.contains("FAIL  mentions-plugins — final text does not contain \"WebAssembly\"; got \"Teams write Lua scripts.\""), "{stdout}");
+    assert!(stdout.contains("recommendation: reject"), "{stdout}");
+    let summary = read(&out.join("eval-summary.json"));
+    assert_eq!(
+        summary["evaluationCounts"],
+        json!({"total": 2, "passed": 1, "failed": 1, "errored": 0})
+    );
+}
+
+#[test]
+fn without_expected_text_the_backend_names_the_case() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("f.json");
+    std::fs::write(
+        &file,
+        json!({
+            "schemaVersion": "cautilus.evaluation_input.v1", "surface": "app", "preset": "prompt",
+            "suiteId": "s", "provider": "openai", "model": "gpt-5.4-mini",
+            "cases": [{"caseId": "no-expectation", "input": "hi"}]
+        })
+        .to_string(),
+    )
+    .unwrap();
+    let (code, stdout, stderr) = run(&[
+        "eval",
+        "test",
+        "--fixture",
+        &file.display().to_string(),
+        "--workspace",
+        &dir.path().display().to_string(),
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let summary: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(
+        summary["evaluations"][0]["observed"]["finalText"],
+        "Fixture response for no-expectation."
+    );
+    let runs: Vec<_> = std::fs::read_dir(dir.path().join(".cautilus/runs"))
+        .unwrap()
+        .collect();
+    assert_eq!(
+        runs.len(),
+        1,
+        "default output dir is <workspace>/.cautilus/runs/<id>"
+    );
+}
+
+#[test]
+fn invalid_fixtures_are_rejected_before_anything_runs() {
+    let invalid = repo().join("fixtures/eval/invalid");
+    let mut checked = 0;
+    for entry in std::fs::read_dir(&invalid)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().is_dir())
+    {
+        let file = entry.path().join("fixture.json");
+        let expected = std::fs::read_to_string(entry.path().join("expected-error.txt")).unwrap();
+        let expected = expected.trim();
+        let (code, _, stderr) =
+            run(&["eval", "validate", "--fixture", &file.display().to_string()]);
+        assert_eq!(code, 2, "{}: {stderr}", entry.path().display());
+        assert!(
+            stderr.contains(expected),
+            "{}: expected {expected:?} in {stderr}",
+            entry.path().display()
+        );
+        assert!(
+            stderr.contains("fixture.json"),
+            "the error names the file: {stderr}"
+        );
+
+        let out = tempfile::tempdir().unwrap();
+        let run_dir = out.path().join("run");
+        let (code, _, stderr) = run(&[
+            "eval",
+            "test",
+            "--fixture",
+            &file.display().to_string(),
+            "--output-dir",
+            &run_dir.display().to_string(),
+        ]);
+        assert_eq!(code, 2, "{stderr}");
+        assert!(stderr.contains(expected), "{stderr}");
+        assert!(
+            !run_dir.exists(),
+            "nothing was run or written for {}",
+            entry.path().display()
+        );
+        checked += 1;
+    }
+    assert_eq!(checked, 6);
+}
+
+#[test]
+fn evaluate_scores_a_hand_written_observed_packet() {
+    let (code, stdout, stderr) = run(&[
+        "eval",
+        "evaluate",
+        "--input",
+        &fixture("fixtures/eval/app/prompt/observed.example.json"),
+    ]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert!(stdout.contains("PASS  one-line-behavior-eval"), "{stdout}");
+}
+
+#[test]
+fn evaluate_makes_a_missing_must_field_an_error_naming_it() {
+    let mut packet = read(&repo().join("fixtures/eval/app/prompt/observed.example.json"));
+    packet["evaluations"][0]
+        .as_object_mut()
+        .unwrap()
+        .remove("harness");
+    let mut second = packet["evaluations"][0].clone();
+    second["caseId"] = json!("empty-final-text");
+    second["harness"] = json!("codex_exec");
+    second["observed"]["finalText"] = json!("");
+    packet["evaluations"].as_array_mut().unwrap().push(second);
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("observed.json");
+    std::fs::write(&input, packet.to_string()).unwrap();
+    let output = dir.path().join("summary.json");
+    let (code, stdout, _) = run(&[
+        "eval",
+        "evaluate",
+        "--input",
+        &input.display().to_string(),
+        "--output",
+        &output.display().to_string(),
+    ]);
+    assert_eq!(code, 1, "{stdout}");
+    assert!(
+        stdout.contains(
+            "ERROR one-line-behavior-eval — evaluations[0] is missing required field `harness`"
+        ),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(
+            "ERROR empty-final-text — evaluations[1] is missing required field `observed.finalText`"
+        ),
+        "{stdout}"
+    );
+    assert_eq!(read(&output)["recommendation"], "reject");
+}
+
+#[test]
+fn evaluate_rejects_an_unknown_schema_naming_the_known_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("observed.json");
+    std::fs::write(
+        &input,
+        json!({"schemaVersion": "cautilus.something_else.v1", "evaluations": []}).to_string(),
+    )
+    .unwrap();
+    let (code, _, stderr) = run(&["eval", "evaluate", "--input", &input.display().to_string()]);
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("unknown observed packet schemaVersion `cautilus.something_else.v1`"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("cautilus.app_chat_evaluation_inputs.v1"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("cautilus.app_prompt_evaluation_inputs.v1"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_preset_outside_the_taxonomy_is_refused_at_load() {
+    let error = crate::support::registry()
+        .load_path(&cautilus_tests::component("preset-outside"))
+        .err()
+        .expect("refused");
+    let text = error.to_string();
+    assert!(text.contains("declares `repo/chat`"), "{text}");
+    assert!(text.contains("cross-axis pair"), "{text}");
+    assert!(text.contains("the host refuses it"), "{text}");
+    assert!(error.is_definition_error());
+    let (code, _, stderr) = run(&[
+        "plugin",
+        "inspect",
+        &crate::support::component("preset-outside"),
+    ]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("valid surface/preset pairs"), "{stderr}");
+}
