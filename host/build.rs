@@ -25,6 +25,11 @@ const COMPONENTS: &[(&str, &str, &str)] = &[
         "cautilus-preset-prompt",
         "cautilus_preset_prompt",
     ),
+    (
+        "preset-whole-repo",
+        "cautilus-preset-whole-repo",
+        "cautilus_preset_whole_repo",
+    ),
     ("provider-fixture", "fixture", "cautilus_provider_fixture"),
 ];
 

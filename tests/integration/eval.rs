@@ -331,3 +331,84 @@ fn a_preset_outside_the_taxonomy_is_refused_at_load() {
     assert_eq!(code, 2);
     assert!(stderr.contains("valid surface/preset pairs"), "{stderr}");
 }
+
+#[test]
+fn whole_repo_proof_checks_this_repos_routing_contract() {
+    let out = tempfile::tempdir().unwrap();
+    let (code, stdout, stderr) = run(&[
+        "eval",
+        "test",
+        "--fixture",
+        &fixture("fixtures/eval/repo/whole-repo/agents-routing.fixture.json"),
+        "--fixture-results",
+        &fixture("fixtures/eval/repo/whole-repo/fixture-results.json"),
+        "--workspace",
+        &repo().display().to_string(),
+        "--output-dir",
+        &out.path().display().to_string(),
+    ]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert!(stdout.contains("PASS  route-new-host-import — matched entryFile, instructionFiles, supportingFiles, routing, firstToolCall"), "{stdout}");
+    let summary = read(&out.path().join("eval-summary.json"));
+    assert_eq!(summary["schemaVersion"], "cautilus.evaluation_summary.v1");
+    let first = &summary["evaluations"][0];
+    for key in [
+        "surface",
+        "preset",
+        "fixtureRef",
+        "caseId",
+        "provider",
+        "harness",
+        "mode",
+        "durationMs",
+    ] {
+        assert!(!first[key].is_null(), "{key} missing in {first}");
+    }
+    assert_eq!(first["mode"], "workspace");
+    assert_eq!(first["harness"], "fixture-backend");
+    assert!(
+        repo().join("AGENTS.md").is_file(),
+        "the contract under test exists"
+    );
+}
+
+#[test]
+fn whole_repo_mismatch_fails_and_missing_observation_blocks() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut canned = read(&repo().join("fixtures/eval/repo/whole-repo/fixture-results.json"));
+    canned["route-new-host-import"]["routingDecision"]["selectedSkill"] = json!("plugin-runtime");
+    canned["route-new-host-import"]["loadedSupportingFiles"] = json!(["docs/ARCHITECTURE.md"]);
+    canned.as_object_mut().unwrap().remove("route-question");
+    let canned_path = dir.path().join("canned.json");
+    std::fs::write(&canned_path, canned.to_string()).unwrap();
+    let (code, stdout, _) = run(&[
+        "eval",
+        "test",
+        "--fixture",
+        &fixture("fixtures/eval/repo/whole-repo/agents-routing.fixture.json"),
+        "--fixture-results",
+        &canned_path.display().to_string(),
+        "--workspace",
+        &dir.path().display().to_string(),
+    ]);
+    assert_eq!(code, 1, "{stdout}");
+    assert!(stdout.contains("FAIL  route-new-host-import"), "{stdout}");
+    assert!(
+        stdout.contains("missing required [\"wit/README.md\"]"),
+        "{stdout}"
+    );
+    assert!(
+        stdout
+            .contains("selectedSkill: expected `wit-contract`, observed Some(\"plugin-runtime\")"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("BLOCK route-question — blocked:"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("no canned observation for case `route-question`"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("recommendation: reject"), "{stdout}");
+}

@@ -1,0 +1,57 @@
+//! The repo/whole-repo preset (workspace surface): an agent is given a
+//! prompt in a real workspace; the observation says which entry file and
+//! instruction/supporting files it loaded and how it routed the work.
+//!
+//! Scoring follows the published upstream semantics:
+//! - `expectedEntryFile` matches the observed `entryFile` exactly, or as a
+//!   prefix followed by ` `, `(` or `:`;
+//! - required/forbidden instruction and supporting files against the
+//!   loaded sets (the matched entry file counts as loaded);
+//! - `expectedRouting`: `selectedSkill` (observed falls back to `workSkill`,
+//!   then `bootstrapHelper`), `bootstrapHelper`, `workSkill` (falls back to
+//!   `selectedSkill`), `selectedSupport`; tokens match when equal or when
+//!   their parts after the last `:` are equal (`charness:impl` ~ `impl`);
+//!   `firstToolCallPattern` is a substring of `firstToolCall`;
+//! - `allowedFirstToolCalls`: exact membership of `firstToolCall`.
+//!
+//! A blocked observation is `blocked`; any failed expectation `failed`;
+//! otherwise `passed`. Recommendation: failed → reject, blocked → defer.
+
+mod check;
+
+use cautilus_sdk::preset::{Preset, PresetInfo};
+use cautilus_sdk::{PluginError, export_preset, plugin_info};
+use serde_json::Value;
+
+const CASES: &str = "cautilus.evaluation_cases.v1";
+const OBSERVED: &str = "cautilus.evaluation_observed.v1";
+const SUMMARY: &str = "cautilus.evaluation_summary.v1";
+
+struct WholeRepo;
+
+impl Preset for WholeRepo {
+    fn info() -> PresetInfo {
+        PresetInfo {
+            plugin: plugin_info!(),
+            surface: "repo".into(),
+            preset: "whole-repo".into(),
+            cases_schema: CASES.into(),
+            observed_schema: OBSERVED.into(),
+            summary_schema: SUMMARY.into(),
+        }
+    }
+
+    fn translate(suite: Value) -> Result<Value, PluginError> {
+        check::translate(suite)
+    }
+
+    fn collect(cases: Value, results: Value) -> Result<Value, PluginError> {
+        check::collect(cases, results)
+    }
+
+    fn evaluate(observed: Value) -> Result<Value, PluginError> {
+        check::evaluate(observed)
+    }
+}
+
+export_preset!(WholeRepo);
