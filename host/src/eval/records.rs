@@ -14,12 +14,14 @@ pub fn new_run_dir(base: &Path) -> PathBuf {
         .duration_since(UNIX_EPOCH)
         .unwrap_or_default();
     let (date, time) = utc(now.as_secs());
+    // Sorts by time; the suffix keeps two runs started in the same millisecond apart.
     let id = format!(
-        "{date}T{time}{:03}Z-{:04x}",
+        "{}T{}{:03}Z-{:04x}",
+        date.replace('-', ""),
+        time.replace(':', ""),
         now.subsec_millis(),
         (now.subsec_nanos() ^ std::process::id()) & 0xffff
-    )
-    .replace(['-', ':'], "");
+    );
     base.join(".cautilus").join("runs").join(id)
 }
 
@@ -82,6 +84,16 @@ mod tests {
         assert_eq!(utc(0), ("1970-01-01".into(), "00:00:00".into()));
         assert_eq!(utc(951_782_400), ("2000-02-29".into(), "00:00:00".into()));
         assert_eq!(utc(1_795_351_023), ("2026-11-22".into(), "12:37:03".into()));
+    }
+
+    #[test]
+    fn run_ids_sort_by_time() {
+        let dir = new_run_dir(Path::new("/w"));
+        let id = dir.file_name().unwrap().to_str().unwrap();
+        assert!(dir.starts_with("/w/.cautilus/runs"));
+        assert_eq!(id.len(), "20261122T121412316Z-6603".len(), "{id}");
+        assert_eq!(&id[8..9], "T");
+        assert_eq!(&id[18..20], "Z-", "{id}");
     }
 
     #[test]
