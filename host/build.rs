@@ -26,6 +26,11 @@ const COMPONENTS: &[(&str, &str, &str)] = &[
         "cautilus_preset_prompt",
     ),
     (
+        "preset-skill",
+        "cautilus-preset-skill",
+        "cautilus_preset_skill",
+    ),
+    (
         "preset-whole-repo",
         "cautilus-preset-whole-repo",
         "cautilus_preset_whole_repo",

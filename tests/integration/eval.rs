@@ -412,3 +412,121 @@ fn whole_repo_mismatch_fails_and_missing_observation_blocks() {
     );
     assert!(stdout.contains("recommendation: reject"), "{stdout}");
 }
+
+fn skill_run(canned: &Value) -> (i32, String, Value) {
+    let dir = tempfile::tempdir().unwrap();
+    let canned_path = dir.path().join("canned.json");
+    std::fs::write(&canned_path, canned.to_string()).unwrap();
+    let out = dir.path().join("run");
+    let (code, stdout, stderr) = run(&[
+        "eval",
+        "test",
+        "--fixture",
+        &fixture("fixtures/eval/repo/skill/release-notes.fixture.json"),
+        "--workspace",
+        &fixture("fixtures/eval/repo/skill/workspace"),
+        "--fixture-results",
+        &canned_path.display().to_string(),
+        "--output-dir",
+        &out.display().to_string(),
+    ]);
+    assert!(stderr.is_empty() || code != 2, "{stderr}");
+    (code, stdout, read(&out.join("eval-summary.json")))
+}
+
+#[test]
+fn skill_proof_passes_with_repeat_consensus() {
+    let canned = read(&repo().join("fixtures/eval/repo/skill/fixture-results.json"));
+    let (code, stdout, summary) = skill_run(&canned);
+    assert_eq!(code, 0, "{stdout}");
+    assert!(
+        stdout.contains(
+            "PASS  trigger-on-release-notes-request — invoked as expected (2/3 samples agree)"
+        ),
+        "{stdout}"
+    );
+    assert_eq!(
+        summary["schemaVersion"],
+        "cautilus.skill_evaluation_summary.v1"
+    );
+    let first = &summary["evaluations"][0];
+    assert_eq!(first["sampling"]["sampleCount"], 3);
+    assert_eq!(first["sampling"]["consensusCount"], 2);
+    assert_eq!(first["sampling"]["stable"], true);
+    assert_eq!(first["durationMs"], 3, "three fixture samples of 1 ms each");
+    let execution = &summary["evaluations"][2];
+    assert_eq!(
+        execution["metrics"]["uncached_tokens"], 19000.0,
+        "total − cache reads"
+    );
+}
+
+#[test]
+fn skill_without_consensus_is_unstable_and_fails() {
+    let mut canned = read(&repo().join("fixtures/eval/repo/skill/fixture-results.json"));
+    canned["trigger-on-release-notes-request"][1]["invoked"] = json!(false);
+    let (code, stdout, summary) = skill_run(&canned);
+    assert_eq!(code, 1);
+    assert!(stdout.contains("FAIL  trigger-on-release-notes-request — expected must_invoke, no consensus: 1/3 samples matched"), "{stdout}");
+    assert_eq!(summary["evaluationCounts"]["unstable"], 1);
+    assert_eq!(summary["recommendation"], "reject");
+}
+
+#[test]
+fn skill_threshold_overrun_degrades_and_defers() {
+    let mut canned = read(&repo().join("fixtures/eval/repo/skill/fixture-results.json"));
+    canned["execute-release-notes"]["total_tokens"] = json!(90000);
+    let (code, stdout, summary) = skill_run(&canned);
+    assert_eq!(code, 1, "defer is not accept-now");
+    assert!(stdout.contains("DEGR  execute-release-notes — passed but over thresholds: total_tokens 90000.0 > 60000.0"), "{stdout}");
+    assert_eq!(summary["recommendation"], "defer");
+    assert_eq!(
+        summary["evaluations"][2]["thresholdFindings"][0]["metric"],
+        "total_tokens"
+    );
+}
+
+#[test]
+fn skill_forbidden_command_fails_the_execution() {
+    let mut canned = read(&repo().join("fixtures/eval/repo/skill/fixture-results.json"));
+    canned["execute-release-notes"]["commands"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!("git push origin main"));
+    let (code, stdout, _) = skill_run(&canned);
+    assert_eq!(code, 1);
+    assert!(
+        stdout
+            .contains("FAIL  execute-release-notes — command log contains forbidden \"git push\""),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn skill_cases_are_validated_with_paths() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("skill.json");
+    std::fs::write(
+        &file,
+        json!({
+            "schemaVersion": "cautilus.evaluation_input.v1", "surface": "repo", "preset": "skill", "suiteId": "s",
+            "cases": [
+                {"caseId": "t", "evaluationKind": "trigger", "prompt": "p"},
+                {"caseId": "e", "evaluationKind": "execution", "prompt": "p", "expected": {"finalText": "x"}, "repeatCount": 2, "minConsensusCount": 3}
+            ]
+        })
+        .to_string(),
+    )
+    .unwrap();
+    let (code, _, stderr) = run(&["eval", "validate", "--fixture", &file.display().to_string()]);
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("cases[0].expectedTrigger: is required for a trigger case"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("cases[1].expected: unknown case field `expected`; repo/skill cases declare `expectedTrigger` or `thresholds`"), "{stderr}");
+    assert!(
+        stderr.contains("cases[1].minConsensusCount: must be between 1 and repeatCount (2), got 3"),
+        "{stderr}"
+    );
+}

@@ -138,6 +138,32 @@ pub fn failed_result(
     Value::Object(result)
 }
 
+/// The result of a case sampled several times: the first sample's identity,
+/// the summed duration, and every sample in order under `samples`.
+pub fn sampled_result(samples: Vec<Value>) -> Value {
+    let mut result = Map::new();
+    for key in ["caseId", "provider", "model", "harness", "mode"] {
+        if let Some(value) = samples.first().and_then(|s| s.get(key)) {
+            result.insert(key.into(), value.clone());
+        }
+    }
+    let total: u64 = samples
+        .iter()
+        .filter_map(|s| s.get("durationMs").and_then(Value::as_u64))
+        .sum();
+    result.insert("durationMs".into(), json!(total));
+    let all_observed = samples
+        .iter()
+        .all(|s| s.get("status").and_then(Value::as_str) == Some("observed"));
+    result.insert(
+        "status".into(),
+        json!(if all_observed { "observed" } else { "error" }),
+    );
+    result.insert("messages".into(), json!([]));
+    result.insert("samples".into(), Value::Array(samples));
+    Value::Object(result)
+}
+
 fn base(case: &Value, identity: &Identity<'_>, elapsed: Duration) -> Map<String, Value> {
     let mut result = Map::new();
     result.insert(

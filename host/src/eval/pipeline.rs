@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use super::cases::{Identity, failed_result, invocation, observed_result};
+use super::cases::{Identity, failed_result, invocation, observed_result, sampled_result};
 use super::{EvalError, records};
 use crate::fixture::{self, Suite};
 use crate::plugin::oneshot::{PresetCall, call_preset};
@@ -138,13 +138,32 @@ pub fn test(registry: &Registry, options: &TestOptions) -> Result<Outcome, EvalE
             .get("caseId")
             .and_then(Value::as_str)
             .unwrap_or_default();
-        let request = invocation(suite.pair, case, canned.as_ref().and_then(|c| c.get(id)));
-        let started = Instant::now();
-        let result = match session.invoke(&request) {
-            Ok(observation) => observed_result(case, observation, &identity, started.elapsed()),
-            Err(error) => failed_result(case, error.to_string(), &identity, started.elapsed()),
-        };
-        results.push(result);
+        let canned = canned.as_ref().and_then(|c| c.get(id));
+        // A case with `repeatCount` is sampled that many times; canned samples
+        // (a list) are handed out in order.
+        let repeats = case
+            .get("repeatCount")
+            .and_then(Value::as_u64)
+            .unwrap_or(1)
+            .max(1);
+        let mut samples = Vec::new();
+        for sample in 0..repeats {
+            let canned = match canned {
+                Some(Value::Array(list)) => list.get(usize::try_from(sample).unwrap_or(usize::MAX)),
+                other => other,
+            };
+            let request = invocation(suite.pair, case, canned);
+            let started = Instant::now();
+            samples.push(match session.invoke(&request) {
+                Ok(observation) => observed_result(case, observation, &identity, started.elapsed()),
+                Err(error) => failed_result(case, error.to_string(), &identity, started.elapsed()),
+            });
+        }
+        results.push(if samples.len() == 1 {
+            samples.remove(0)
+        } else {
+            sampled_result(samples)
+        });
     }
     let results = Value::Array(results);
     let observed = call_preset(

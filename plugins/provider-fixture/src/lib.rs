@@ -110,6 +110,8 @@ fn workspace(request: &Invocation, canned: Option<Value>) -> Result<Observation,
         )));
     };
     let mut out = observation("workspace");
+    // Repo cases pin no model; record which backend answered, never nothing.
+    out.model = Some(request.model.clone().unwrap_or_else(|| "fixture".into()));
     out.final_text = canned
         .get("summary")
         .and_then(Value::as_str)

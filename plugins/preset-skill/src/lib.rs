@@ -1,0 +1,58 @@
+//! The repo/skill preset (workspace surface): does one skill trigger when it
+//! should (and not otherwise), and does it execute within its thresholds?
+//!
+//! Semantics follow the published upstream:
+//! - **trigger** cases (`expectedTrigger: must_invoke | must_not_invoke`) are
+//!   sampled `repeatCount` times; consensus is reached when at least
+//!   `minConsensusCount` samples match the expectation. Without consensus the
+//!   aggregate `invoked` is the opposite of the expectation and the case is
+//!   `unstable` (and fails);
+//! - **execution** cases: `invoked == false` fails; otherwise the status is
+//!   the consensus outcome (the first of passed, failed, blocked, degraded
+//!   with at least `minConsensusCount` samples; else degraded when enough
+//!   samples invoked the skill, blocked when not); a threshold overrun turns
+//!   `passed` into `degraded` with `thresholdFindings`;
+//! - fragment guards (case-insensitive substrings of the summary and the
+//!   command log) turn a trigger into not-invoked and an execution into failed.
+//!
+//! Recommendation: failed → reject; degraded, blocked or unstable → defer.
+
+mod sampling;
+mod shape;
+
+use cautilus_sdk::preset::{Preset, PresetInfo};
+use cautilus_sdk::{PluginError, export_preset, plugin_info};
+use serde_json::Value;
+
+const CASES: &str = "cautilus.skill_test_cases.v1";
+const OBSERVED: &str = "cautilus.skill_evaluation_inputs.v1";
+const SUMMARY: &str = "cautilus.skill_evaluation_summary.v1";
+
+struct Skill;
+
+impl Preset for Skill {
+    fn info() -> PresetInfo {
+        PresetInfo {
+            plugin: plugin_info!(),
+            surface: "repo".into(),
+            preset: "skill".into(),
+            cases_schema: CASES.into(),
+            observed_schema: OBSERVED.into(),
+            summary_schema: SUMMARY.into(),
+        }
+    }
+
+    fn translate(suite: Value) -> Result<Value, PluginError> {
+        shape::translate(suite)
+    }
+
+    fn collect(cases: Value, results: Value) -> Result<Value, PluginError> {
+        sampling::collect(cases, results)
+    }
+
+    fn evaluate(observed: Value) -> Result<Value, PluginError> {
+        sampling::evaluate(observed)
+    }
+}
+
+export_preset!(Skill);
