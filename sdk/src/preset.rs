@@ -9,7 +9,7 @@ use std::marker::PhantomData;
 use serde_json::Value;
 
 use crate::bindings::preset::exports::cautilus::plugin::preset_api;
-use crate::types::{PluginError, PluginInfo};
+use crate::types::PluginError;
 
 pub use preset_api::PresetInfo;
 
@@ -81,7 +81,48 @@ macro_rules! export_preset {
     };
 }
 
-#[allow(unused)]
-fn _assert_plugin_info_type(info: PluginInfo) -> PluginInfo {
-    info
+
+/// Helpers for building packets; every built-in preset uses them.
+pub mod packet {
+    use serde_json::{Map, Value};
+
+    use crate::PluginError;
+
+    /// Copies `keys` from `from` into `to`, skipping absent and null values.
+    pub fn copy_fields(from: &Value, to: &mut Map<String, Value>, keys: &[&str]) {
+        for key in keys {
+            if let Some(value) = from.get(*key).filter(|v| !v.is_null()) {
+                to.insert((*key).to_string(), value.clone());
+            }
+        }
+    }
+
+    /// A packet's header: its schema and pair, and the suite identity and
+    /// `fixtureRef` carried over from `source` (the previous packet).
+    pub fn header(schema: &str, surface: &str, preset: &str, source: &Value) -> Map<String, Value> {
+        let mut header = Map::new();
+        header.insert("schemaVersion".into(), Value::String(schema.into()));
+        header.insert("surface".into(), Value::String(surface.into()));
+        header.insert("preset".into(), Value::String(preset.into()));
+        for key in ["suiteId", "suiteDisplayName", "fixtureRef"] {
+            header.insert(key.into(), source.get(key).cloned().unwrap_or(Value::Null));
+        }
+        header
+    }
+
+    /// The cases of a cases packet and the host's results, checked to pair up
+    /// one to one, in order.
+    pub fn pair_results(cases: &Value, results: Value) -> Result<(Vec<Value>, Vec<Value>), PluginError> {
+        let list = cases.get("cases").and_then(Value::as_array).cloned().unwrap_or_default();
+        let Value::Array(results) = results else {
+            return Err(PluginError::input("results", "must be a list, one result per case"));
+        };
+        if results.len() != list.len() {
+            return Err(PluginError::input(
+                "results",
+                format!("{} results for {} cases; give one result per case, in order", results.len(), list.len()),
+            ));
+        }
+        Ok((list, results))
+    }
 }

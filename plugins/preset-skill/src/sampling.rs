@@ -1,6 +1,7 @@
 //! `collect` (samples → sampling aggregate) and `evaluate` for repo/skill.
 
 use cautilus_sdk::PluginError;
+use cautilus_sdk::preset::packet::{copy_fields, header, pair_results};
 use serde_json::{Map, Value, json};
 
 use crate::shape::THRESHOLDS;
@@ -61,35 +62,17 @@ fn outcome_of(sample: &Value) -> &str {
 }
 
 pub fn collect(cases: Value, results: Value) -> Result<Value, PluginError> {
-    let list = cases
-        .get("cases")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
-    let results = results.as_array().cloned().unwrap_or_default();
-    if results.len() != list.len() {
-        return Err(PluginError::input(
-            "results",
-            format!("{} results for {} cases", results.len(), list.len()),
-        ));
-    }
+    let (list, results) = pair_results(&cases, results)?;
     let fixture_ref = cases.get("fixtureRef").cloned().unwrap_or(Value::Null);
     let evaluations: Vec<Value> = list
         .iter()
         .zip(&results)
         .map(|(case, result)| aggregate(case, result, &fixture_ref))
         .collect();
-    Ok(json!({
-        "schemaVersion": OBSERVED,
-        "surface": "repo",
-        "preset": "skill",
-        "suiteId": cases.get("suiteId").cloned().unwrap_or(Value::Null),
-        "suiteDisplayName": cases.get("suiteDisplayName").cloned().unwrap_or(Value::Null),
-        "skillId": cases.get("skillId").cloned().unwrap_or(Value::Null),
-        "skillDisplayName": cases.get("skillDisplayName").cloned().unwrap_or(Value::Null),
-        "fixtureRef": fixture_ref,
-        "evaluations": evaluations,
-    }))
+    let mut packet = header(OBSERVED, "repo", "skill", &cases);
+    copy_fields(&cases, &mut packet, &["skillId", "skillDisplayName"]);
+    packet.insert("evaluations".into(), Value::Array(evaluations));
+    Ok(Value::Object(packet))
 }
 
 fn aggregate(case: &Value, result: &Value, fixture_ref: &Value) -> Value {
@@ -108,26 +91,22 @@ fn aggregate(case: &Value, result: &Value, fixture_ref: &Value) -> Value {
         .count();
     let mut e = Map::new();
     e.insert("evaluationId".into(), case["caseId"].clone());
-    for key in COPIED {
-        if let Some(v) = case.get(*key) {
-            e.insert((*key).into(), v.clone());
-        }
-    }
+    copy_fields(case, &mut e, COPIED);
     e.insert("surface".into(), json!("repo"));
     e.insert("preset".into(), json!("skill"));
     e.insert("fixtureRef".into(), fixture_ref.clone());
-    for key in [
-        "provider",
-        "model",
-        "harness",
-        "mode",
-        "durationMs",
-        "costUsd",
-    ] {
-        if let Some(v) = result.get(key).filter(|v| !v.is_null()) {
-            e.insert(key.into(), v.clone());
-        }
-    }
+    copy_fields(
+        result,
+        &mut e,
+        &[
+            "provider",
+            "model",
+            "harness",
+            "mode",
+            "durationMs",
+            "costUsd",
+        ],
+    );
     let mut sampling = json!({"sampleCount": samples.len(), "consensusCount": consensus, "invokedCount": invoked_count});
     if case["evaluationKind"] == "trigger" {
         let expect_invoked = case["expectedTrigger"] == "must_invoke";
@@ -425,16 +404,10 @@ pub fn evaluate(observed: Value) -> Result<Value, PluginError> {
     } else {
         "accept-now"
     };
-    Ok(json!({
-        "schemaVersion": SUMMARY,
-        "surface": "repo",
-        "preset": "skill",
-        "suiteId": observed.get("suiteId").cloned().unwrap_or(Value::Null),
-        "suiteDisplayName": observed.get("suiteDisplayName").cloned().unwrap_or(Value::Null),
-        "skillId": observed.get("skillId").cloned().unwrap_or(Value::Null),
-        "fixtureRef": observed.get("fixtureRef").cloned().unwrap_or(Value::Null),
-        "recommendation": recommendation,
-        "evaluationCounts": counts,
-        "evaluations": evaluations,
-    }))
+    let mut summary = header(SUMMARY, "repo", "skill", &observed);
+    copy_fields(&observed, &mut summary, &["skillId"]);
+    summary.insert("recommendation".into(), json!(recommendation));
+    summary.insert("evaluationCounts".into(), Value::Object(counts));
+    summary.insert("evaluations".into(), Value::Array(evaluations));
+    Ok(Value::Object(summary))
 }

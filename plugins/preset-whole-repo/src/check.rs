@@ -1,5 +1,6 @@
 //! translate, collect and evaluate for repo/whole-repo.
 
+use cautilus_sdk::preset::packet::{copy_fields, header, pair_results};
 use cautilus_sdk::{FieldError, PluginError};
 use serde_json::{Map, Value, json};
 
@@ -168,29 +169,14 @@ pub fn translate(suite: Value) -> Result<Value, PluginError> {
     if !errors.is_empty() {
         return Err(PluginError::InvalidInput(errors));
     }
-    Ok(json!({
-        "schemaVersion": CASES,
-        "surface": "repo",
-        "preset": "whole-repo",
-        "suiteId": suite.get("suiteId").cloned().unwrap_or(Value::Null),
-        "suiteDisplayName": suite.get("suiteDisplayName").cloned().unwrap_or(Value::Null),
-        "cases": out,
-    }))
+    let mut packet = header(CASES, "repo", "whole-repo", &suite);
+    packet.remove("fixtureRef");
+    packet.insert("cases".into(), Value::Array(out));
+    Ok(Value::Object(packet))
 }
 
 pub fn collect(cases: Value, results: Value) -> Result<Value, PluginError> {
-    let list = cases
-        .get("cases")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
-    let results = results.as_array().cloned().unwrap_or_default();
-    if results.len() != list.len() {
-        return Err(PluginError::input(
-            "results",
-            format!("{} results for {} cases", results.len(), list.len()),
-        ));
-    }
+    let (list, results) = pair_results(&cases, results)?;
     let fixture_ref = cases.get("fixtureRef").cloned().unwrap_or(Value::Null);
     let evaluations: Vec<Value> = list
         .iter()
@@ -198,34 +184,30 @@ pub fn collect(cases: Value, results: Value) -> Result<Value, PluginError> {
         .map(|(case, result)| {
             let mut e = Map::new();
             e.insert("evaluationId".into(), case["caseId"].clone());
-            for key in ["caseId", "displayName", "prompt", "taskPath"] {
-                if let Some(v) = case.get(key) {
-                    e.insert(key.into(), v.clone());
-                }
-            }
+            copy_fields(
+                case,
+                &mut e,
+                &["caseId", "displayName", "prompt", "taskPath"],
+            );
             e.insert("surface".into(), json!("repo"));
             e.insert("preset".into(), json!("whole-repo"));
             e.insert("fixtureRef".into(), fixture_ref.clone());
-            for key in [
-                "provider",
-                "model",
-                "harness",
-                "mode",
-                "durationMs",
-                "costUsd",
-                "usage",
-            ] {
-                if let Some(v) = result.get(key).filter(|v| !v.is_null()) {
-                    e.insert(key.into(), v.clone());
-                }
-            }
+            copy_fields(
+                result,
+                &mut e,
+                &[
+                    "provider",
+                    "model",
+                    "harness",
+                    "mode",
+                    "durationMs",
+                    "costUsd",
+                    "usage",
+                ],
+            );
             match result.get("structured").filter(|v| v.is_object()) {
                 Some(observation) => {
-                    for key in OBSERVATION_FIELDS {
-                        if let Some(v) = observation.get(*key) {
-                            e.insert((*key).into(), v.clone());
-                        }
-                    }
+                    copy_fields(observation, &mut e, OBSERVATION_FIELDS);
                     e.entry("observationStatus").or_insert(json!("observed"));
                 }
                 None => {
@@ -243,23 +225,13 @@ pub fn collect(cases: Value, results: Value) -> Result<Value, PluginError> {
                 .cloned()
                 .unwrap_or(json!({"surfaceLabel": "workspace_default", "files": []}));
             e.entry("instructionSurface").or_insert(surface);
-            for key in EXPECTATIONS {
-                if let Some(v) = case.get(*key) {
-                    e.insert((*key).into(), v.clone());
-                }
-            }
+            copy_fields(case, &mut e, EXPECTATIONS);
             Value::Object(e)
         })
         .collect();
-    Ok(json!({
-        "schemaVersion": OBSERVED,
-        "surface": "repo",
-        "preset": "whole-repo",
-        "suiteId": cases.get("suiteId").cloned().unwrap_or(Value::Null),
-        "suiteDisplayName": cases.get("suiteDisplayName").cloned().unwrap_or(Value::Null),
-        "fixtureRef": fixture_ref,
-        "evaluations": evaluations,
-    }))
+    let mut packet = header(OBSERVED, "repo", "whole-repo", &cases);
+    packet.insert("evaluations".into(), Value::Array(evaluations));
+    Ok(Value::Object(packet))
 }
 
 fn strings(value: Option<&Value>) -> Vec<String> {
@@ -466,15 +438,12 @@ pub fn evaluate(observed: Value) -> Result<Value, PluginError> {
     } else {
         "accept-now"
     };
-    Ok(json!({
-        "schemaVersion": SUMMARY,
-        "surface": "repo",
-        "preset": "whole-repo",
-        "suiteId": observed.get("suiteId").cloned().unwrap_or(Value::Null),
-        "suiteDisplayName": observed.get("suiteDisplayName").cloned().unwrap_or(Value::Null),
-        "fixtureRef": observed.get("fixtureRef").cloned().unwrap_or(Value::Null),
-        "recommendation": recommendation,
-        "evaluationCounts": {"total": list.len(), "passed": passed, "failed": failed, "blocked": blocked},
-        "evaluations": evaluations,
-    }))
+    let mut summary = header(SUMMARY, "repo", "whole-repo", &observed);
+    summary.insert("recommendation".into(), json!(recommendation));
+    summary.insert(
+        "evaluationCounts".into(),
+        json!({"total": list.len(), "passed": passed, "failed": failed, "blocked": blocked}),
+    );
+    summary.insert("evaluations".into(), Value::Array(evaluations));
+    Ok(Value::Object(summary))
 }

@@ -2,6 +2,7 @@
 //! per-case results.
 
 use cautilus_sdk::PluginError;
+use cautilus_sdk::preset::packet::{copy_fields, header, pair_results};
 use serde_json::{Map, Value, json};
 
 use crate::Shape;
@@ -19,56 +20,25 @@ const RESULT_FIELDS: &[&str] = &[
 ];
 
 pub fn collect(shape: Shape, cases: Value, results: Value) -> Result<Value, PluginError> {
-    let case_list = cases
-        .get("cases")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
-    let Value::Array(results) = results else {
-        return Err(PluginError::input(
-            "results",
-            "must be a list, one result per case",
-        ));
-    };
-    if results.len() != case_list.len() {
-        return Err(PluginError::input(
-            "results",
-            format!(
-                "{} results for {} cases; give one result per case, in order",
-                results.len(),
-                case_list.len()
-            ),
-        ));
-    }
+    let (case_list, results) = pair_results(&cases, results)?;
     let fixture_ref = cases.get("fixtureRef").cloned().unwrap_or(Value::Null);
     let evaluations: Vec<Value> = case_list
         .iter()
         .zip(&results)
         .map(|(case, result)| evaluation(shape, case, result, &fixture_ref))
         .collect();
-    Ok(json!({
-        "schemaVersion": shape.observed_schema(),
-        "surface": "app",
-        "preset": shape.preset(),
-        "suiteId": cases.get("suiteId").cloned().unwrap_or(Value::Null),
-        "suiteDisplayName": cases.get("suiteDisplayName").cloned().unwrap_or(Value::Null),
-        "fixtureRef": fixture_ref,
-        "evaluations": evaluations,
-    }))
+    let mut packet = header(&shape.observed_schema(), "app", shape.preset(), &cases);
+    packet.insert("evaluations".into(), Value::Array(evaluations));
+    Ok(Value::Object(packet))
 }
 
 fn evaluation(shape: Shape, case: &Value, result: &Value, fixture_ref: &Value) -> Value {
     let mut out = Map::new();
-    out.insert("caseId".into(), case["caseId"].clone());
-    out.insert("displayName".into(), case["displayName"].clone());
+    copy_fields(case, &mut out, &["caseId", "displayName"]);
     out.insert("surface".into(), json!("app"));
     out.insert("preset".into(), json!(shape.preset()));
     out.insert("fixtureRef".into(), fixture_ref.clone());
-    for key in RESULT_FIELDS {
-        if let Some(value) = result.get(*key).filter(|v| !v.is_null()) {
-            out.insert((*key).into(), value.clone());
-        }
-    }
+    copy_fields(result, &mut out, RESULT_FIELDS);
     let final_text = result.get("finalText").cloned().unwrap_or(Value::Null);
     let messages = match result.get("messages").and_then(Value::as_array) {
         Some(list) if !list.is_empty() => Value::Array(list.clone()),
@@ -79,9 +49,7 @@ fn evaluation(shape: Shape, case: &Value, result: &Value, fixture_ref: &Value) -
         observed["input"] = case["input"].clone();
     }
     out.insert("observed".into(), observed);
-    if let Some(expected) = case.get("expected").filter(|v| !v.is_null()) {
-        out.insert("expected".into(), expected.clone());
-    }
+    copy_fields(case, &mut out, &["expected"]);
     Value::Object(out)
 }
 

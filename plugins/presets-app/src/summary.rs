@@ -3,6 +3,7 @@
 //! `errored`, naming the field — never a crash or a silent pass.
 
 use cautilus_sdk::PluginError;
+use cautilus_sdk::preset::packet::{copy_fields, header};
 use serde_json::{Map, Value, json};
 
 use crate::{Shape, non_empty_str};
@@ -43,17 +44,14 @@ pub fn evaluate(shape: Shape, observed: Value) -> Result<Value, PluginError> {
     } else {
         "accept-now"
     };
-    Ok(json!({
-        "schemaVersion": shape.summary_schema(),
-        "surface": "app",
-        "preset": shape.preset(),
-        "suiteId": observed.get("suiteId").cloned().unwrap_or(Value::Null),
-        "suiteDisplayName": observed.get("suiteDisplayName").cloned().unwrap_or(Value::Null),
-        "fixtureRef": observed.get("fixtureRef").cloned().unwrap_or(Value::Null),
-        "recommendation": recommendation,
-        "evaluationCounts": {"total": list.len(), "passed": passed, "failed": failed, "errored": errored},
-        "evaluations": evaluations,
-    }))
+    let mut summary = header(&shape.summary_schema(), "app", shape.preset(), &observed);
+    summary.insert("recommendation".into(), json!(recommendation));
+    summary.insert(
+        "evaluationCounts".into(),
+        json!({"total": list.len(), "passed": passed, "failed": failed, "errored": errored}),
+    );
+    summary.insert("evaluations".into(), Value::Array(evaluations));
+    Ok(Value::Object(summary))
 }
 
 /// The first MUST-be-present field that is missing or empty, as a path.
@@ -99,26 +97,26 @@ fn missing_field(shape: Shape, e: &Value) -> Option<String> {
 
 fn score(shape: Shape, e: &Value, index: usize) -> Value {
     let mut out = Map::new();
-    for key in [
-        "caseId",
-        "displayName",
-        "surface",
-        "preset",
-        "fixtureRef",
-        "provider",
-        "model",
-        "harness",
-        "mode",
-        "durationMs",
-        "costUsd",
-        "usage",
-        "observed",
-        "expected",
-    ] {
-        if let Some(value) = e.get(key).filter(|v| !v.is_null()) {
-            out.insert(key.into(), value.clone());
-        }
-    }
+    copy_fields(
+        e,
+        &mut out,
+        &[
+            "caseId",
+            "displayName",
+            "surface",
+            "preset",
+            "fixtureRef",
+            "provider",
+            "model",
+            "harness",
+            "mode",
+            "durationMs",
+            "costUsd",
+            "usage",
+            "observed",
+            "expected",
+        ],
+    );
     let (status, summary) = if let Some(error) = non_empty_str(e.get("error")) {
         ("errored", format!("the provider failed: {error}"))
     } else if let Some(field) = missing_field(shape, e) {
