@@ -81,7 +81,6 @@ macro_rules! export_preset {
     };
 }
 
-
 /// Helpers for building packets; every built-in preset uses them.
 pub mod packet {
     use serde_json::{Map, Value};
@@ -112,15 +111,29 @@ pub mod packet {
 
     /// The cases of a cases packet and the host's results, checked to pair up
     /// one to one, in order.
-    pub fn pair_results(cases: &Value, results: Value) -> Result<(Vec<Value>, Vec<Value>), PluginError> {
-        let list = cases.get("cases").and_then(Value::as_array).cloned().unwrap_or_default();
+    pub fn pair_results(
+        cases: &Value,
+        results: Value,
+    ) -> Result<(Vec<Value>, Vec<Value>), PluginError> {
+        let list = cases
+            .get("cases")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
         let Value::Array(results) = results else {
-            return Err(PluginError::input("results", "must be a list, one result per case"));
+            return Err(PluginError::input(
+                "results",
+                "must be a list, one result per case",
+            ));
         };
         if results.len() != list.len() {
             return Err(PluginError::input(
                 "results",
-                format!("{} results for {} cases; give one result per case, in order", results.len(), list.len()),
+                format!(
+                    "{} results for {} cases; give one result per case, in order",
+                    results.len(),
+                    list.len()
+                ),
             ));
         }
         Ok((list, results))

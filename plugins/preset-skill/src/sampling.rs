@@ -4,28 +4,12 @@ use cautilus_sdk::PluginError;
 use cautilus_sdk::preset::packet::{copy_fields, header, pair_results};
 use serde_json::{Map, Value, json};
 
-use crate::shape::THRESHOLDS;
+use crate::shape::{CASE_FIELDS, THRESHOLDS};
 use crate::{OBSERVED, SUMMARY};
 
 const OUTCOMES: &[&str] = &["passed", "failed", "blocked", "degraded"];
-const COPIED: &[&str] = &[
-    "caseId",
-    "displayName",
-    "evaluationKind",
-    "targetKind",
-    "targetId",
-    "prompt",
-    "turns",
-    "expectedTrigger",
-    "thresholds",
-    "repeatCount",
-    "minConsensusCount",
-    "requiredSummaryFragments",
-    "forbiddenSummaryFragments",
-    "requiredCommandFragments",
-    "forbiddenCommandFragments",
-    "auditKind",
-];
+/// Case fields copied into the observed packet so it scores on its own.
+const COPIED: &[&str] = CASE_FIELDS;
 
 /// One sample's observation: the provider's structured output, or a blocked
 /// sample when the provider produced none.

@@ -5,7 +5,7 @@ use serde_json::{Map, Value, json};
 
 use crate::CASES;
 
-const CASE_FIELDS: &[&str] = &[
+pub const CASE_FIELDS: &[&str] = &[
     "caseId",
     "displayName",
     "evaluationKind",
