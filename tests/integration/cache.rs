@@ -61,7 +61,53 @@ fn a_second_cli_process_reports_cache_hits() {
     // The first call may compile (or find the shared cache warm); the second must hit.
     let (code, _, stderr) = run(&["plugin", "list", "--json"]);
     assert_eq!(code, 0, "{stderr}");
-    let (_, stdout, _) = run(&["plugin", "list", "--json"]);
+    let (code, stdout, stderr) = run(&["plugin", "list", "--json"]);
+    assert_eq!(code, 0, "{stderr}");
     let rows: Vec<serde_json::Value> = serde_json::from_str(&stdout).unwrap();
+    assert!(rows.len() >= 11, "every built-in is listed: {stdout}");
     assert!(rows.iter().all(|r| r["compiledCache"] == "hit"), "{stdout}");
+}
+
+#[cfg(unix)]
+#[test]
+fn a_cache_directory_others_can_write_is_not_trusted() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("shared");
+    std::fs::create_dir(&cache).unwrap();
+    std::fs::set_permissions(&cache, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let config = RuntimeConfig {
+        cache_dir: Some(cache.clone()),
+    };
+    let source = PluginSource::File(cautilus_tests::component("preset-probe"));
+    let plugin = Runtime::new(config).unwrap().load(source).unwrap();
+    assert_eq!(
+        plugin.cache,
+        CacheStatus::Disabled,
+        "never load native code from a world-writable directory"
+    );
+    assert_eq!(
+        std::fs::read_dir(&cache).unwrap().count(),
+        0,
+        "and never write there"
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn a_new_cache_directory_is_private() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("new-cache");
+    let config = RuntimeConfig {
+        cache_dir: Some(cache.clone()),
+    };
+    Runtime::new(config)
+        .unwrap()
+        .load(PluginSource::File(cautilus_tests::component(
+            "preset-probe",
+        )))
+        .unwrap();
+    let mode = std::fs::metadata(&cache).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o700);
 }

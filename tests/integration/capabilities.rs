@@ -223,3 +223,22 @@ fn process_denied_without_a_grant() {
         "{error}"
     );
 }
+
+#[test]
+fn http_checks_the_host_the_transport_really_uses() {
+    // A backslash ends the authority for URL parsers: this URL goes to
+    // `evil.invalid`, not to the granted 127.0.0.1.
+    let grants = Grants {
+        http_hosts: vec!["127.0.0.1".into()],
+        ..Grants::default()
+    };
+    let error = invoke_provider(
+        &provider(),
+        &invocation(json!({"url": "http://evil.invalid\\@127.0.0.1/"})),
+        &Limits::default(),
+        Arc::new(grants),
+    )
+    .unwrap_err();
+    assert!(error.to_string().contains("`evil.invalid`"), "{error}");
+    assert!(error.to_string().contains("Denied"), "{error}");
+}

@@ -530,3 +530,37 @@ fn skill_cases_are_validated_with_paths() {
         "{stderr}"
     );
 }
+
+#[test]
+fn skill_samples_without_observations_block_instead_of_passing() {
+    let mut canned = read(&repo().join("fixtures/eval/repo/skill/fixture-results.json"));
+    canned
+        .as_object_mut()
+        .unwrap()
+        .remove("no-trigger-on-unrelated-request");
+    let (code, stdout, summary) = skill_run(&canned);
+    assert_eq!(code, 1, "{stdout}");
+    assert!(stdout.contains("BLOCK no-trigger-on-unrelated-request — blocked: 3 of 3 samples produced no observation"), "{stdout}");
+    assert_eq!(summary["recommendation"], "defer");
+}
+
+#[test]
+fn an_observed_packet_without_evaluations_is_invalid() {
+    let dir = tempfile::tempdir().unwrap();
+    for schema in [
+        "cautilus.app_prompt_evaluation_inputs.v1",
+        "cautilus.evaluation_observed.v1",
+        "cautilus.skill_evaluation_inputs.v1",
+    ] {
+        let input = dir.path().join("observed.json");
+        std::fs::write(
+            &input,
+            json!({"schemaVersion": schema, "evaluations": []}).to_string(),
+        )
+        .unwrap();
+        let (code, stdout, stderr) =
+            run(&["eval", "evaluate", "--input", &input.display().to_string()]);
+        assert_eq!(code, 2, "{schema}: {stdout}{stderr}");
+        assert!(stderr.contains("evaluations: is"), "{schema}: {stderr}");
+    }
+}

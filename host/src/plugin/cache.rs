@@ -82,7 +82,11 @@ impl CompiledCache {
             return Ok((Component::new(engine, bytes)?, CacheStatus::Disabled));
         };
         let path = dir.join(format!("{sha256}-{}.cwasm", self.engine_key));
-        if path.is_file() {
+        if !trusted_dir(dir) {
+            // Someone else could have planted native code here: never load it.
+            return Ok((Component::new(engine, bytes)?, CacheStatus::Disabled));
+        }
+        if is_regular_file(&path) {
             // SAFETY: the file lives in this cache's own directory under a name
             // derived from the content hash and the engine compatibility hash;
             // it was produced by `Engine::precompile_component` of a
@@ -105,8 +109,41 @@ impl CompiledCache {
     }
 }
 
+/// A cache directory is trusted when it does not exist yet (we create it
+/// private) or is a real directory that only its owner can write to.
+fn trusted_dir(dir: &Path) -> bool {
+    match std::fs::symlink_metadata(dir) {
+        Err(_) => true,
+        Ok(meta) if !meta.is_dir() => false,
+        Ok(meta) => {
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::PermissionsExt;
+                meta.permissions().mode() & 0o022 == 0
+            }
+            #[cfg(not(unix))]
+            {
+                let _ = meta;
+                true
+            }
+        }
+    }
+}
+
+/// A regular file, not a symlink to somewhere else.
+fn is_regular_file(path: &Path) -> bool {
+    std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_file())
+}
+
 fn store_atomically(dir: &Path, path: &Path, artifact: &[u8]) -> std::io::Result<()> {
-    std::fs::create_dir_all(dir)?;
+    if !dir.exists() {
+        std::fs::create_dir_all(dir)?;
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
+        }
+    }
     let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
     tmp.write_all(artifact)?;
     tmp.as_file().sync_all()?;

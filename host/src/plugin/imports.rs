@@ -71,6 +71,13 @@ impl LogSink {
     }
 
     fn push(&mut self, level: LogLevel, message: String) {
+        // Every line costs at least a small fixed amount, so empty lines cannot grow memory forever.
+        const LINE_COST: usize = 64;
+        if self.remaining < LINE_COST {
+            self.remaining = 0;
+        } else {
+            self.remaining -= LINE_COST;
+        }
         if self.remaining == 0 {
             if !self.truncated {
                 self.truncated = true;
@@ -190,9 +197,24 @@ impl model::Host for StoreState {
 
 impl http::Host for StoreState {
     fn send(&mut self, request: http::Request) -> Result<http::Response, http::HttpError> {
-        let host = host_of(&request.url).ok_or_else(|| {
-            http::HttpError::Transport(format!("not an http(s) URL: {}", request.url))
+        // Parse once, check the host the transport will really connect to, send that URL.
+        let url = reqwest::Url::parse(&request.url).map_err(|e| {
+            http::HttpError::Transport(format!("invalid URL `{}`: {e}", request.url))
         })?;
+        if !matches!(url.scheme(), "http" | "https") {
+            return Err(http::HttpError::Denied(format!(
+                "only http and https URLs are allowed, got `{}`",
+                url.scheme()
+            )));
+        }
+        let host = url
+            .host_str()
+            .map(|h| {
+                h.trim_start_matches('[')
+                    .trim_end_matches(']')
+                    .to_ascii_lowercase()
+            })
+            .ok_or_else(|| http::HttpError::Transport(format!("URL `{url}` has no host")))?;
         if !self.requested.http_host(&host) {
             return Err(http::HttpError::Denied(format!(
                 "plugin `{}` did not request http access to `{host}`",
@@ -212,13 +234,14 @@ impl http::Host for StoreState {
             };
             headers.push((header.name, value));
         }
+        let asked = Duration::from_millis(u64::from(request.timeout_ms.unwrap_or(60_000)));
         super::net::send(
             &request.method,
-            &request.url,
+            url,
             &headers,
             request.body.as_deref(),
-            Duration::from_millis(u64::from(request.timeout_ms.unwrap_or(60_000))),
-            self.log_budget(),
+            self.bounded(asked),
+            self.output_limit,
         )
     }
 }
@@ -235,8 +258,11 @@ impl StoreState {
         })
     }
 
-    fn log_budget(&self) -> usize {
-        self.output_limit
+    /// A host call may not outlive the guest call that made it: epoch
+    /// interruption cannot stop host code, so its timeout is capped by the
+    /// time left before the call's deadline.
+    fn bounded(&self, asked: Duration) -> Duration {
+        asked.min(self.deadline.saturating_duration_since(Instant::now()))
     }
 }
 
@@ -252,6 +278,11 @@ impl process::Host for StoreState {
             return Err(process::ProcessError::Denied(format!(
                 "this run does not grant running `{}`",
                 command.program
+            )));
+        }
+        if let Some((key, _)) = command.env.iter().find(|(key, _)| is_loader_variable(key)) {
+            return Err(process::ProcessError::Denied(format!(
+                "plugins may not set `{key}`: it changes which program runs or what it loads"
             )));
         }
         let workspace = self
@@ -276,14 +307,39 @@ impl process::Host for StoreState {
                 workspace.join(rel)
             }
         };
-        run_bounded(&command, &cwd, self.output_limit)
+        let timeout = self.bounded(Duration::from_millis(u64::from(
+            command.timeout_ms.unwrap_or(60_000),
+        )));
+        run_bounded(&command, &cwd, timeout, self.output_limit)
     }
 }
 
 /// Runs a command with a clean environment, a timeout and capped output.
+/// Environment variables that would let a plugin swap the granted program
+/// or inject code into it.
+fn is_loader_variable(key: &str) -> bool {
+    let key = key.to_ascii_uppercase();
+    key == "PATH"
+        || key.starts_with("LD_")
+        || key.starts_with("DYLD_")
+        || [
+            "BASH_ENV",
+            "ENV",
+            "IFS",
+            "PYTHONPATH",
+            "PYTHONSTARTUP",
+            "NODE_OPTIONS",
+            "PERL5OPT",
+            "RUBYOPT",
+        ]
+        .contains(&key.as_str())
+        || key.starts_with("GIT_CONFIG")
+}
+
 fn run_bounded(
     command: &process::Command,
     cwd: &std::path::Path,
+    timeout: Duration,
     output_limit: usize,
 ) -> Result<process::Output, process::ProcessError> {
     use std::process::{Command, Stdio};
@@ -315,7 +371,6 @@ fn run_bounded(
     }
     let stdout = child.stdout.take().map(|s| read_capped(s, output_limit));
     let stderr = child.stderr.take().map(|s| read_capped(s, output_limit));
-    let timeout = Duration::from_millis(u64::from(command.timeout_ms.unwrap_or(60_000)));
     let started = Instant::now();
     let mut timed_out = false;
     let status = loop {
@@ -369,45 +424,42 @@ fn join_capture(handle: Capture) -> (Vec<u8>, bool) {
     handle.join().unwrap_or_default()
 }
 
-fn host_of(url: &str) -> Option<String> {
-    let rest = url
-        .strip_prefix("https://")
-        .or_else(|| url.strip_prefix("http://"))?;
-    let authority = rest.split(['/', '?', '#']).next()?;
-    let host_port = authority.rsplit('@').next()?;
-    let host = if let Some(stripped) = host_port.strip_prefix('[') {
-        stripped.split(']').next()?
-    } else {
-        host_port.split(':').next()?
-    };
-    (!host.is_empty()).then(|| host.to_ascii_lowercase())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn host_is_parsed_from_urls() {
-        assert_eq!(
-            host_of("https://api.openai.com/v1/chat").as_deref(),
-            Some("api.openai.com")
+    fn empty_log_lines_still_cost_budget() {
+        let mut sink = LogSink::new("p".into(), 1000);
+        sink.echo_level = None;
+        for _ in 0..10_000 {
+            sink.push(LogLevel::Info, String::new());
+        }
+        assert!(
+            sink.lines.len() <= 1000 / 64 + 1,
+            "{} lines kept",
+            sink.lines.len()
         );
-        assert_eq!(
-            host_of("http://127.0.0.1:8080/x").as_deref(),
-            Some("127.0.0.1")
-        );
-        assert_eq!(
-            host_of("http://user@Example.com?q").as_deref(),
-            Some("example.com")
-        );
-        assert_eq!(host_of("http://[::1]:9/").as_deref(), Some("::1"));
-        assert_eq!(host_of("ftp://x"), None);
+    }
+
+    #[test]
+    fn loader_variables_are_refused() {
+        for key in [
+            "PATH",
+            "ld_preload",
+            "DYLD_INSERT_LIBRARIES",
+            "BASH_ENV",
+            "GIT_CONFIG_GLOBAL",
+        ] {
+            assert!(is_loader_variable(key), "{key}");
+        }
+        assert!(!is_loader_variable("LANG"));
     }
 
     #[test]
     fn log_sink_enforces_its_budget() {
-        let mut sink = LogSink::new("p".into(), 10);
+        // Two lines' fixed cost (64 bytes each) plus 10 bytes of text.
+        let mut sink = LogSink::new("p".into(), 138);
         sink.echo_level = None;
         sink.push(LogLevel::Info, "12345".into());
         sink.push(LogLevel::Info, "67890abc".into());

@@ -45,39 +45,49 @@ impl Default for Limits {
 /// Bytes of guest stderr kept (for panic messages); the rest is dropped.
 const STDERR_CAPTURE_BYTES: usize = 16 * 1024;
 
-/// Memory limiter that records whether it refused growth.
+/// Memory limiter for the whole instance (every core memory and table of
+/// the component counts against one budget); records whether it refused.
 pub struct MemoryCap {
     limit: usize,
+    used: usize,
     refused: bool,
+}
+
+impl MemoryCap {
+    fn grow(&mut self, current: usize, desired: usize) -> bool {
+        let extra = desired.saturating_sub(current);
+        match self.used.checked_add(extra) {
+            Some(total) if total <= self.limit => {
+                self.used = total;
+                true
+            }
+            _ => {
+                self.refused = true;
+                false
+            }
+        }
+    }
 }
 
 impl wasmtime::ResourceLimiter for MemoryCap {
     fn memory_growing(
         &mut self,
-        _current: usize,
+        current: usize,
         desired: usize,
         _maximum: Option<usize>,
     ) -> wasmtime::Result<bool> {
-        if desired > self.limit {
-            self.refused = true;
-            return Ok(false);
-        }
-        Ok(true)
+        Ok(self.grow(current, desired))
     }
 
     fn table_growing(
         &mut self,
-        _current: usize,
+        current: usize,
         desired: usize,
         _maximum: Option<usize>,
     ) -> wasmtime::Result<bool> {
         // Each table element costs a pointer; count it against the same cap.
-        let bytes = desired.saturating_mul(std::mem::size_of::<usize>());
-        if bytes > self.limit {
-            self.refused = true;
-            return Ok(false);
-        }
-        Ok(true)
+        let size = std::mem::size_of::<usize>();
+        Ok(self.grow(current.saturating_mul(size), desired.saturating_mul(size)))
     }
 }
 
@@ -92,6 +102,9 @@ pub struct StoreState {
     pub(crate) log: LogSink,
     pub(crate) requested: Requested,
     pub(crate) output_limit: usize,
+    /// When the current guest call must end (set by `arm`); host imports
+    /// cap their own timeouts by it.
+    pub(crate) deadline: std::time::Instant,
 }
 
 impl StoreState {
@@ -116,6 +129,7 @@ impl StoreState {
             table: ResourceTable::new(),
             memory: MemoryCap {
                 limit: limits.memory_bytes,
+                used: 0,
                 refused: false,
             },
             stderr,
@@ -124,6 +138,7 @@ impl StoreState {
             grants,
             requested,
             output_limit: limits.output_bytes,
+            deadline: std::time::Instant::now() + limits.timeout,
         }
     }
 
@@ -144,5 +159,23 @@ impl WasiView for StoreState {
             ctx: &mut self.wasi,
             table: &mut self.table,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_memory_cap_is_for_all_memories_together() {
+        let mut cap = MemoryCap {
+            limit: 100,
+            used: 0,
+            refused: false,
+        };
+        assert!(cap.grow(0, 60));
+        assert!(!cap.grow(0, 60), "a second memory shares the same budget");
+        assert!(cap.refused);
+        assert!(cap.grow(60, 100), "growing the first memory by 40 fits");
     }
 }

@@ -22,7 +22,7 @@ fn client() -> Result<&'static reqwest::blocking::Client, HttpError> {
 /// Sends one request; the response body is capped at `max_body` bytes.
 pub(crate) fn send(
     method: &str,
-    url: &str,
+    url: reqwest::Url,
     headers: &[(String, String)],
     body: Option<&[u8]>,
     timeout: Duration,

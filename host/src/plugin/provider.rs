@@ -83,7 +83,24 @@ impl ProviderSession {
             .cautilus_plugin_provider_api()
             .call_invoke(&mut *store, request);
         match result {
-            Ok(Ok(observation)) => Ok(observation),
+            Ok(Ok(observation)) => {
+                let bytes = observation.final_text.as_ref().map_or(0, String::len)
+                    + observation.structured.as_ref().map_or(0, String::len)
+                    + observation
+                        .messages
+                        .iter()
+                        .map(|m| m.content.len() + m.role.len())
+                        .sum::<usize>();
+                if bytes > self.limits.output_bytes {
+                    self.live = None;
+                    return Err(PluginError::OutputTooLarge {
+                        plugin: name,
+                        bytes,
+                        limit: self.limits.output_bytes,
+                    });
+                }
+                Ok(observation)
+            }
             Ok(Err(error)) => Err(super::oneshot::guest_error(&name, error)),
             Err(trap) => {
                 let error = classify(trap, store, &self.limits, &name);

@@ -152,10 +152,9 @@ fn split_path_reference(reference: &str) -> Option<(PathBuf, Option<String>)> {
         }
         _ => (reference, None),
     };
-    let looks_like_path = path.ends_with(".wasm")
-        || path.contains('/')
-        || path.contains('\\')
-        || Path::new(path).is_file();
+    // Only an explicit path counts: a file in the current directory that
+    // happens to be named like a built-in id (`fixture`) never shadows it.
+    let looks_like_path = path.ends_with(".wasm") || path.contains('/') || path.contains('\\');
     looks_like_path.then(|| (PathBuf::from(path), id))
 }
 

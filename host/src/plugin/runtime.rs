@@ -306,6 +306,7 @@ pub(crate) fn new_store(
 /// Arms the per-call deadline and fuel budget before a guest call.
 pub(crate) fn arm(store: &mut Store<StoreState>, limits: &Limits) {
     store.set_epoch_deadline(deadline_ticks(limits.timeout));
+    store.data_mut().deadline = std::time::Instant::now() + limits.timeout;
     // Fuel is always compiled in; without a budget, give effectively unlimited fuel.
     let _ = store.set_fuel(limits.fuel.unwrap_or(u64::MAX));
 }

@@ -176,13 +176,22 @@ impl ScorerSession {
             .grader()
             .call_score_batch(&mut live.store, live.grader, inputs);
         match result {
-            Ok(results) if results.len() == inputs.len() => results
-                .into_iter()
-                .map(|r| match r {
-                    Ok(score) => self.finish(score),
-                    Err(error) => Err(self.guest_error(error)),
-                })
-                .collect(),
+            Ok(results) if results.len() == inputs.len() => {
+                let scored: Vec<_> = results
+                    .into_iter()
+                    .map(|r| match r {
+                        Ok(score) => self.finish(score),
+                        Err(error) => Err(self.guest_error(error)),
+                    })
+                    .collect();
+                if scored
+                    .iter()
+                    .any(|r| r.as_ref().is_err_and(PluginError::poisons_store))
+                {
+                    self.live = None;
+                }
+                scored
+            }
             _ => {
                 self.live = None;
                 inputs.iter().map(|input| self.score(input)).collect()

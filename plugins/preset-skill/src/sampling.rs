@@ -16,8 +16,10 @@ const COPIED: &[&str] = CASE_FIELDS;
 fn sample_observation(sample: &Value) -> Value {
     match sample.get("structured").filter(|v| v.is_object()) {
         Some(observation) => observation.clone(),
+        // No observation: the sample neither invoked nor skipped the skill.
+        // It counts toward no consensus, and blocks the case if consensus fails.
         None => json!({
-            "invoked": false,
+            "errored": true,
             "outcome": "blocked",
             "summary": sample.get("error").and_then(Value::as_str).unwrap_or("the runner returned no observation"),
         }),
@@ -33,7 +35,8 @@ fn total(samples: &[Value], key: &str) -> Option<f64> {
     samples.iter().map(|s| number(s, key)).sum()
 }
 
-/// A sample's outcome; a sample that did not invoke the skill failed.
+/// A sample's outcome; a sample that did not invoke the skill failed, one
+/// that produced no observation is blocked.
 fn outcome_of(sample: &Value) -> &str {
     if sample.get("invoked").and_then(Value::as_bool) == Some(false) {
         "failed"
@@ -96,13 +99,17 @@ fn aggregate(case: &Value, result: &Value, fixture_ref: &Value) -> Value {
         let expect_invoked = case["expectedTrigger"] == "must_invoke";
         let matching = samples
             .iter()
-            .filter(|s| {
-                s.get("invoked").and_then(Value::as_bool).unwrap_or(false) == expect_invoked
-            })
+            .filter(|s| s.get("invoked").and_then(Value::as_bool) == Some(expect_invoked))
             .count();
+        let errored = samples.iter().filter(|s| s["errored"] == true).count();
         let stable = matching >= consensus;
         sampling["matchingCount"] = json!(matching);
+        sampling["erroredCount"] = json!(errored);
         sampling["stable"] = json!(stable);
+        if !stable && errored > 0 {
+            // Missing observations, not disagreement: the case cannot be judged.
+            e.insert("blocked".into(), json!(true));
+        }
         e.insert(
             "invoked".into(),
             json!(if stable {
@@ -265,6 +272,12 @@ pub fn evaluate(observed: Value) -> Result<Value, PluginError> {
         .and_then(Value::as_array)
         .cloned()
         .unwrap_or_default();
+    if list.is_empty() {
+        return Err(PluginError::input(
+            "evaluations",
+            "is missing or empty: an observed packet needs at least one evaluation",
+        ));
+    }
     let mut counts: Map<String, Value> = [
         "total",
         "passed",
@@ -298,6 +311,27 @@ pub fn evaluate(observed: Value) -> Result<Value, PluginError> {
             if !stable {
                 bump("unstable");
                 out.insert("unstable".into(), json!(true));
+            }
+            if e["blocked"] == true {
+                let errored = e
+                    .pointer("/sampling/erroredCount")
+                    .cloned()
+                    .unwrap_or(Value::Null);
+                let sampled = e
+                    .pointer("/sampling/sampleCount")
+                    .cloned()
+                    .unwrap_or(Value::Null);
+                bump("blocked");
+                out.insert("status".into(), json!("blocked"));
+                out.insert(
+                    "summary".into(),
+                    json!(format!(
+                        "blocked: {errored} of {sampled} samples produced no observation ({})",
+                        e["summary"].as_str().unwrap_or("")
+                    )),
+                );
+                evaluations.push(Value::Object(out));
+                continue;
             }
             let matched = e
                 .pointer("/sampling/matchingCount")

@@ -23,6 +23,8 @@ pub const CASE_FIELDS: &[&str] = &[
     "forbiddenCommandFragments",
     "auditKind",
 ];
+/// Upper bound of `repeatCount`: each sample is a full agent run.
+const MAX_REPEAT: u64 = 100;
 pub const THRESHOLDS: &[&str] = &[
     "max_total_tokens",
     "max_uncached_tokens",
@@ -170,8 +172,11 @@ pub fn translate(suite: Value) -> Result<Value, PluginError> {
             (None, Some(r)) => r,
             (None, None) => suite_consensus.unwrap_or(repeat),
         };
-        if repeat == 0 {
-            err(format!("{at}.repeatCount"), "must be at least 1".into());
+        if !(1..=MAX_REPEAT).contains(&repeat) {
+            err(
+                format!("{at}.repeatCount"),
+                format!("must be between 1 and {MAX_REPEAT}, got {repeat}"),
+            );
         }
         if consensus == 0 || consensus > repeat {
             err(

@@ -414,6 +414,12 @@ pub fn evaluate(observed: Value) -> Result<Value, PluginError> {
         .and_then(Value::as_array)
         .cloned()
         .unwrap_or_default();
+    if list.is_empty() {
+        return Err(PluginError::input(
+            "evaluations",
+            "is missing or empty: an observed packet needs at least one evaluation",
+        ));
+    }
     let (mut passed, mut failed, mut blocked) = (0, 0, 0);
     let evaluations: Vec<Value> = list
         .iter()

@@ -25,6 +25,12 @@ pub fn evaluate(shape: Shape, observed: Value) -> Result<Value, PluginError> {
             "is missing: give the list of observed evaluations",
         ));
     };
+    if list.is_empty() {
+        return Err(PluginError::input(
+            "evaluations",
+            "is empty: an observed packet needs at least one evaluation",
+        ));
+    }
     let (mut passed, mut failed, mut errored) = (0, 0, 0);
     let evaluations: Vec<Value> = list
         .iter()
