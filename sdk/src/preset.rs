@@ -109,6 +109,28 @@ pub mod packet {
         header
     }
 
+    /// The evaluations of an observed packet, after checking that it is the
+    /// packet `schema` and holds at least one evaluation.
+    pub fn evaluations(observed: &Value, schema: &str) -> Result<Vec<Value>, PluginError> {
+        let found = observed
+            .get("schemaVersion")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        if found != schema {
+            return Err(PluginError::input(
+                "schemaVersion",
+                format!("expected `{schema}`, got `{found}`"),
+            ));
+        }
+        match observed.get("evaluations").and_then(Value::as_array) {
+            Some(list) if !list.is_empty() => Ok(list.clone()),
+            _ => Err(PluginError::input(
+                "evaluations",
+                "is missing or empty: an observed packet needs at least one evaluation",
+            )),
+        }
+    }
+
     /// The cases of a cases packet and the host's results, checked to pair up
     /// one to one, in order.
     pub fn pair_results(

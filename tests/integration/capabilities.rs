@@ -102,6 +102,19 @@ fn invocation(options: serde_json::Value) -> Invocation {
     }
 }
 
+/// Asks the provider probe to make the call described by `options` under `grants`.
+fn probe(
+    options: serde_json::Value,
+    grants: Grants,
+) -> Result<cautilus::plugin::Observation, cautilus::plugin::PluginError> {
+    invoke_provider(
+        &provider(),
+        &invocation(options),
+        &Limits::default(),
+        Arc::new(grants),
+    )
+}
+
 fn provider() -> Arc<cautilus::plugin::Plugin> {
     registry()
         .load_path(&cautilus_tests::component("provider-probe"))
@@ -117,13 +130,7 @@ fn http_allowed_to_a_granted_host_with_an_injected_secret() {
         secrets: BTreeMap::from([("token".to_string(), "CARGO_PKG_NAME".to_string())]),
         ..Grants::default()
     };
-    let observation = invoke_provider(
-        &provider(),
-        &invocation(json!({"url": server.url})),
-        &Limits::default(),
-        Arc::new(grants),
-    )
-    .unwrap();
+    let observation = probe(json!({"url": server.url}), grants).unwrap();
     assert_eq!(
         observation.final_text.as_deref(),
         Some("hello from loopback")
@@ -138,11 +145,9 @@ fn http_allowed_to_a_granted_host_with_an_injected_secret() {
 
 #[test]
 fn http_denied_without_a_grant() {
-    let error = invoke_provider(
-        &provider(),
-        &invocation(json!({"url": "http://127.0.0.1:9/never"})),
-        &Limits::default(),
-        Arc::new(Grants::default()),
+    let error = probe(
+        json!({"url": "http://127.0.0.1:9/never"}),
+        Grants::default(),
     )
     .unwrap_err();
     assert!(
@@ -159,13 +164,7 @@ fn http_denied_to_a_host_the_plugin_did_not_request() {
         http_hosts: vec!["localhost".into()],
         ..Grants::default()
     };
-    let error = invoke_provider(
-        &provider(),
-        &invocation(json!({"url": "http://localhost:9/x"})),
-        &Limits::default(),
-        Arc::new(grants),
-    )
-    .unwrap_err();
+    let error = probe(json!({"url": "http://localhost:9/x"}), grants).unwrap_err();
     assert!(
         error
             .to_string()
@@ -180,25 +179,13 @@ fn process_allowed_when_granted() {
         programs: vec!["echo".into()],
         ..Grants::default()
     };
-    let observation = invoke_provider(
-        &provider(),
-        &invocation(json!({"program": "echo"})),
-        &Limits::default(),
-        Arc::new(grants),
-    )
-    .unwrap();
+    let observation = probe(json!({"program": "echo"}), grants).unwrap();
     assert_eq!(observation.final_text.as_deref(), Some("from-the-probe\n"));
 }
 
 #[test]
 fn process_denied_without_a_grant() {
-    let error = invoke_provider(
-        &provider(),
-        &invocation(json!({"program": "echo"})),
-        &Limits::default(),
-        Arc::new(Grants::default()),
-    )
-    .unwrap_err();
+    let error = probe(json!({"program": "echo"}), Grants::default()).unwrap_err();
     assert!(
         error
             .to_string()
@@ -209,13 +196,7 @@ fn process_denied_without_a_grant() {
         programs: vec!["sh".into()],
         ..Grants::default()
     };
-    let error = invoke_provider(
-        &provider(),
-        &invocation(json!({"program": "sh"})),
-        &Limits::default(),
-        Arc::new(grants),
-    )
-    .unwrap_err();
+    let error = probe(json!({"program": "sh"}), grants).unwrap_err();
     assert!(
         error
             .to_string()
@@ -232,13 +213,7 @@ fn http_checks_the_host_the_transport_really_uses() {
         http_hosts: vec!["127.0.0.1".into()],
         ..Grants::default()
     };
-    let error = invoke_provider(
-        &provider(),
-        &invocation(json!({"url": "http://evil.invalid\\@127.0.0.1/"})),
-        &Limits::default(),
-        Arc::new(grants),
-    )
-    .unwrap_err();
+    let error = probe(json!({"url": "http://evil.invalid\\@127.0.0.1/"}), grants).unwrap_err();
     assert!(error.to_string().contains("`evil.invalid`"), "{error}");
     assert!(error.to_string().contains("Denied"), "{error}");
 }

@@ -82,15 +82,8 @@ pub fn validate(registry: &Registry, fixture: &Path) -> Result<Validated, EvalEr
     let suite = fixture::load(fixture)?;
     let preset = registry.preset_for(suite.pair)?;
     let body = Value::Object(suite.body.clone());
-    let cases = call_preset(&preset, PresetCall::Translate(&body), &preset_limits()).map_err(
-        |e| match e {
-            PluginError::InvalidInput { errors, .. } => EvalError::Cases {
-                file: fixture.to_path_buf(),
-                problems: errors,
-            },
-            other => other.into(),
-        },
-    )?;
+    let cases = call_preset(&preset, PresetCall::Translate(&body), &preset_limits())
+        .map_err(|e| input_problems(e, fixture))?;
     Ok(Validated {
         suite,
         preset,
@@ -212,13 +205,7 @@ pub fn evaluate(registry: &Registry, options: &EvaluateOptions) -> Result<Outcom
         )));
     };
     let mut summary = call_preset(&preset, PresetCall::Evaluate(&observed), &preset_limits())
-        .map_err(|e| match e {
-            PluginError::InvalidInput { errors, .. } => EvalError::Cases {
-                file: options.input.clone(),
-                problems: errors,
-            },
-            other => other.into(),
-        })?;
+        .map_err(|e| input_problems(e, &options.input))?;
     summary["evaluatedAt"] = Value::String(records::now_rfc3339());
     if let Some(output) = &options.output {
         records::write_json(output, &summary)?;
@@ -227,6 +214,18 @@ pub fn evaluate(registry: &Registry, options: &EvaluateOptions) -> Result<Outcom
         summary,
         output_dir: None,
     })
+}
+
+/// A preset's `invalid-input` about a file the user gave becomes problems at
+/// JSON paths of that file (a definition error); anything else stays a plugin error.
+fn input_problems(error: PluginError, file: &Path) -> EvalError {
+    match error {
+        PluginError::InvalidInput { errors, .. } => EvalError::Cases {
+            file: file.to_path_buf(),
+            problems: errors,
+        },
+        other => other.into(),
+    }
 }
 
 fn read_fixture_results(path: Option<&Path>) -> Result<Option<Value>, EvalError> {

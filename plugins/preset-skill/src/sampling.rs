@@ -1,7 +1,7 @@
 //! `collect` (samples → sampling aggregate) and `evaluate` for repo/skill.
 
 use cautilus_sdk::PluginError;
-use cautilus_sdk::preset::packet::{copy_fields, header, pair_results};
+use cautilus_sdk::preset::packet::{copy_fields, evaluations, header, pair_results};
 use serde_json::{Map, Value, json};
 
 use crate::shape::{CASE_FIELDS, THRESHOLDS};
@@ -261,23 +261,7 @@ fn threshold_findings(e: &Value) -> Vec<Value> {
 }
 
 pub fn evaluate(observed: Value) -> Result<Value, PluginError> {
-    if observed.get("schemaVersion").and_then(Value::as_str) != Some(OBSERVED) {
-        return Err(PluginError::input(
-            "schemaVersion",
-            format!("expected `{OBSERVED}`"),
-        ));
-    }
-    let list = observed
-        .get("evaluations")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
-    if list.is_empty() {
-        return Err(PluginError::input(
-            "evaluations",
-            "is missing or empty: an observed packet needs at least one evaluation",
-        ));
-    }
+    let list = evaluations(&observed, OBSERVED)?;
     let mut counts: Map<String, Value> = [
         "total",
         "passed",

@@ -1,6 +1,6 @@
 //! translate, collect and evaluate for repo/whole-repo.
 
-use cautilus_sdk::preset::packet::{copy_fields, header, pair_results};
+use cautilus_sdk::preset::packet::{copy_fields, evaluations, header, pair_results};
 use cautilus_sdk::{FieldError, PluginError};
 use serde_json::{Map, Value, json};
 
@@ -403,23 +403,7 @@ fn score(e: &Value) -> (String, Value, String) {
 }
 
 pub fn evaluate(observed: Value) -> Result<Value, PluginError> {
-    if observed.get("schemaVersion").and_then(Value::as_str) != Some(OBSERVED) {
-        return Err(PluginError::input(
-            "schemaVersion",
-            format!("expected `{OBSERVED}`"),
-        ));
-    }
-    let list = observed
-        .get("evaluations")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
-    if list.is_empty() {
-        return Err(PluginError::input(
-            "evaluations",
-            "is missing or empty: an observed packet needs at least one evaluation",
-        ));
-    }
+    let list = evaluations(&observed, OBSERVED)?;
     let (mut passed, mut failed, mut blocked) = (0, 0, 0);
     let evaluations: Vec<Value> = list
         .iter()

@@ -3,34 +3,14 @@
 //! `errored`, naming the field — never a crash or a silent pass.
 
 use cautilus_sdk::PluginError;
-use cautilus_sdk::preset::packet::{copy_fields, header};
+use cautilus_sdk::excerpt;
+use cautilus_sdk::preset::packet::{copy_fields, evaluations, header};
 use serde_json::{Map, Value, json};
 
 use crate::{Shape, non_empty_str};
 
 pub fn evaluate(shape: Shape, observed: Value) -> Result<Value, PluginError> {
-    let schema = observed
-        .get("schemaVersion")
-        .and_then(Value::as_str)
-        .unwrap_or_default();
-    if schema != shape.observed_schema() {
-        return Err(PluginError::input(
-            "schemaVersion",
-            format!("expected `{}`, got `{schema}`", shape.observed_schema()),
-        ));
-    }
-    let Some(list) = observed.get("evaluations").and_then(Value::as_array) else {
-        return Err(PluginError::input(
-            "evaluations",
-            "is missing: give the list of observed evaluations",
-        ));
-    };
-    if list.is_empty() {
-        return Err(PluginError::input(
-            "evaluations",
-            "is empty: an observed packet needs at least one evaluation",
-        ));
-    }
+    let list = evaluations(&observed, &shape.observed_schema())?;
     let (mut passed, mut failed, mut errored) = (0, 0, 0);
     let evaluations: Vec<Value> = list
         .iter()
@@ -159,11 +139,4 @@ fn score(shape: Shape, e: &Value, index: usize) -> Value {
     out.insert("status".into(), json!(status));
     out.insert("summary".into(), json!(summary));
     Value::Object(out)
-}
-
-fn excerpt(text: &str, max: usize) -> String {
-    match text.char_indices().nth(max) {
-        None => format!("{text:?}"),
-        Some((cut, _)) => format!("{:?}…", &text[..cut]),
-    }
 }
