@@ -1,36 +1,172 @@
 //! The preset trait and the `export_preset!` macro.
 //!
-//! A preset owns one (surface, preset) pair of the host's taxonomy: it
-//! validates and normalizes a suite's cases (`translate`) and scores an
-//! observed packet against its expectations (`evaluate`). Packets are JSON.
+//! A preset owns one (surface, preset) pair of the host's taxonomy. It works
+//! one case at a time; the host batches cases, runs batches in parallel and
+//! owns the packets' headers, counts and the suite recommendation:
+//!
+//! - [`Preset::translate`] validates and normalizes one case of a suite;
+//! - [`Preset::collect`] turns a case and what the host ran for it into the
+//!   case's observed evaluation;
+//! - [`Preset::evaluate`] scores one observed evaluation (from `collect` or
+//!   any other runner) into a [`Verdict`].
+//!
+//! Cases and evaluations are JSON ([`serde_json::Value`]); what the host must
+//! reason about (invocation fields, status, recommendation) is typed.
 
 use std::marker::PhantomData;
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use crate::bindings::preset::exports::cautilus::plugin::preset_api;
-use crate::types::PluginError;
+use crate::types::{FieldError, Message, PluginError};
 
-pub use preset_api::PresetInfo;
+pub use preset_api::{CaseRun, CaseStatus, PresetInfo, Recommendation, Sample};
 
-/// A preset plugin.
+/// A validated case, normalized, and what the host needs to invoke it.
+#[derive(Debug, Clone)]
+pub struct CasePlan {
+    pub case_id: String,
+    /// The normalized case, written to the cases packet as is.
+    pub body: Value,
+    /// Turns the provider answers (the last one is the user's).
+    pub messages: Vec<Message>,
+    pub system: Option<String>,
+    /// The provider and model the case pins, when it does.
+    pub provider: Option<String>,
+    pub model: Option<String>,
+    /// The case's input and expectations, handed to the provider.
+    pub input: Option<Value>,
+    pub expected: Option<Value>,
+    /// How many times the host samples the case (at least 1).
+    pub repeat_count: u32,
+}
+
+impl CasePlan {
+    /// A plan sampled once with no turns; set the other fields as needed.
+    pub fn new(case_id: impl Into<String>, body: Value) -> Self {
+        Self {
+            case_id: case_id.into(),
+            body,
+            messages: Vec::new(),
+            system: None,
+            provider: None,
+            model: None,
+            input: None,
+            expected: None,
+            repeat_count: 1,
+        }
+    }
+}
+
+/// A scored evaluation.
+#[derive(Debug, Clone)]
+pub struct Verdict {
+    pub case_id: String,
+    pub status: CaseStatus,
+    /// What this case asks of the suite recommendation (the host takes the
+    /// most severe over all cases).
+    pub recommendation: Recommendation,
+    /// Extra `evaluationCounts` keys this case counts toward.
+    pub tags: Vec<String>,
+    /// One line: why this status.
+    pub summary: String,
+    /// The scored evaluation written to the summary packet.
+    pub body: Value,
+}
+
+impl Verdict {
+    /// A verdict whose recommendation follows its status: `passed` →
+    /// accept-now, `blocked`/`degraded` → defer, `failed`/`errored` → reject.
+    /// The status and summary are also written into `body`.
+    pub fn new(
+        case_id: impl Into<String>,
+        status: CaseStatus,
+        summary: impl Into<String>,
+        mut body: Value,
+    ) -> Self {
+        let summary = summary.into();
+        if let Value::Object(map) = &mut body {
+            map.insert("status".into(), Value::String(status_name(status).into()));
+            map.insert("summary".into(), Value::String(summary.clone()));
+        }
+        let recommendation = match status {
+            CaseStatus::Passed => Recommendation::AcceptNow,
+            CaseStatus::Blocked | CaseStatus::Degraded => Recommendation::Defer,
+            CaseStatus::Failed | CaseStatus::Errored => Recommendation::Reject,
+        };
+        Self {
+            case_id: case_id.into(),
+            status,
+            recommendation,
+            tags: Vec::new(),
+            summary,
+            body,
+        }
+    }
+
+    /// Counts this case toward `evaluationCounts.<tag>` too.
+    pub fn tag(mut self, tag: impl Into<String>) -> Self {
+        self.tags.push(tag.into());
+        self
+    }
+
+    /// Asks at least `recommendation` of the suite (never lowers it).
+    pub fn at_least(mut self, recommendation: Recommendation) -> Self {
+        if severity(recommendation) > severity(self.recommendation) {
+            self.recommendation = recommendation;
+        }
+        self
+    }
+}
+
+fn severity(recommendation: Recommendation) -> u8 {
+    match recommendation {
+        Recommendation::AcceptNow => 0,
+        Recommendation::Defer => 1,
+        Recommendation::Reject => 2,
+    }
+}
+
+/// The name a status has in packets (`passed`, `failed`, …).
+pub fn status_name(status: CaseStatus) -> &'static str {
+    match status {
+        CaseStatus::Passed => "passed",
+        CaseStatus::Failed => "failed",
+        CaseStatus::Errored => "errored",
+        CaseStatus::Blocked => "blocked",
+        CaseStatus::Degraded => "degraded",
+    }
+}
+
+/// A preset plugin. Each method handles one case; the SDK does the batching.
 pub trait Preset: 'static {
-    /// Identity, the (surface, preset) pair and the packet schema ids.
+    /// Identity, the (surface, preset) pair, the packet schema ids and the
+    /// summary's count keys.
     fn info() -> PresetInfo;
-    /// Validates a composed suite and returns its cases packet.
-    fn translate(suite: Value) -> Result<Value, PluginError>;
-    /// Builds the observed packet from the cases packet and per-case results.
-    fn collect(cases: Value, results: Value) -> Result<Value, PluginError>;
-    /// Scores an observed packet; returns the summary packet.
-    fn evaluate(observed: Value) -> Result<Value, PluginError>;
+
+    /// Validates and normalizes one case. `suite` holds the suite-level
+    /// fields (everything but `cases`); `at` is the case's JSON path
+    /// (`cases[3]`): report every problem at a path under it.
+    fn translate(
+        suite: &Map<String, Value>,
+        case: &Value,
+        at: &str,
+    ) -> Result<CasePlan, Vec<FieldError>>;
+
+    /// The observed evaluation of one case: `case` is the body from
+    /// [`Preset::translate`], `run` what the host ran (one sample per repeat).
+    fn collect(case: Value, run: CaseRun) -> Value;
+
+    /// Scores one observed evaluation; `at` is its JSON path (`evaluations[3]`).
+    /// A malformed evaluation is an `errored` verdict naming the field.
+    fn evaluate(evaluation: &Value, at: &str) -> Verdict;
 }
 
 #[doc(hidden)]
 pub struct PresetExport<P>(PhantomData<P>);
 
-fn parse(json: &str, what: &str) -> Result<Value, PluginError> {
-    serde_json::from_str(json)
-        .map_err(|e| PluginError::input("", format!("{what} is not valid JSON: {e}")))
+fn json_text(value: &Value) -> String {
+    serde_json::to_string(value).unwrap_or_else(|_| "null".into())
 }
 
 impl<P: Preset> preset_api::Guest for PresetExport<P> {
@@ -38,20 +174,106 @@ impl<P: Preset> preset_api::Guest for PresetExport<P> {
         P::info()
     }
 
-    fn translate(suite: String) -> Result<String, PluginError> {
-        P::translate(parse(&suite, "the suite")?).map(|v| v.to_string())
+    fn translate(
+        suite: String,
+        cases: Vec<String>,
+        first_index: u32,
+    ) -> Result<Vec<preset_api::CasePlan>, PluginError> {
+        let suite = match serde_json::from_str(&suite) {
+            Ok(Value::Object(map)) => map,
+            _ => return Err(PluginError::input("", "the suite must be a JSON object")),
+        };
+        let mut plans = Vec::with_capacity(cases.len());
+        let mut problems = Vec::new();
+        for (offset, text) in cases.iter().enumerate() {
+            let at = format!("cases[{}]", first_index as usize + offset);
+            let case: Value = match serde_json::from_str(text) {
+                Ok(case) => case,
+                Err(e) => {
+                    problems.push(FieldError {
+                        path: at,
+                        message: format!("not valid JSON: {e}"),
+                    });
+                    continue;
+                }
+            };
+            match P::translate(&suite, &case, &at) {
+                Ok(plan) if problems.is_empty() => plans.push(preset_api::CasePlan {
+                    case_id: plan.case_id,
+                    body: json_text(&plan.body),
+                    messages: plan.messages,
+                    system: plan.system,
+                    provider: plan.provider,
+                    model: plan.model,
+                    input: plan.input.as_ref().map(json_text),
+                    expected: plan.expected.as_ref().map(json_text),
+                    repeat_count: plan.repeat_count.max(1),
+                }),
+                Ok(_) => {}
+                Err(errors) => problems.extend(errors),
+            }
+        }
+        if problems.is_empty() {
+            Ok(plans)
+        } else {
+            Err(PluginError::InvalidInput(problems))
+        }
     }
 
-    fn collect(cases: String, results: String) -> Result<String, PluginError> {
-        P::collect(
-            parse(&cases, "the cases packet")?,
-            parse(&results, "the results")?,
-        )
-        .map(|v| v.to_string())
+    fn collect(cases: Vec<String>, runs: Vec<CaseRun>) -> Result<Vec<String>, PluginError> {
+        if cases.len() != runs.len() {
+            return Err(PluginError::input(
+                "runs",
+                format!(
+                    "{} runs for {} cases; give one run per case, in order",
+                    runs.len(),
+                    cases.len()
+                ),
+            ));
+        }
+        cases
+            .iter()
+            .zip(runs)
+            .map(|(text, run)| {
+                let case = serde_json::from_str(text).map_err(|e| {
+                    PluginError::input(
+                        "cases",
+                        format!("case `{}` is not valid JSON: {e}", run.case_id),
+                    )
+                })?;
+                Ok(json_text(&P::collect(case, run)))
+            })
+            .collect()
     }
 
-    fn evaluate(observed: String) -> Result<String, PluginError> {
-        P::evaluate(parse(&observed, "the observed packet")?).map(|v| v.to_string())
+    fn evaluate(
+        evaluations: Vec<String>,
+        first_index: u32,
+    ) -> Result<Vec<preset_api::Verdict>, PluginError> {
+        Ok(evaluations
+            .iter()
+            .enumerate()
+            .map(|(offset, text)| {
+                let at = format!("evaluations[{}]", first_index as usize + offset);
+                let verdict = match serde_json::from_str::<Value>(text) {
+                    Ok(evaluation) => P::evaluate(&evaluation, &at),
+                    Err(e) => Verdict::new(
+                        "",
+                        CaseStatus::Errored,
+                        format!("{at} is not valid JSON: {e}"),
+                        Value::Null,
+                    ),
+                };
+                preset_api::Verdict {
+                    case_id: verdict.case_id,
+                    status: verdict.status,
+                    recommendation: verdict.recommendation,
+                    tags: verdict.tags,
+                    summary: verdict.summary,
+                    body: json_text(&verdict.body),
+                }
+            })
+            .collect())
     }
 }
 
@@ -81,11 +303,12 @@ macro_rules! export_preset {
     };
 }
 
-/// Helpers for building packets; every built-in preset uses them.
+/// Helpers for building packets.
 pub mod packet {
-    use serde_json::{Map, Value};
+    use serde_json::{Map, Value, json};
 
-    use crate::PluginError;
+    use super::CaseRun;
+    use crate::types::Observation;
 
     /// Copies `keys` from `from` into `to`, skipping absent and null values.
     pub fn copy_fields(from: &Value, to: &mut Map<String, Value>, keys: &[&str]) {
@@ -96,68 +319,100 @@ pub mod packet {
         }
     }
 
-    /// A packet's header: its schema and pair, and the suite identity and
-    /// `fixtureRef` carried over from `source` (the previous packet).
-    pub fn header(schema: &str, surface: &str, preset: &str, source: &Value) -> Map<String, Value> {
-        let mut header = Map::new();
-        header.insert("schemaVersion".into(), Value::String(schema.into()));
-        header.insert("surface".into(), Value::String(surface.into()));
-        header.insert("preset".into(), Value::String(preset.into()));
-        for key in ["suiteId", "suiteDisplayName", "fixtureRef"] {
-            header.insert(key.into(), source.get(key).cloned().unwrap_or(Value::Null));
-        }
-        header
+    /// The first missing or empty string among `keys` of `value`.
+    pub fn first_missing<'a>(value: &Value, keys: &[&'a str]) -> Option<&'a str> {
+        keys.iter().copied().find(|key| {
+            value
+                .get(*key)
+                .and_then(Value::as_str)
+                .is_none_or(|s| s.trim().is_empty())
+        })
     }
 
-    /// The evaluations of an observed packet, after checking that it is the
-    /// packet `schema` and holds at least one evaluation.
-    pub fn evaluations(observed: &Value, schema: &str) -> Result<Vec<Value>, PluginError> {
-        let found = observed
-            .get("schemaVersion")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
-        if found != schema {
-            return Err(PluginError::input(
-                "schemaVersion",
-                format!("expected `{schema}`, got `{found}`"),
-            ));
-        }
-        match observed.get("evaluations").and_then(Value::as_array) {
-            Some(list) if !list.is_empty() => Ok(list.clone()),
-            _ => Err(PluginError::input(
-                "evaluations",
-                "is missing or empty: an observed packet needs at least one evaluation",
-            )),
-        }
-    }
-
-    /// The cases of a cases packet and the host's results, checked to pair up
-    /// one to one, in order.
-    pub fn pair_results(
-        cases: &Value,
-        results: Value,
-    ) -> Result<(Vec<Value>, Vec<Value>), PluginError> {
-        let list = cases
-            .get("cases")
-            .and_then(Value::as_array)
-            .cloned()
-            .unwrap_or_default();
-        let Value::Array(results) = results else {
-            return Err(PluginError::input(
-                "results",
-                "must be a list, one result per case",
-            ));
+    /// The runtime fields of a run, as every observed evaluation records them:
+    /// `provider`, `model`, `harness`, `mode` (what the first observation
+    /// reports, else the host's fallbacks), `durationMs` (summed over samples;
+    /// a provider-reported duration wins over the host's measurement),
+    /// `costUsd` and `usage` (summed, present only when every sample reports
+    /// them) and `error` (the first failed sample's).
+    pub fn run_fields(run: &CaseRun) -> Map<String, Value> {
+        let observations: Vec<&Observation> = run
+            .samples
+            .iter()
+            .filter_map(|s| s.outcome.as_ref().ok())
+            .collect();
+        let first = observations.first();
+        let pick = |reported: Option<&Option<String>>, fallback: Option<&str>| {
+            reported
+                .and_then(|r| r.as_deref())
+                .filter(|r| !r.is_empty())
+                .or(fallback)
+                .map(|s| Value::String(s.to_string()))
         };
-        if results.len() != list.len() {
-            return Err(PluginError::input(
-                "results",
-                format!(
-                    "{} results for {} cases; give one result per case, in order",
-                    results.len(),
-                    list.len()
-                ),
-            ));
+        let mut out = Map::new();
+        let identity = [
+            (
+                "provider",
+                pick(first.map(|o| &o.provider), Some(&run.provider)),
+            ),
+            ("model", pick(first.map(|o| &o.model), run.model.as_deref())),
+            (
+                "harness",
+                pick(first.map(|o| &o.harness), Some(&run.harness)),
+            ),
+            ("mode", pick(first.map(|o| &o.mode), Some(&run.mode))),
+        ];
+        for (key, value) in identity {
+            if let Some(value) = value {
+                out.insert(key.into(), value);
+            }
         }
-        Ok((list, results))
+        let duration: u64 = run
+            .samples
+            .iter()
+            .map(|s| match &s.outcome {
+                Ok(o) => o.duration_ms.unwrap_or(s.duration_ms),
+                Err(_) => s.duration_ms,
+            })
+            .sum();
+        out.insert("durationMs".into(), json!(duration));
+        let all = observations.len() == run.samples.len() && !observations.is_empty();
+        if all && let Some(cost) = observations.iter().map(|o| o.cost_usd).sum::<Option<f64>>() {
+            out.insert("costUsd".into(), json!(cost));
+        }
+        if all && let Some(usage) = usage(&observations) {
+            out.insert("usage".into(), usage);
+        }
+        if let Some(error) = run.samples.iter().find_map(|s| s.outcome.as_ref().err()) {
+            out.insert("error".into(), json!(error));
+        }
+        out
+    }
+
+    /// Token accounting summed over observations; a field is present only when
+    /// every observation captured it.
+    fn usage(observations: &[&Observation]) -> Option<Value> {
+        let usages: Option<Vec<_>> = observations.iter().map(|o| o.usage).collect();
+        let usages = usages?;
+        let sum = |f: fn(&crate::types::Usage) -> Option<u64>| -> Value {
+            usages
+                .iter()
+                .map(f)
+                .sum::<Option<u64>>()
+                .map_or(Value::Null, |n| json!(n))
+        };
+        let mut out = Map::new();
+        for (key, value) in [
+            ("inputTokens", sum(|u| u.input_tokens)),
+            ("outputTokens", sum(|u| u.output_tokens)),
+            ("cachedInputTokens", sum(|u| u.cached_input_tokens)),
+            ("reasoningTokens", sum(|u| u.reasoning_tokens)),
+            ("llmCalls", sum(|u| u.llm_calls.map(u64::from))),
+        ] {
+            if !value.is_null() {
+                out.insert(key.into(), value);
+            }
+        }
+        Some(Value::Object(out))
     }
 }

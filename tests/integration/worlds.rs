@@ -20,14 +20,34 @@ fn preset_component_loads_and_describes() {
         ("app", "prompt")
     );
     assert_eq!(info.plugin.id, "test-preset-probe");
-    let suite = json!({"cases": [1, 2]});
-    let translated = cautilus::plugin::oneshot::call_preset(
-        &plugin,
-        cautilus::plugin::oneshot::PresetCall::Translate(&suite),
-        &Default::default(),
-    )
-    .unwrap();
-    assert_eq!(translated, json!({"cases": [1, 2]}));
+    let mut session =
+        cautilus::plugin::preset::PresetSession::new(plugin, Default::default()).unwrap();
+    let plans = session
+        .translate("{}", &["1".to_string(), "2".to_string()], 0)
+        .unwrap();
+    let ids: Vec<&str> = plans.iter().map(|p| p.case_id.as_str()).collect();
+    assert_eq!(ids, ["c1", "c2"]);
+    assert_eq!(plans[1].repeat_count, 1);
+    // Error paths are absolute: the batch starts at case 7.
+    let error = session
+        .translate("{}", &["\"x\"".to_string()], 7)
+        .unwrap_err();
+    assert!(
+        error.to_string().contains("cases[7]: must be a number"),
+        "{error}"
+    );
+    let verdicts = session
+        .evaluate(
+            &[json!({"n": 2, "caseId": "c2"}).to_string(), "[".to_string()],
+            0,
+        )
+        .unwrap();
+    assert_eq!(verdicts[0].case_id, "c2");
+    assert!(
+        verdicts[1]
+            .summary
+            .contains("evaluations[1] is not valid JSON")
+    );
 }
 
 #[test]

@@ -65,6 +65,9 @@ pub struct TestArgs {
     /// Print the summary packet as JSON instead of the readable summary
     #[arg(long)]
     json: bool,
+    /// Worker threads (default: one per core)
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=256))]
+    jobs: Option<u16>,
     #[command(flatten)]
     limits: LimitArgs,
 }
@@ -80,6 +83,9 @@ pub struct EvaluateArgs {
     /// Print the summary packet as JSON
     #[arg(long)]
     json: bool,
+    /// Worker threads (default: one per core)
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=256))]
+    jobs: Option<u16>,
 }
 
 #[derive(Debug, Args)]
@@ -109,6 +115,7 @@ fn test(args: TestArgs) -> anyhow::Result<ExitCode> {
         provider: args.provider,
         fixture_results: args.fixture_results,
         limits: args.limits.limits(),
+        jobs: jobs(args.jobs),
     };
     let registry = registry()?;
     let outcome = eval::test(&registry, &options)?;
@@ -122,6 +129,7 @@ fn evaluate(args: EvaluateArgs) -> anyhow::Result<ExitCode> {
         &EvaluateOptions {
             input: args.input,
             output: args.output,
+            jobs: jobs(args.jobs),
         },
     )?;
     finish(&outcome, args.json)
@@ -129,7 +137,7 @@ fn evaluate(args: EvaluateArgs) -> anyhow::Result<ExitCode> {
 
 fn validate(args: ValidateArgs) -> anyhow::Result<ExitCode> {
     let registry = registry()?;
-    let validated = eval::validate(&registry, &args.fixture)?;
+    let validated = eval::validate(&registry, &args.fixture, eval::default_jobs())?;
     println!(
         "{}: valid {} fixture `{}` with {} case(s)",
         args.fixture.display(),
@@ -140,18 +148,24 @@ fn validate(args: ValidateArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+fn jobs(flag: Option<u16>) -> usize {
+    flag.map_or_else(eval::default_jobs, usize::from)
+}
+
 fn finish(outcome: &Outcome, json: bool) -> anyhow::Result<ExitCode> {
+    use std::io::Write;
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
     if json {
-        println!("{}", serde_json::to_string_pretty(&outcome.summary)?);
+        let mut summary = std::fs::File::open(&outcome.summary_path)?;
+        std::io::copy(&mut summary, &mut out)?;
     } else {
-        let stdout = std::io::stdout();
-        let mut out = stdout.lock();
-        eval::report::print_summary(&mut out, &outcome.summary)?;
+        eval::report::print_summary(&mut out, &outcome.tally)?;
         if let Some(dir) = &outcome.output_dir {
-            use std::io::Write;
             writeln!(out, "records: {}", dir.display())?;
         }
     }
+    out.flush()?;
     Ok(if outcome.recommendation() == "accept-now" {
         ExitCode::SUCCESS
     } else {

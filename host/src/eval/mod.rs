@@ -3,22 +3,25 @@
 //! `eval validate` (offline checks).
 //!
 //! - [`pipeline`]: the steps, in order;
-//! - [`cases`]: turning a case of the cases packet into a provider
-//!   invocation, and an observation into the result the preset collects;
-//! - [`records`]: run directories, atomic JSON writes, timestamps;
+//! - [`workers`]: ordered parallel batches (one set of stores per thread);
+//! - [`cases`]: running one case (invocation, samples, the case run);
+//! - [`tally`]: the host-owned counts and suite recommendation;
+//! - [`records`]: run directories, streamed atomic packets, timestamps;
 //! - [`report`]: the terminal summary.
 
 pub mod cases;
 pub mod pipeline;
 pub mod records;
 pub mod report;
+pub mod tally;
+pub mod workers;
 
 use std::path::PathBuf;
 
 use crate::fixture::FixtureError;
 use crate::plugin::PluginError;
 
-pub use pipeline::{EvaluateOptions, Outcome, TestOptions, evaluate, test, validate};
+pub use pipeline::{EvaluateOptions, Outcome, TestOptions, default_jobs, evaluate, test, validate};
 
 /// Why an evaluation could not run or finish.
 #[derive(Debug, thiserror::Error)]
@@ -55,9 +58,13 @@ impl EvalError {
     }
 }
 
+/// Problems shown in one error message; the rest are counted.
+const SHOWN_PROBLEMS: usize = 50;
+
 fn format_problems(problems: &[(String, String)]) -> String {
-    let lines: Vec<String> = problems
+    let mut lines: Vec<String> = problems
         .iter()
+        .take(SHOWN_PROBLEMS)
         .map(|(path, message)| {
             if path.is_empty() {
                 message.clone()
@@ -66,9 +73,12 @@ fn format_problems(problems: &[(String, String)]) -> String {
             }
         })
         .collect();
-    if lines.len() == 1 {
+    if problems.len() > SHOWN_PROBLEMS {
+        lines.push(format!("… and {} more", problems.len() - SHOWN_PROBLEMS));
+    }
+    if problems.len() == 1 {
         lines[0].clone()
     } else {
-        format!("{} problems:\n  {}", lines.len(), lines.join("\n  "))
+        format!("{} problems:\n  {}", problems.len(), lines.join("\n  "))
     }
 }

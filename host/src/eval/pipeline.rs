@@ -1,32 +1,51 @@
 //! The evaluation pipeline.
 //!
-//! `eval test`: fixture → checks (suite, taxonomy) → preset `translate` →
-//! `eval-cases.json` → provider per case (one store for the run) → preset
-//! `collect` → `eval-observed.json` → preset `evaluate` → `eval-summary.json`.
-//! Nothing runs unless the fixture and flags are valid.
+//! `eval test`: fixture → checks (suite, taxonomy) → preset `translate`
+//! (batches, in parallel) → `eval-cases.json` → per batch, on each worker
+//! thread with its own stores: provider per case → preset `collect` →
+//! preset `evaluate` → the batch's evaluations streamed to
+//! `eval-observed.json` and `eval-summary.json` in case order. The host
+//! writes the packets' headers, counts and recommendation. Nothing runs
+//! unless the fixture and flags are valid.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use serde_json::Value;
+use serde_json::{Map, Value, json};
 
-use super::cases::{Identity, failed_result, invocation, observed_result, sampled_result};
-use super::{EvalError, records};
+use super::EvalError;
+use super::cases::{RunContext, run_case};
+use super::records::{self, PacketWriter};
+use super::tally::Tally;
+use super::workers::{batches, run_ordered};
 use crate::fixture::{self, Suite};
-use crate::plugin::oneshot::{PresetCall, call_preset};
+use crate::plugin::bindings::preset::exports::cautilus::plugin::preset_api::{
+    CasePlan, PresetInfo, Verdict,
+};
+use crate::plugin::preset::PresetSession;
 use crate::plugin::provider::ProviderSession;
 use crate::plugin::{Grants, Limits, Plugin, PluginError, Registry};
 
-/// Limits of preset calls: they process whole packets (thousands of cases)
-/// in one call, so they get more room than a per-case scorer call.
+/// Limits of one preset call (one batch of cases).
 pub fn preset_limits() -> Limits {
     Limits {
-        timeout: Duration::from_secs(60),
-        memory_bytes: 1024 * 1024 * 1024,
+        timeout: Duration::from_secs(30),
+        memory_bytes: 256 * 1024 * 1024,
         fuel: None,
-        output_bytes: 512 * 1024 * 1024,
+        output_bytes: 64 * 1024 * 1024,
     }
+}
+
+/// Cases per batch: enough to amortize a call, few enough that every
+/// worker gets several batches (and records appear steadily).
+fn batch_size(cases: usize, jobs: usize) -> usize {
+    (cases / (jobs.max(1) * 8)).clamp(1, 128)
+}
+
+/// Worker threads by default: one per core.
+pub fn default_jobs() -> usize {
+    std::thread::available_parallelism().map_or(1, usize::from)
 }
 
 /// Options of `eval test`.
@@ -43,6 +62,8 @@ pub struct TestOptions {
     pub fixture_results: Option<PathBuf>,
     /// Limits of provider calls.
     pub limits: Limits,
+    /// Worker threads.
+    pub jobs: usize,
 }
 
 /// Options of `eval evaluate`.
@@ -50,22 +71,24 @@ pub struct TestOptions {
 pub struct EvaluateOptions {
     pub input: PathBuf,
     pub output: Option<PathBuf>,
+    pub jobs: usize,
 }
 
 /// A finished run.
 #[derive(Debug)]
 pub struct Outcome {
-    pub summary: Value,
-    /// Where the records were written, if anywhere.
+    pub tally: Tally,
+    /// The summary packet on disk.
+    pub summary_path: PathBuf,
+    /// Where the records were written (`eval test`).
     pub output_dir: Option<PathBuf>,
+    /// Holds a summary written only for printing (`eval evaluate` without `--output`).
+    _scratch: Option<tempfile::TempDir>,
 }
 
 impl Outcome {
     pub fn recommendation(&self) -> &str {
-        self.summary
-            .get("recommendation")
-            .and_then(Value::as_str)
-            .unwrap_or("reject")
+        self.tally.recommendation()
     }
 }
 
@@ -73,108 +96,198 @@ impl Outcome {
 pub struct Validated {
     pub suite: Suite,
     pub preset: Arc<Plugin>,
-    /// The preset's cases packet.
-    pub cases: Value,
+    /// One plan per case, in order.
+    pub plans: Vec<CasePlan>,
 }
 
-/// Offline checks: suite fields, taxonomy, and the preset's `translate`.
-pub fn validate(registry: &Registry, fixture: &Path) -> Result<Validated, EvalError> {
+/// Offline checks: suite fields, taxonomy, the preset's `translate` of every
+/// case, and unique case ids.
+pub fn validate(registry: &Registry, fixture: &Path, jobs: usize) -> Result<Validated, EvalError> {
     let suite = fixture::load(fixture)?;
     let preset = registry.preset_for(suite.pair)?;
-    let body = Value::Object(suite.body.clone());
-    let cases = call_preset(&preset, PresetCall::Translate(&body), &preset_limits())
-        .map_err(|e| input_problems(e, fixture))?;
+    let cases = suite.cases();
+    let suite_only: Map<String, Value> = suite
+        .body
+        .iter()
+        .filter(|(key, _)| *key != "cases")
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    let suite_json = Value::Object(suite_only).to_string();
+    let mut plans = Vec::with_capacity(cases.len());
+    let mut problems = Vec::new();
+    run_ordered(
+        &batches(cases.len(), batch_size(cases.len(), jobs)),
+        jobs,
+        || PresetSession::new(preset.clone(), preset_limits()).map_err(EvalError::from),
+        |session, range| {
+            let texts: Vec<String> = cases[range.clone()].iter().map(Value::to_string).collect();
+            let first = u32::try_from(range.start).unwrap_or(u32::MAX);
+            match session.translate(&suite_json, &texts, first) {
+                Ok(batch) if batch.len() == range.len() => Ok(Ok(batch)),
+                Ok(batch) => Err(EvalError::Plugin(PluginError::Guest {
+                    plugin: preset.id().to_string(),
+                    message: format!(
+                        "translate returned {} plans for {} cases",
+                        batch.len(),
+                        range.len()
+                    ),
+                })),
+                Err(PluginError::InvalidInput { errors, .. }) => Ok(Err(errors)),
+                Err(other) => Err(other.into()),
+            }
+        },
+        |_, batch| {
+            match batch {
+                Ok(batch) => plans.extend(batch),
+                Err(errors) => problems.extend(errors),
+            }
+            Ok(())
+        },
+    )?;
+    let mut seen = std::collections::HashMap::with_capacity(plans.len());
+    for (i, plan) in plans.iter().enumerate() {
+        if let Some(first) = seen.insert(plan.case_id.as_str(), i) {
+            problems.push((
+                format!("cases[{i}].caseId"),
+                format!(
+                    "duplicate caseId `{}` (also cases[{first}]); case ids must be unique",
+                    plan.case_id
+                ),
+            ));
+        }
+    }
+    if !problems.is_empty() {
+        return Err(EvalError::Cases {
+            file: fixture.to_path_buf(),
+            problems,
+        });
+    }
     Ok(Validated {
         suite,
         preset,
-        cases,
+        plans,
     })
 }
+
+/// The header every packet of a run starts with.
+fn header(schema: &str, fields: &Map<String, Value>) -> Map<String, Value> {
+    let mut header = Map::new();
+    header.insert("schemaVersion".into(), json!(schema));
+    for key in HEADER_KEYS {
+        if let Some(value) = fields.get(*key).filter(|v| !v.is_null()) {
+            header.insert((*key).to_string(), value.clone());
+        }
+    }
+    header
+}
+
+/// Suite identity carried from packet to packet.
+const HEADER_KEYS: &[&str] = &[
+    "surface",
+    "preset",
+    "suiteId",
+    "suiteDisplayName",
+    "skillId",
+    "skillDisplayName",
+    "fixtureRef",
+];
 
 /// Runs a fixture end to end and writes the three records.
 pub fn test(registry: &Registry, options: &TestOptions) -> Result<Outcome, EvalError> {
     let Validated {
         suite,
         preset,
-        mut cases,
-    } = validate(registry, &options.fixture)?;
+        mut plans,
+    } = validate(registry, &options.fixture, options.jobs)?;
+    let info = preset_info(&preset);
     let canned = read_fixture_results(options.fixture_results.as_deref())?;
     let provider = registry.resolve_provider(&options.provider)?;
-    let grants = Grants {
+    let grants = Arc::new(Grants {
         workspace: Some(options.workspace.clone()),
         ..Grants::default()
-    };
-    let mut session =
-        ProviderSession::new(provider.clone(), options.limits.clone(), Arc::new(grants))?;
+    });
+    // Checks the provider's world before anything is written.
+    let harness = ProviderSession::new(provider.clone(), options.limits.clone(), grants.clone())?
+        .harness()
+        .to_string();
 
-    cases["fixtureRef"] = Value::String(fixture_ref(&options.fixture, &options.workspace));
+    let fixture_ref = fixture_ref(&options.fixture, &options.workspace);
+    let mut fields: Map<String, Value> = HEADER_KEYS
+        .iter()
+        .filter_map(|key| Some((key.to_string(), suite.body.get(*key)?.clone())))
+        .collect();
+    fields.insert("suiteDisplayName".into(), json!(suite.suite_display_name));
+    fields.insert("fixtureRef".into(), json!(fixture_ref));
     let output_dir = options
         .output_dir
         .clone()
         .unwrap_or_else(|| records::new_run_dir(&options.workspace));
-    records::write_json(&output_dir.join("eval-cases.json"), &cases)?;
 
-    let harness = session.harness().to_string();
-    let identity = Identity {
+    let mut cases_out = PacketWriter::create(
+        &output_dir.join("eval-cases.json"),
+        &header(&info.cases_schema, &fields),
+        "cases",
+    )?;
+    let bodies: Vec<String> = plans
+        .iter_mut()
+        .map(|p| std::mem::take(&mut p.body))
+        .collect();
+    for body in &bodies {
+        cases_out.push(body)?;
+    }
+    cases_out.finish(&Map::new())?;
+
+    let summary_path = output_dir.join("eval-summary.json");
+    let mut observed_out = PacketWriter::create(
+        &output_dir.join("eval-observed.json"),
+        &header(&info.observed_schema, &fields),
+        "evaluations",
+    )?;
+    let mut summary_out = PacketWriter::create(
+        &summary_path,
+        &header(&info.summary_schema, &fields),
+        "evaluations",
+    )?;
+    let mut tally = Tally::new(&info.counts);
+    let context = RunContext {
         provider: provider.id(),
         harness: &harness,
-        pair: suite.pair,
+        mode: suite.pair.mode.as_str(),
+        fixture_ref: &fixture_ref,
+        canned: canned.as_ref(),
     };
-    let empty = Vec::new();
-    let case_list = cases
-        .get("cases")
-        .and_then(Value::as_array)
-        .unwrap_or(&empty);
-    let mut results = Vec::with_capacity(case_list.len());
-    for case in case_list {
-        let id = case
-            .get("caseId")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
-        let canned = canned.as_ref().and_then(|c| c.get(id));
-        // A case with `repeatCount` is sampled that many times; canned samples
-        // (a list) are handed out in order.
-        let repeats = case
-            .get("repeatCount")
-            .and_then(Value::as_u64)
-            .unwrap_or(1)
-            .max(1);
-        let mut samples = Vec::new();
-        for sample in 0..repeats {
-            let canned = match canned {
-                Some(Value::Array(list)) => list.get(usize::try_from(sample).unwrap_or(usize::MAX)),
-                other => other,
-            };
-            let request = invocation(suite.pair, case, canned);
-            let started = Instant::now();
-            samples.push(match session.invoke(&request) {
-                Ok(observation) => observed_result(case, observation, &identity, started.elapsed()),
-                Err(error) => failed_result(case, error.to_string(), &identity, started.elapsed()),
-            });
-        }
-        results.push(if samples.len() == 1 {
-            samples.remove(0)
-        } else {
-            sampled_result(samples)
-        });
-    }
-    let results = Value::Array(results);
-    let observed = call_preset(
-        &preset,
-        PresetCall::Collect {
-            cases: &cases,
-            results: &results,
+    run_ordered(
+        &batches(plans.len(), batch_size(plans.len(), options.jobs)),
+        options.jobs,
+        || -> Result<_, EvalError> {
+            Ok((
+                PresetSession::new(preset.clone(), preset_limits())?,
+                ProviderSession::new(provider.clone(), options.limits.clone(), grants.clone())?,
+            ))
         },
-        &preset_limits(),
+        |(session, provider), range| {
+            let runs: Vec<_> = plans[range.clone()]
+                .iter()
+                .map(|plan| run_case(plan, &context, provider))
+                .collect();
+            let evaluations = session.collect(&bodies[range.clone()], &runs)?;
+            let verdicts = evaluate_batch(session, &evaluations, range.start, range.len())?;
+            Ok((evaluations, verdicts))
+        },
+        |_, (evaluations, verdicts)| {
+            for evaluation in &evaluations {
+                observed_out.push(evaluation)?;
+            }
+            write_verdicts(&mut summary_out, &mut tally, &verdicts)
+        },
     )?;
-    records::write_json(&output_dir.join("eval-observed.json"), &observed)?;
-
-    let mut summary = call_preset(&preset, PresetCall::Evaluate(&observed), &preset_limits())?;
-    summary["evaluatedAt"] = Value::String(records::now_rfc3339());
-    records::write_json(&output_dir.join("eval-summary.json"), &summary)?;
+    observed_out.finish(&Map::new())?;
+    summary_out.finish(&tally.trailer(records::now_rfc3339()))?;
     Ok(Outcome {
-        summary,
+        tally,
+        summary_path,
         output_dir: Some(output_dir),
+        _scratch: None,
     })
 }
 
@@ -193,6 +306,7 @@ pub fn evaluate(registry: &Registry, options: &EvaluateOptions) -> Result<Outcom
             e.column()
         ))
     })?;
+    drop(text);
     let schema = observed
         .get("schemaVersion")
         .and_then(Value::as_str)
@@ -204,27 +318,107 @@ pub fn evaluate(registry: &Registry, options: &EvaluateOptions) -> Result<Outcom
             known.join(", ")
         )));
     };
-    let mut summary = call_preset(&preset, PresetCall::Evaluate(&observed), &preset_limits())
-        .map_err(|e| input_problems(e, &options.input))?;
-    summary["evaluatedAt"] = Value::String(records::now_rfc3339());
-    if let Some(output) = &options.output {
-        records::write_json(output, &summary)?;
-    }
+    let evaluations: Vec<String> = match observed.get("evaluations").and_then(Value::as_array) {
+        Some(list) if !list.is_empty() => list.iter().map(Value::to_string).collect(),
+        _ => {
+            return Err(input_error(
+                "evaluations: is missing or empty: an observed packet needs at least one evaluation"
+                    .into(),
+            ));
+        }
+    };
+    let info = preset_info(&preset);
+    let fields = observed.as_object().cloned().unwrap_or_default();
+    drop(observed);
+
+    let scratch = match &options.output {
+        Some(_) => None,
+        None => Some(tempfile::tempdir().map_err(|source| EvalError::Write {
+            path: std::env::temp_dir(),
+            source,
+        })?),
+    };
+    let summary_path = match (&options.output, &scratch) {
+        (Some(path), _) => path.clone(),
+        (None, Some(dir)) => dir.path().join("eval-summary.json"),
+        (None, None) => unreachable!("a scratch dir exists without --output"),
+    };
+    let mut summary_out = PacketWriter::create(
+        &summary_path,
+        &header(&info.summary_schema, &fields),
+        "evaluations",
+    )?;
+    let mut tally = Tally::new(&info.counts);
+    run_ordered(
+        &batches(
+            evaluations.len(),
+            batch_size(evaluations.len(), options.jobs),
+        ),
+        options.jobs,
+        || PresetSession::new(preset.clone(), preset_limits()).map_err(EvalError::from),
+        |session, range| {
+            evaluate_batch(
+                session,
+                &evaluations[range.clone()],
+                range.start,
+                range.len(),
+            )
+        },
+        |_, verdicts| write_verdicts(&mut summary_out, &mut tally, &verdicts),
+    )
+    .map_err(|e| match e {
+        EvalError::Plugin(PluginError::InvalidInput { errors, .. }) => EvalError::Cases {
+            file: options.input.clone(),
+            problems: errors,
+        },
+        other => other,
+    })?;
+    summary_out.finish(&tally.trailer(records::now_rfc3339()))?;
     Ok(Outcome {
-        summary,
+        tally,
+        summary_path,
         output_dir: None,
+        _scratch: scratch,
     })
 }
 
-/// A preset's `invalid-input` about a file the user gave becomes problems at
-/// JSON paths of that file (a definition error); anything else stays a plugin error.
-fn input_problems(error: PluginError, file: &Path) -> EvalError {
-    match error {
-        PluginError::InvalidInput { errors, .. } => EvalError::Cases {
-            file: file.to_path_buf(),
-            problems: errors,
-        },
-        other => other.into(),
+fn evaluate_batch(
+    session: &mut PresetSession,
+    evaluations: &[String],
+    start: usize,
+    expected: usize,
+) -> Result<Vec<Verdict>, EvalError> {
+    let first = u32::try_from(start).unwrap_or(u32::MAX);
+    let verdicts = session.evaluate(evaluations, first)?;
+    if verdicts.len() != expected || evaluations.len() != expected {
+        return Err(EvalError::Plugin(PluginError::Guest {
+            plugin: session.info().plugin.id.clone(),
+            message: format!(
+                "returned {} evaluations and {} verdicts for {expected} cases",
+                evaluations.len(),
+                verdicts.len()
+            ),
+        }));
+    }
+    Ok(verdicts)
+}
+
+fn write_verdicts(
+    out: &mut PacketWriter,
+    tally: &mut Tally,
+    verdicts: &[Verdict],
+) -> Result<(), EvalError> {
+    for verdict in verdicts {
+        out.push(&verdict.body)?;
+        tally.add(verdict);
+    }
+    Ok(())
+}
+
+fn preset_info(preset: &Plugin) -> PresetInfo {
+    match &preset.description {
+        crate::plugin::Description::Preset(info) => info.clone(),
+        _ => unreachable!("the registry resolves presets by world"),
     }
 }
 

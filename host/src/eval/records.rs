@@ -1,10 +1,12 @@
-//! Run directories, atomic JSON writes and timestamps.
+//! Run directories, atomic JSON writes (whole values, or packets streamed
+//! element by element) and timestamps.
 
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use serde_json::Value;
+use serde_json::{Map, Value};
+use tempfile::NamedTempFile;
 
 use super::EvalError;
 
@@ -75,6 +77,101 @@ pub fn write_json(path: &Path, value: &Value) -> Result<(), EvalError> {
     Ok(())
 }
 
+/// A packet written as it is produced: the header fields, then one list
+/// element per line as they arrive, then trailer fields. The file appears
+/// (atomically, by rename) only when [`PacketWriter::finish`] succeeds, so
+/// a failed run never leaves a truncated record.
+pub struct PacketWriter {
+    path: PathBuf,
+    out: BufWriter<NamedTempFile>,
+    first: bool,
+}
+
+impl PacketWriter {
+    /// Starts `path` with `header`'s fields and opens the list `list_key`.
+    pub fn create(
+        path: &Path,
+        header: &Map<String, Value>,
+        list_key: &str,
+    ) -> Result<Self, EvalError> {
+        let dir = path
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        let error = |source| EvalError::Write {
+            path: path.to_path_buf(),
+            source,
+        };
+        std::fs::create_dir_all(dir).map_err(error)?;
+        let file = NamedTempFile::new_in(dir).map_err(error)?;
+        let mut writer = Self {
+            path: path.to_path_buf(),
+            out: BufWriter::with_capacity(256 * 1024, file),
+            first: true,
+        };
+        writer.write(b"{\n")?;
+        for (key, value) in header {
+            writer.field(key, value)?;
+            writer.write(b",\n")?;
+        }
+        let key = Value::String(list_key.to_string()).to_string();
+        writer.write(format!("  {key}: [").as_bytes())?;
+        Ok(writer)
+    }
+
+    /// Appends one element: `json` must be one JSON value (checked, so a
+    /// plugin can never corrupt a record).
+    pub fn push(&mut self, json: &str) -> Result<(), EvalError> {
+        if let Err(e) = serde_json::from_str::<serde::de::IgnoredAny>(json) {
+            return Err(EvalError::Input {
+                path: self.path.clone(),
+                message: format!(
+                    "a plugin produced an element that is not JSON ({e}); it was not written"
+                ),
+            });
+        }
+        let separator: &[u8] = if self.first { b"\n    " } else { b",\n    " };
+        self.first = false;
+        self.write(separator)?;
+        self.write(json.as_bytes())
+    }
+
+    /// Closes the list, writes `trailer`'s fields and moves the file into place.
+    pub fn finish(mut self, trailer: &Map<String, Value>) -> Result<(), EvalError> {
+        let close: &[u8] = if self.first { b"]" } else { b"\n  ]" };
+        self.write(close)?;
+        for (key, value) in trailer {
+            self.write(b",\n")?;
+            self.field(key, value)?;
+        }
+        self.write(b"\n}\n")?;
+        let path = self.path;
+        let error = |source| EvalError::Write {
+            path: path.clone(),
+            source,
+        };
+        let file = self.out.into_inner().map_err(|e| error(e.into_error()))?;
+        file.persist(&path).map_err(|e| error(e.error))?;
+        Ok(())
+    }
+
+    /// `  "key": value`.
+    fn field(&mut self, key: &str, value: &Value) -> Result<(), EvalError> {
+        let key = Value::String(key.to_string()).to_string();
+        let value = serde_json::to_string(value).unwrap_or_else(|_| "null".into());
+        self.write(format!("  {key}: {value}").as_bytes())
+    }
+
+    fn write(&mut self, bytes: &[u8]) -> Result<(), EvalError> {
+        self.out
+            .write_all(bytes)
+            .map_err(|source| EvalError::Write {
+                path: self.path.clone(),
+                source,
+            })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -94,6 +191,35 @@ mod tests {
         assert_eq!(id.len(), "20261122T121412316Z-6603".len(), "{id}");
         assert_eq!(&id[8..9], "T");
         assert_eq!(&id[18..20], "Z-", "{id}");
+    }
+
+    #[test]
+    fn packets_stream_to_valid_json() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("packet.json");
+        let mut header = Map::new();
+        header.insert("schemaVersion".into(), "x.v1".into());
+        let mut writer = PacketWriter::create(&path, &header, "cases").unwrap();
+        assert!(!path.exists(), "nothing appears before finish");
+        writer.push(r#"{"caseId":"a"}"#).unwrap();
+        writer.push(r#"{"caseId":"b","n":[1,2]}"#).unwrap();
+        assert!(writer.push("{not json").is_err());
+        let mut trailer = Map::new();
+        trailer.insert("recommendation".into(), "accept-now".into());
+        writer.finish(&trailer).unwrap();
+        let value: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        assert_eq!(value["schemaVersion"], "x.v1");
+        assert_eq!(value["cases"][1]["n"][1], 2);
+        assert_eq!(value["cases"].as_array().unwrap().len(), 2);
+        assert_eq!(value["recommendation"], "accept-now");
+
+        let empty = dir.path().join("empty.json");
+        PacketWriter::create(&empty, &Map::new(), "evaluations")
+            .unwrap()
+            .finish(&Map::new())
+            .unwrap();
+        let value: Value = serde_json::from_str(&std::fs::read_to_string(&empty).unwrap()).unwrap();
+        assert_eq!(value["evaluations"], serde_json::json!([]));
     }
 
     #[test]

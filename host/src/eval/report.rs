@@ -1,62 +1,39 @@
 //! The readable summary printed after a run: one line per case (status and
-//! why), then the recommendation.
+//! why), then the recommendation and the counts.
 
 use std::io::Write;
 
-use serde_json::Value;
+use super::tally::Tally;
+use crate::plugin::bindings::preset::exports::cautilus::plugin::preset_api::CaseStatus;
 
-/// Prints the per-case lines and the recommendation of a summary packet.
-pub fn print_summary(out: &mut impl Write, summary: &Value) -> std::io::Result<()> {
-    let empty = Vec::new();
-    let evaluations = summary
-        .get("evaluations")
-        .and_then(Value::as_array)
-        .unwrap_or(&empty);
-    for evaluation in evaluations {
-        let status = evaluation
-            .get("status")
-            .and_then(Value::as_str)
-            .unwrap_or("?");
-        let tag = match status {
-            "passed" => "PASS ",
-            "failed" => "FAIL ",
-            "errored" => "ERROR",
-            "blocked" => "BLOCK",
-            "degraded" => "DEGR ",
-            _ => "?    ",
+/// Prints the per-case lines and the recommendation of a tally.
+pub fn print_summary(out: &mut impl Write, tally: &Tally) -> std::io::Result<()> {
+    for case in tally.cases() {
+        let tag = match case.status {
+            CaseStatus::Passed => "PASS ",
+            CaseStatus::Failed => "FAIL ",
+            CaseStatus::Errored => "ERROR",
+            CaseStatus::Blocked => "BLOCK",
+            CaseStatus::Degraded => "DEGR ",
         };
-        let id = evaluation
-            .get("caseId")
-            .or_else(|| evaluation.get("evaluationId"))
-            .and_then(Value::as_str)
-            .unwrap_or("?");
-        let why = evaluation
-            .get("summary")
-            .and_then(Value::as_str)
-            .unwrap_or("");
-        writeln!(out, "  {tag} {id} — {why}")?;
+        let id = if case.case_id.is_empty() {
+            "?"
+        } else {
+            &case.case_id
+        };
+        writeln!(out, "  {tag} {id} — {}", case.summary)?;
     }
-    let counts = summary
-        .get("evaluationCounts")
-        .cloned()
-        .unwrap_or(Value::Null);
+    let counts = tally.counts();
     let parts: Vec<String> = counts
-        .as_object()
-        .map(|c| {
-            c.iter()
-                .filter(|(k, _)| *k != "total")
-                .map(|(k, v)| format!("{v} {k}"))
-                .collect()
-        })
-        .unwrap_or_default();
+        .iter()
+        .filter(|(k, _)| *k != "total")
+        .map(|(k, v)| format!("{v} {k}"))
+        .collect();
     writeln!(
         out,
         "recommendation: {} ({} cases: {})",
-        summary
-            .get("recommendation")
-            .and_then(Value::as_str)
-            .unwrap_or("?"),
-        counts.get("total").cloned().unwrap_or(Value::Null),
+        tally.recommendation(),
+        counts.get("total").and_then(|v| v.as_u64()).unwrap_or(0),
         parts.join(", ")
     )
 }

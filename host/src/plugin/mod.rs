@@ -7,7 +7,8 @@
 //! - [`limits`]: per-store limits and store state (WASI without authority);
 //! - [`imports`]: host imports (`log`, `model`, `http`, `process`) behind grants;
 //! - [`scorer`]: scorer sessions (prepare once, score many, negation);
-//! - [`oneshot`]: single calls into preset and provider components;
+//! - [`oneshot`]: single provider calls, and guest errors to typed errors;
+//! - [`preset`]: preset sessions (one store serving a run's batches);
 //! - [`provider`]: provider sessions (one store serving a run's cases);
 //! - [`builtin`]: the components compiled into this binary;
 //! - [`registry`]: resolving `<id|path>` references;
@@ -23,6 +24,7 @@ pub mod imports;
 pub mod limits;
 mod net;
 pub mod oneshot;
+pub mod preset;
 pub mod provider;
 pub mod registry;
 pub mod runtime;

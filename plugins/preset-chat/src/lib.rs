@@ -1,9 +1,9 @@
 //! The app/chat preset: system prompt + a multi-turn `messages` list.
 
 use cautilus_presets_app::{Shape, collect, describe, evaluate, translate};
-use cautilus_sdk::preset::{Preset, PresetInfo};
-use cautilus_sdk::{PluginError, export_preset, plugin_info};
-use serde_json::Value;
+use cautilus_sdk::preset::{CasePlan, CaseRun, Preset, PresetInfo, Verdict};
+use cautilus_sdk::{FieldError, export_preset, plugin_info};
+use serde_json::{Map, Value};
 
 struct Chat;
 
@@ -12,16 +12,20 @@ impl Preset for Chat {
         describe(Shape::Chat, plugin_info!())
     }
 
-    fn translate(suite: Value) -> Result<Value, PluginError> {
-        translate(Shape::Chat, suite)
+    fn translate(
+        suite: &Map<String, Value>,
+        case: &Value,
+        at: &str,
+    ) -> Result<CasePlan, Vec<FieldError>> {
+        translate(Shape::Chat, suite, case, at)
     }
 
-    fn collect(cases: Value, results: Value) -> Result<Value, PluginError> {
-        collect(Shape::Chat, cases, results)
+    fn collect(case: Value, run: CaseRun) -> Value {
+        collect(Shape::Chat, case, run)
     }
 
-    fn evaluate(observed: Value) -> Result<Value, PluginError> {
-        evaluate(Shape::Chat, observed)
+    fn evaluate(evaluation: &Value, at: &str) -> Verdict {
+        evaluate(Shape::Chat, evaluation, at)
     }
 }
 

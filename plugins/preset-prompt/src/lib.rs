@@ -1,9 +1,9 @@
 //! The app/prompt preset: system prompt + one `input`, single turn.
 
 use cautilus_presets_app::{Shape, collect, describe, evaluate, translate};
-use cautilus_sdk::preset::{Preset, PresetInfo};
-use cautilus_sdk::{PluginError, export_preset, plugin_info};
-use serde_json::Value;
+use cautilus_sdk::preset::{CasePlan, CaseRun, Preset, PresetInfo, Verdict};
+use cautilus_sdk::{FieldError, export_preset, plugin_info};
+use serde_json::{Map, Value};
 
 struct Prompt;
 
@@ -12,16 +12,20 @@ impl Preset for Prompt {
         describe(Shape::Prompt, plugin_info!())
     }
 
-    fn translate(suite: Value) -> Result<Value, PluginError> {
-        translate(Shape::Prompt, suite)
+    fn translate(
+        suite: &Map<String, Value>,
+        case: &Value,
+        at: &str,
+    ) -> Result<CasePlan, Vec<FieldError>> {
+        translate(Shape::Prompt, suite, case, at)
     }
 
-    fn collect(cases: Value, results: Value) -> Result<Value, PluginError> {
-        collect(Shape::Prompt, cases, results)
+    fn collect(case: Value, run: CaseRun) -> Value {
+        collect(Shape::Prompt, case, run)
     }
 
-    fn evaluate(observed: Value) -> Result<Value, PluginError> {
-        evaluate(Shape::Prompt, observed)
+    fn evaluate(evaluation: &Value, at: &str) -> Verdict {
+        evaluate(Shape::Prompt, evaluation, at)
     }
 }
 

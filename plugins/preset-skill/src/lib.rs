@@ -20,9 +20,9 @@
 mod sampling;
 mod shape;
 
-use cautilus_sdk::preset::{Preset, PresetInfo};
-use cautilus_sdk::{PluginError, export_preset, plugin_info};
-use serde_json::Value;
+use cautilus_sdk::preset::{CasePlan, CaseRun, Preset, PresetInfo, Verdict};
+use cautilus_sdk::{FieldError, export_preset, plugin_info};
+use serde_json::{Map, Value};
 
 const CASES: &str = "cautilus.skill_test_cases.v1";
 const OBSERVED: &str = "cautilus.skill_evaluation_inputs.v1";
@@ -39,19 +39,34 @@ impl Preset for Skill {
             cases_schema: CASES.into(),
             observed_schema: OBSERVED.into(),
             summary_schema: SUMMARY.into(),
+            counts: [
+                "passed",
+                "failed",
+                "degraded",
+                "blocked",
+                "trigger",
+                "execution",
+                "unstable",
+            ]
+            .map(String::from)
+            .to_vec(),
         }
     }
 
-    fn translate(suite: Value) -> Result<Value, PluginError> {
-        shape::translate(suite)
+    fn translate(
+        suite: &Map<String, Value>,
+        case: &Value,
+        at: &str,
+    ) -> Result<CasePlan, Vec<FieldError>> {
+        shape::translate(suite, case, at)
     }
 
-    fn collect(cases: Value, results: Value) -> Result<Value, PluginError> {
-        sampling::collect(cases, results)
+    fn collect(case: Value, run: CaseRun) -> Value {
+        sampling::collect(case, run)
     }
 
-    fn evaluate(observed: Value) -> Result<Value, PluginError> {
-        sampling::evaluate(observed)
+    fn evaluate(evaluation: &Value, at: &str) -> Verdict {
+        sampling::evaluate(evaluation, at)
     }
 }
 

@@ -1,11 +1,10 @@
 //! `collect` (samples → sampling aggregate) and `evaluate` for repo/skill.
 
-use cautilus_sdk::PluginError;
-use cautilus_sdk::preset::packet::{copy_fields, evaluations, header, pair_results};
+use cautilus_sdk::preset::packet::{copy_fields, run_fields};
+use cautilus_sdk::preset::{CaseRun, CaseStatus, Recommendation, Sample, Verdict};
 use serde_json::{Map, Value, json};
 
 use crate::shape::{CASE_FIELDS, THRESHOLDS};
-use crate::{OBSERVED, SUMMARY};
 
 const OUTCOMES: &[&str] = &["passed", "failed", "blocked", "degraded"];
 /// Case fields copied into the observed packet so it scores on its own.
@@ -13,15 +12,22 @@ const COPIED: &[&str] = CASE_FIELDS;
 
 /// One sample's observation: the provider's structured output, or a blocked
 /// sample when the provider produced none.
-fn sample_observation(sample: &Value) -> Value {
-    match sample.get("structured").filter(|v| v.is_object()) {
-        Some(observation) => observation.clone(),
+fn sample_observation(sample: &Sample) -> Value {
+    let structured = sample
+        .outcome
+        .as_ref()
+        .ok()
+        .and_then(|o| o.structured.as_deref())
+        .and_then(|s| serde_json::from_str::<Value>(s).ok())
+        .filter(Value::is_object);
+    match structured {
+        Some(observation) => observation,
         // No observation: the sample neither invoked nor skipped the skill.
         // It counts toward no consensus, and blocks the case if consensus fails.
         None => json!({
             "errored": true,
             "outcome": "blocked",
-            "summary": sample.get("error").and_then(Value::as_str).unwrap_or("the runner returned no observation"),
+            "summary": sample.outcome.as_ref().err().map_or("the runner returned no observation", String::as_str),
         }),
     }
 }
@@ -48,26 +54,12 @@ fn outcome_of(sample: &Value) -> &str {
     }
 }
 
-pub fn collect(cases: Value, results: Value) -> Result<Value, PluginError> {
-    let (list, results) = pair_results(&cases, results)?;
-    let fixture_ref = cases.get("fixtureRef").cloned().unwrap_or(Value::Null);
-    let evaluations: Vec<Value> = list
-        .iter()
-        .zip(&results)
-        .map(|(case, result)| aggregate(case, result, &fixture_ref))
-        .collect();
-    let mut packet = header(OBSERVED, "repo", "skill", &cases);
-    copy_fields(&cases, &mut packet, &["skillId", "skillDisplayName"]);
-    packet.insert("evaluations".into(), Value::Array(evaluations));
-    Ok(Value::Object(packet))
+pub fn collect(case: Value, run: CaseRun) -> Value {
+    aggregate(&case, &run)
 }
 
-fn aggregate(case: &Value, result: &Value, fixture_ref: &Value) -> Value {
-    let raw: Vec<Value> = match result.get("samples").and_then(Value::as_array) {
-        Some(samples) => samples.clone(),
-        None => vec![result.clone()],
-    };
-    let samples: Vec<Value> = raw.iter().map(sample_observation).collect();
+fn aggregate(case: &Value, run: &CaseRun) -> Value {
+    let samples: Vec<Value> = run.samples.iter().map(sample_observation).collect();
     let consensus = case
         .get("minConsensusCount")
         .and_then(Value::as_u64)
@@ -81,19 +73,11 @@ fn aggregate(case: &Value, result: &Value, fixture_ref: &Value) -> Value {
     copy_fields(case, &mut e, COPIED);
     e.insert("surface".into(), json!("repo"));
     e.insert("preset".into(), json!("skill"));
-    e.insert("fixtureRef".into(), fixture_ref.clone());
-    copy_fields(
-        result,
-        &mut e,
-        &[
-            "provider",
-            "model",
-            "harness",
-            "mode",
-            "durationMs",
-            "costUsd",
-        ],
-    );
+    e.insert("fixtureRef".into(), json!(run.fixture_ref));
+    let mut runtime = run_fields(run);
+    runtime.remove("usage");
+    runtime.remove("error");
+    e.extend(runtime);
     let mut sampling = json!({"sampleCount": samples.len(), "consensusCount": consensus, "invokedCount": invoked_count});
     if case["evaluationKind"] == "trigger" {
         let expect_invoked = case["expectedTrigger"] == "must_invoke";
@@ -260,156 +244,129 @@ fn threshold_findings(e: &Value) -> Vec<Value> {
     findings
 }
 
-pub fn evaluate(observed: Value) -> Result<Value, PluginError> {
-    let list = evaluations(&observed, OBSERVED)?;
-    let mut counts: Map<String, Value> = [
-        "total",
-        "passed",
-        "failed",
-        "degraded",
-        "blocked",
-        "trigger",
-        "execution",
-        "unstable",
-    ]
-    .iter()
-    .map(|k| (k.to_string(), json!(0)))
-    .collect();
-    let mut bump = |key: &str| {
-        let n = counts[key].as_u64().unwrap_or(0);
-        counts[key] = json!(n + 1);
-    };
-    let mut evaluations = Vec::new();
-    for e in &list {
-        bump("total");
-        let mut out = e.as_object().cloned().unwrap_or_default();
-        let findings = fragment_findings(e);
-        let (status, summary) = if e["evaluationKind"] == "trigger" {
-            bump("trigger");
-            let expect_invoked = e["expectedTrigger"] == "must_invoke";
-            let invoked = e["invoked"].as_bool().unwrap_or(false) && findings.is_empty();
-            let stable = e
-                .pointer("/sampling/stable")
-                .and_then(Value::as_bool)
-                .unwrap_or(true);
-            if !stable {
-                bump("unstable");
-                out.insert("unstable".into(), json!(true));
-            }
-            if e["blocked"] == true {
-                let errored = e
-                    .pointer("/sampling/erroredCount")
-                    .cloned()
-                    .unwrap_or(Value::Null);
-                let sampled = e
-                    .pointer("/sampling/sampleCount")
-                    .cloned()
-                    .unwrap_or(Value::Null);
-                bump("blocked");
-                out.insert("status".into(), json!("blocked"));
-                out.insert(
-                    "summary".into(),
-                    json!(format!(
-                        "blocked: {errored} of {sampled} samples produced no observation ({})",
-                        e["summary"].as_str().unwrap_or("")
-                    )),
-                );
-                evaluations.push(Value::Object(out));
-                continue;
-            }
-            let matched = e
-                .pointer("/sampling/matchingCount")
-                .cloned()
-                .unwrap_or(Value::Null);
-            let sampled = e
-                .pointer("/sampling/sampleCount")
-                .cloned()
-                .unwrap_or(Value::Null);
-            if invoked == expect_invoked {
-                (
-                    "passed",
-                    format!(
-                        "{} as expected ({matched}/{sampled} samples agree)",
-                        if invoked { "invoked" } else { "not invoked" }
-                    ),
-                )
-            } else {
-                let why = if !stable {
-                    format!("no consensus: {matched}/{sampled} samples matched")
-                } else {
-                    findings.join("; ")
-                };
-                (
-                    "failed",
-                    format!(
-                        "expected {}, {}",
-                        e["expectedTrigger"].as_str().unwrap_or("?"),
-                        if why.is_empty() {
-                            "got the opposite".into()
-                        } else {
-                            why
-                        }
-                    ),
-                )
-            }
-        } else {
-            bump("execution");
-            let thresholds = threshold_findings(e);
-            let outcome = e["outcome"].as_str().unwrap_or("blocked");
-            let result = if e["invoked"] == false {
-                ("failed", "the skill was not invoked".to_string())
-            } else if !findings.is_empty() {
-                ("failed", findings.join("; "))
-            } else if outcome == "passed" && !thresholds.is_empty() {
-                (
-                    "degraded",
-                    format!(
-                        "passed but over thresholds: {}",
-                        thresholds
-                            .iter()
-                            .map(|t| format!(
-                                "{} {} > {}",
-                                t["metric"].as_str().unwrap_or("?"),
-                                t["actual"],
-                                t["limit"]
-                            ))
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    ),
-                )
-            } else {
-                let status = if OUTCOMES.contains(&outcome) {
-                    outcome
-                } else {
-                    "blocked"
-                };
-                (
-                    status,
-                    format!("outcome {outcome}: {}", e["summary"].as_str().unwrap_or("")),
-                )
-            };
-            if !thresholds.is_empty() {
-                out.insert("thresholdFindings".into(), Value::Array(thresholds));
-            }
-            result
-        };
-        bump(status);
-        out.insert("status".into(), json!(status));
-        out.insert("summary".into(), json!(summary));
-        evaluations.push(Value::Object(out));
+pub fn evaluate(e: &Value, at: &str) -> Verdict {
+    let case_id = e
+        .get("evaluationId")
+        .or_else(|| e.get("caseId"))
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
+    if !e.is_object() {
+        return Verdict::new(
+            case_id,
+            CaseStatus::Errored,
+            format!("{at} must be an object (an evaluation)"),
+            Value::Null,
+        );
     }
-    let n = |k: &str| counts[k].as_u64().unwrap_or(0);
-    let recommendation = if n("failed") > 0 {
-        "reject"
-    } else if n("degraded") + n("blocked") + n("unstable") > 0 {
-        "defer"
+    let body = e.clone();
+    let findings = fragment_findings(e);
+    if e["evaluationKind"] == "trigger" {
+        trigger_verdict(case_id, e, body, &findings).tag("trigger")
     } else {
-        "accept-now"
+        execution_verdict(case_id, e, body, &findings).tag("execution")
+    }
+}
+
+fn trigger_verdict(case_id: String, e: &Value, mut body: Value, findings: &[String]) -> Verdict {
+    let expect_invoked = e["expectedTrigger"] == "must_invoke";
+    let invoked = e["invoked"].as_bool().unwrap_or(false) && findings.is_empty();
+    let stable = e
+        .pointer("/sampling/stable")
+        .and_then(Value::as_bool)
+        .unwrap_or(true);
+    if !stable {
+        body["unstable"] = json!(true);
+    }
+    let sampled = e
+        .pointer("/sampling/sampleCount")
+        .cloned()
+        .unwrap_or(Value::Null);
+    let verdict = if e["blocked"] == true {
+        let errored = e
+            .pointer("/sampling/erroredCount")
+            .cloned()
+            .unwrap_or(Value::Null);
+        let why = format!(
+            "blocked: {errored} of {sampled} samples produced no observation ({})",
+            e["summary"].as_str().unwrap_or("")
+        );
+        Verdict::new(case_id, CaseStatus::Blocked, why, body)
+    } else {
+        let matched = e
+            .pointer("/sampling/matchingCount")
+            .cloned()
+            .unwrap_or(Value::Null);
+        if invoked == expect_invoked {
+            let why = format!(
+                "{} as expected ({matched}/{sampled} samples agree)",
+                if invoked { "invoked" } else { "not invoked" }
+            );
+            Verdict::new(case_id, CaseStatus::Passed, why, body)
+        } else {
+            let why = if !stable {
+                format!("no consensus: {matched}/{sampled} samples matched")
+            } else {
+                findings.join("; ")
+            };
+            let why = format!(
+                "expected {}, {}",
+                e["expectedTrigger"].as_str().unwrap_or("?"),
+                if why.is_empty() {
+                    "got the opposite".into()
+                } else {
+                    why
+                }
+            );
+            Verdict::new(case_id, CaseStatus::Failed, why, body)
+        }
     };
-    let mut summary = header(SUMMARY, "repo", "skill", &observed);
-    copy_fields(&observed, &mut summary, &["skillId"]);
-    summary.insert("recommendation".into(), json!(recommendation));
-    summary.insert("evaluationCounts".into(), Value::Object(counts));
-    summary.insert("evaluations".into(), Value::Array(evaluations));
-    Ok(Value::Object(summary))
+    // An unstable case defers the suite even when it would otherwise pass.
+    if stable {
+        verdict
+    } else {
+        verdict.tag("unstable").at_least(Recommendation::Defer)
+    }
+}
+
+fn execution_verdict(case_id: String, e: &Value, mut body: Value, findings: &[String]) -> Verdict {
+    let thresholds = threshold_findings(e);
+    let outcome = e["outcome"].as_str().unwrap_or("blocked");
+    let (status, why) = if e["invoked"] == false {
+        (CaseStatus::Failed, "the skill was not invoked".to_string())
+    } else if !findings.is_empty() {
+        (CaseStatus::Failed, findings.join("; "))
+    } else if outcome == "passed" && !thresholds.is_empty() {
+        (
+            CaseStatus::Degraded,
+            format!(
+                "passed but over thresholds: {}",
+                thresholds
+                    .iter()
+                    .map(|t| format!(
+                        "{} {} > {}",
+                        t["metric"].as_str().unwrap_or("?"),
+                        t["actual"],
+                        t["limit"]
+                    ))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        )
+    } else {
+        let status = match outcome {
+            "passed" => CaseStatus::Passed,
+            "failed" => CaseStatus::Failed,
+            "degraded" => CaseStatus::Degraded,
+            _ => CaseStatus::Blocked,
+        };
+        (
+            status,
+            format!("outcome {outcome}: {}", e["summary"].as_str().unwrap_or("")),
+        )
+    };
+    if !thresholds.is_empty() {
+        body["thresholdFindings"] = Value::Array(thresholds);
+    }
+    Verdict::new(case_id, status, why, body)
 }

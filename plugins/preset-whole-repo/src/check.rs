@@ -1,10 +1,9 @@
 //! translate, collect and evaluate for repo/whole-repo.
 
-use cautilus_sdk::preset::packet::{copy_fields, evaluations, header, pair_results};
-use cautilus_sdk::{FieldError, PluginError};
+use cautilus_sdk::preset::packet::{copy_fields, run_fields};
+use cautilus_sdk::preset::{CasePlan, CaseRun, CaseStatus, Verdict};
+use cautilus_sdk::{FieldError, Message};
 use serde_json::{Map, Value, json};
-
-use crate::{CASES, OBSERVED, SUMMARY};
 
 const CASE_FIELDS: &[&str] = &[
     "caseId",
@@ -65,173 +64,153 @@ fn problem(errors: &mut Vec<FieldError>, path: String, message: impl Into<String
     });
 }
 
-pub fn translate(suite: Value) -> Result<Value, PluginError> {
+pub fn translate(case: &Value, at: &str) -> Result<CasePlan, Vec<FieldError>> {
     let mut errors = Vec::new();
-    let cases = suite
-        .get("cases")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
-    let mut out = Vec::new();
-    for (i, case) in cases.iter().enumerate() {
-        let at = format!("cases[{i}]");
-        let Some(object) = case.as_object() else {
-            problem(&mut errors, at, "a case must be an object");
-            continue;
+    let Some(object) = case.as_object() else {
+        problem(&mut errors, at.to_string(), "a case must be an object");
+        return Err(errors);
+    };
+    for key in object.keys().filter(|k| !CASE_FIELDS.contains(&k.as_str())) {
+        let hint = if key == "expected" {
+            "repo/whole-repo states expectations as case fields (expectedEntryFile, requiredInstructionFiles, expectedRouting, …); `expected` and snapshots apply to app presets".to_string()
+        } else {
+            format!("case fields are: {}", CASE_FIELDS.join(", "))
         };
-        for key in object.keys().filter(|k| !CASE_FIELDS.contains(&k.as_str())) {
-            let hint = if key == "expected" {
-                "repo/whole-repo states expectations as case fields (expectedEntryFile, requiredInstructionFiles, expectedRouting, …); `expected` and snapshots apply to app presets".to_string()
-            } else {
-                format!("case fields are: {}", CASE_FIELDS.join(", "))
-            };
-            problem(
-                &mut errors,
-                format!("{at}.{key}"),
-                format!("unknown case field `{key}`; {hint}"),
-            );
-        }
-        for key in ["caseId", "prompt"] {
-            if object
-                .get(key)
-                .and_then(Value::as_str)
-                .is_none_or(|s| s.trim().is_empty())
-            {
-                problem(
-                    &mut errors,
-                    format!("{at}.{key}"),
-                    "is missing or empty (required)",
-                );
-            }
-        }
-        for key in LIST_FIELDS {
-            if let Some(value) = object.get(*key)
-                && !value
-                    .as_array()
-                    .is_some_and(|l| l.iter().all(Value::is_string))
-            {
-                problem(
-                    &mut errors,
-                    format!("{at}.{key}"),
-                    "must be a list of strings",
-                );
-            }
-        }
-        if let Some(value) = object.get("expectedEntryFile")
-            && !value.is_string()
+        problem(
+            &mut errors,
+            format!("{at}.{key}"),
+            format!("unknown case field `{key}`; {hint}"),
+        );
+    }
+    for key in ["caseId", "prompt"] {
+        if object
+            .get(key)
+            .and_then(Value::as_str)
+            .is_none_or(|s| s.trim().is_empty())
         {
             problem(
                 &mut errors,
-                format!("{at}.expectedEntryFile"),
-                "must be a string",
+                format!("{at}.{key}"),
+                "is missing or empty (required)",
             );
         }
-        if let Some(routing) = object.get("expectedRouting") {
-            match routing.as_object() {
-                Some(r) if r.is_empty() => problem(
-                    &mut errors,
-                    format!("{at}.expectedRouting"),
-                    format!("declare at least one of {}", ROUTING_KEYS.join(", ")),
-                ),
-                Some(r) => {
-                    for (key, value) in r {
-                        if !ROUTING_KEYS.contains(&key.as_str()) {
-                            problem(
-                                &mut errors,
-                                format!("{at}.expectedRouting.{key}"),
-                                format!("unknown routing key; use {}", ROUTING_KEYS.join(", ")),
-                            );
-                        } else if !value.is_string() {
-                            problem(
-                                &mut errors,
-                                format!("{at}.expectedRouting.{key}"),
-                                "must be a string",
-                            );
-                        }
+    }
+    for key in LIST_FIELDS {
+        if let Some(value) = object.get(*key)
+            && !value
+                .as_array()
+                .is_some_and(|l| l.iter().all(Value::is_string))
+        {
+            problem(
+                &mut errors,
+                format!("{at}.{key}"),
+                "must be a list of strings",
+            );
+        }
+    }
+    if let Some(value) = object.get("expectedEntryFile")
+        && !value.is_string()
+    {
+        problem(
+            &mut errors,
+            format!("{at}.expectedEntryFile"),
+            "must be a string",
+        );
+    }
+    if let Some(routing) = object.get("expectedRouting") {
+        match routing.as_object() {
+            Some(r) if r.is_empty() => problem(
+                &mut errors,
+                format!("{at}.expectedRouting"),
+                format!("declare at least one of {}", ROUTING_KEYS.join(", ")),
+            ),
+            Some(r) => {
+                for (key, value) in r {
+                    if !ROUTING_KEYS.contains(&key.as_str()) {
+                        problem(
+                            &mut errors,
+                            format!("{at}.expectedRouting.{key}"),
+                            format!("unknown routing key; use {}", ROUTING_KEYS.join(", ")),
+                        );
+                    } else if !value.is_string() {
+                        problem(
+                            &mut errors,
+                            format!("{at}.expectedRouting.{key}"),
+                            "must be a string",
+                        );
                     }
                 }
-                None => problem(
-                    &mut errors,
-                    format!("{at}.expectedRouting"),
-                    "must be an object",
-                ),
             }
+            None => problem(
+                &mut errors,
+                format!("{at}.expectedRouting"),
+                "must be an object",
+            ),
         }
-        let mut normalized = object.clone();
-        if !normalized.contains_key("displayName") {
-            normalized.insert(
-                "displayName".into(),
-                object.get("caseId").cloned().unwrap_or(Value::Null),
-            );
-        }
-        out.push(Value::Object(normalized));
+    }
+    let mut normalized = object.clone();
+    if !normalized.contains_key("displayName") {
+        normalized.insert(
+            "displayName".into(),
+            object.get("caseId").cloned().unwrap_or(Value::Null),
+        );
     }
     if !errors.is_empty() {
-        return Err(PluginError::InvalidInput(errors));
+        return Err(errors);
     }
-    let mut packet = header(CASES, "repo", "whole-repo", &suite);
-    packet.remove("fixtureRef");
-    packet.insert("cases".into(), Value::Array(out));
-    Ok(Value::Object(packet))
+    let text = |key: &str| object.get(key).and_then(Value::as_str).map(str::to_string);
+    let mut plan = CasePlan::new(text("caseId").unwrap_or_default(), Value::Null);
+    plan.messages = vec![Message {
+        role: "user".into(),
+        content: text("prompt").unwrap_or_default(),
+    }];
+    plan.body = Value::Object(normalized);
+    Ok(plan)
 }
 
-pub fn collect(cases: Value, results: Value) -> Result<Value, PluginError> {
-    let (list, results) = pair_results(&cases, results)?;
-    let fixture_ref = cases.get("fixtureRef").cloned().unwrap_or(Value::Null);
-    let evaluations: Vec<Value> = list
-        .iter()
-        .zip(&results)
-        .map(|(case, result)| {
-            let mut e = Map::new();
-            e.insert("evaluationId".into(), case["caseId"].clone());
-            copy_fields(
-                case,
-                &mut e,
-                &["caseId", "displayName", "prompt", "taskPath"],
-            );
-            e.insert("surface".into(), json!("repo"));
-            e.insert("preset".into(), json!("whole-repo"));
-            e.insert("fixtureRef".into(), fixture_ref.clone());
-            copy_fields(
-                result,
-                &mut e,
-                &[
-                    "provider",
-                    "model",
-                    "harness",
-                    "mode",
-                    "durationMs",
-                    "costUsd",
-                    "usage",
-                ],
-            );
-            match result.get("structured").filter(|v| v.is_object()) {
-                Some(observation) => {
-                    copy_fields(observation, &mut e, OBSERVATION_FIELDS);
-                    e.entry("observationStatus").or_insert(json!("observed"));
-                }
-                None => {
-                    e.insert("observationStatus".into(), json!("blocked"));
-                    let why = result
-                        .get("error")
-                        .and_then(Value::as_str)
-                        .unwrap_or("the runner returned no observation");
-                    e.insert("blockerKind".into(), json!("no_observation"));
-                    e.insert("summary".into(), json!(why));
-                }
-            }
-            let surface = case
-                .get("instructionSurface")
-                .cloned()
-                .unwrap_or(json!({"surfaceLabel": "workspace_default", "files": []}));
-            e.entry("instructionSurface").or_insert(surface);
-            copy_fields(case, &mut e, EXPECTATIONS);
-            Value::Object(e)
-        })
-        .collect();
-    let mut packet = header(OBSERVED, "repo", "whole-repo", &cases);
-    packet.insert("evaluations".into(), Value::Array(evaluations));
-    Ok(Value::Object(packet))
+pub fn collect(case: Value, run: CaseRun) -> Value {
+    let mut e = Map::new();
+    e.insert("evaluationId".into(), case["caseId"].clone());
+    copy_fields(
+        &case,
+        &mut e,
+        &["caseId", "displayName", "prompt", "taskPath"],
+    );
+    e.insert("surface".into(), json!("repo"));
+    e.insert("preset".into(), json!("whole-repo"));
+    e.insert("fixtureRef".into(), json!(run.fixture_ref));
+    let mut runtime = run_fields(&run);
+    let error = runtime.remove("error");
+    e.extend(runtime);
+    let structured = run
+        .samples
+        .first()
+        .and_then(|s| s.outcome.as_ref().ok())
+        .and_then(|o| o.structured.as_deref())
+        .and_then(|s| serde_json::from_str::<Value>(s).ok())
+        .filter(Value::is_object);
+    match structured.as_ref() {
+        Some(observation) => {
+            copy_fields(observation, &mut e, OBSERVATION_FIELDS);
+            e.entry("observationStatus").or_insert(json!("observed"));
+        }
+        None => {
+            e.insert("observationStatus".into(), json!("blocked"));
+            let why = error
+                .as_ref()
+                .and_then(Value::as_str)
+                .unwrap_or("the runner returned no observation");
+            e.insert("blockerKind".into(), json!("no_observation"));
+            e.insert("summary".into(), json!(why));
+        }
+    }
+    let surface = case
+        .get("instructionSurface")
+        .cloned()
+        .unwrap_or(json!({"surfaceLabel": "workspace_default", "files": []}));
+    e.entry("instructionSurface").or_insert(surface);
+    copy_fields(&case, &mut e, EXPECTATIONS);
+    Value::Object(e)
 }
 
 fn strings(value: Option<&Value>) -> Vec<String> {
@@ -272,7 +251,7 @@ struct Outcome {
     detail: String,
 }
 
-fn score(e: &Value) -> (String, Value, String) {
+fn score(e: &Value) -> (CaseStatus, Value, String) {
     let mut outcomes: Vec<Outcome> = Vec::new();
     let mut loaded_instructions = strings(e.get("loadedInstructionFiles"));
     if let Some(expected) = text(e, "/expectedEntryFile") {
@@ -378,7 +357,7 @@ fn score(e: &Value) -> (String, Value, String) {
     if text(e, "/observationStatus") == Some("blocked") {
         let why = text(e, "/summary").unwrap_or("blocked");
         return (
-            "blocked".into(),
+            CaseStatus::Blocked,
             Value::Object(results),
             format!("blocked: {why}"),
         );
@@ -386,7 +365,7 @@ fn score(e: &Value) -> (String, Value, String) {
     if failures.is_empty() {
         let checked: Vec<&str> = outcomes.iter().map(|o| o.name).collect();
         (
-            "passed".into(),
+            CaseStatus::Passed,
             Value::Object(results),
             format!(
                 "matched {}",
@@ -398,42 +377,31 @@ fn score(e: &Value) -> (String, Value, String) {
             ),
         )
     } else {
-        ("failed".into(), Value::Object(results), failures.join("; "))
+        (
+            CaseStatus::Failed,
+            Value::Object(results),
+            failures.join("; "),
+        )
     }
 }
 
-pub fn evaluate(observed: Value) -> Result<Value, PluginError> {
-    let list = evaluations(&observed, OBSERVED)?;
-    let (mut passed, mut failed, mut blocked) = (0, 0, 0);
-    let evaluations: Vec<Value> = list
-        .iter()
-        .map(|e| {
-            let (status, results, summary) = score(e);
-            match status.as_str() {
-                "passed" => passed += 1,
-                "failed" => failed += 1,
-                _ => blocked += 1,
-            }
-            let mut out = e.as_object().cloned().unwrap_or_default();
-            out.insert("status".into(), json!(status));
-            out.insert("expectationResults".into(), results);
-            out.insert("summary".into(), json!(summary));
-            Value::Object(out)
-        })
-        .collect();
-    let recommendation = if failed > 0 {
-        "reject"
-    } else if blocked > 0 {
-        "defer"
-    } else {
-        "accept-now"
-    };
-    let mut summary = header(SUMMARY, "repo", "whole-repo", &observed);
-    summary.insert("recommendation".into(), json!(recommendation));
-    summary.insert(
-        "evaluationCounts".into(),
-        json!({"total": list.len(), "passed": passed, "failed": failed, "blocked": blocked}),
-    );
-    summary.insert("evaluations".into(), Value::Array(evaluations));
-    Ok(Value::Object(summary))
+pub fn evaluate(e: &Value, at: &str) -> Verdict {
+    let case_id = e
+        .get("evaluationId")
+        .or_else(|| e.get("caseId"))
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
+    if !e.is_object() {
+        return Verdict::new(
+            case_id,
+            CaseStatus::Errored,
+            format!("{at} must be an object (an evaluation)"),
+            Value::Null,
+        );
+    }
+    let (status, results, summary) = score(e);
+    let mut body = e.clone();
+    body["expectationResults"] = results;
+    Verdict::new(case_id, status, summary, body)
 }

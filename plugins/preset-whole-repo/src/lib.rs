@@ -19,9 +19,9 @@
 
 mod check;
 
-use cautilus_sdk::preset::{Preset, PresetInfo};
-use cautilus_sdk::{PluginError, export_preset, plugin_info};
-use serde_json::Value;
+use cautilus_sdk::preset::{CasePlan, CaseRun, Preset, PresetInfo, Verdict};
+use cautilus_sdk::{FieldError, export_preset, plugin_info};
+use serde_json::{Map, Value};
 
 const CASES: &str = "cautilus.evaluation_cases.v1";
 const OBSERVED: &str = "cautilus.evaluation_observed.v1";
@@ -38,19 +38,24 @@ impl Preset for WholeRepo {
             cases_schema: CASES.into(),
             observed_schema: OBSERVED.into(),
             summary_schema: SUMMARY.into(),
+            counts: ["passed", "failed", "blocked"].map(String::from).to_vec(),
         }
     }
 
-    fn translate(suite: Value) -> Result<Value, PluginError> {
-        check::translate(suite)
+    fn translate(
+        _suite: &Map<String, Value>,
+        case: &Value,
+        at: &str,
+    ) -> Result<CasePlan, Vec<FieldError>> {
+        check::translate(case, at)
     }
 
-    fn collect(cases: Value, results: Value) -> Result<Value, PluginError> {
-        check::collect(cases, results)
+    fn collect(case: Value, run: CaseRun) -> Value {
+        check::collect(case, run)
     }
 
-    fn evaluate(observed: Value) -> Result<Value, PluginError> {
-        check::evaluate(observed)
+    fn evaluate(evaluation: &Value, at: &str) -> Verdict {
+        check::evaluate(evaluation, at)
     }
 }
 

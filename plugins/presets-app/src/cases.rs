@@ -1,6 +1,7 @@
 //! `translate`: validates app cases and writes the cases packet.
 
-use cautilus_sdk::PluginError;
+use cautilus_sdk::preset::CasePlan;
+use cautilus_sdk::{FieldError, Message};
 use serde_json::{Map, Value, json};
 
 use crate::{Problems, Shape, kind, non_empty_str};
@@ -29,48 +30,53 @@ fn case_fields(shape: Shape) -> &'static [&'static str] {
     }
 }
 
-/// Validates the suite's cases and returns the cases packet.
-pub fn translate(shape: Shape, suite: Value) -> Result<Value, PluginError> {
-    let Value::Object(suite) = suite else {
-        return Err(PluginError::input("", "the suite must be an object"));
-    };
+/// Validates one case and returns its plan (the normalized case and its turns).
+pub fn translate(
+    shape: Shape,
+    suite: &Map<String, Value>,
+    case: &Value,
+    at: &str,
+) -> Result<CasePlan, Vec<FieldError>> {
     let mut problems = Problems::default();
-    let cases = suite
-        .get("cases")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
-    let mut seen = std::collections::BTreeSet::new();
-    let mut out = Vec::with_capacity(cases.len());
-    for (i, case) in cases.iter().enumerate() {
-        let at = format!("cases[{i}]");
-        let Some(case) = case.as_object() else {
-            problems.add(&at, format!("a case must be an object, got {}", kind(case)));
-            continue;
-        };
-        if let Some(normalized) = check_case(shape, &suite, case, &at, &mut problems) {
-            let id = normalized["caseId"]
-                .as_str()
-                .unwrap_or_default()
-                .to_string();
-            if !seen.insert(id.clone()) {
-                problems.add(
-                    format!("{at}.caseId"),
-                    format!("duplicate caseId `{id}`; case ids must be unique"),
-                );
-            }
-            out.push(normalized);
-        }
+    let Some(case) = case.as_object() else {
+        problems.add(at, format!("a case must be an object, got {}", kind(case)));
+        return Err(problems.0);
+    };
+    match check_case(shape, suite, case, at, &mut problems) {
+        Some(normalized) if problems.0.is_empty() => Ok(plan(shape, normalized)),
+        _ => Err(problems.0),
     }
-    let packet = json!({
-        "schemaVersion": shape.cases_schema(),
-        "surface": "app",
-        "preset": shape.preset(),
-        "suiteId": suite.get("suiteId").cloned().unwrap_or(Value::Null),
-        "suiteDisplayName": suite.get("suiteDisplayName").cloned().unwrap_or(Value::Null),
-        "cases": out,
-    });
-    problems.into_result(packet)
+}
+
+/// The invocation fields of a normalized case.
+fn plan(shape: Shape, body: Value) -> CasePlan {
+    let text = |key: &str| body.get(key).and_then(Value::as_str).map(str::to_string);
+    let messages = match shape {
+        Shape::Chat => body["messages"]
+            .as_array()
+            .map(|list| {
+                list.iter()
+                    .map(|m| Message {
+                        role: m["role"].as_str().unwrap_or_default().to_string(),
+                        content: m["content"].as_str().unwrap_or_default().to_string(),
+                    })
+                    .collect()
+            })
+            .unwrap_or_default(),
+        Shape::Prompt => vec![Message {
+            role: "user".into(),
+            content: text("input").unwrap_or_default(),
+        }],
+    };
+    let mut plan = CasePlan::new(text("caseId").unwrap_or_default(), Value::Null);
+    plan.messages = messages;
+    plan.system = text("system");
+    plan.provider = text("provider");
+    plan.model = text("model");
+    plan.input = body.get("input").cloned();
+    plan.expected = body.get("expected").filter(|v| !v.is_null()).cloned();
+    plan.body = body;
+    plan
 }
 
 fn check_case(

@@ -1,20 +1,21 @@
 //! The app/chat and app/prompt presets (messaging surface).
 //!
-//! - `translate` validates the cases (path-precise errors) and writes the
-//!   cases packet (`cautilus.app_{chat,prompt}_test_cases.v1`);
-//! - `collect` joins cases with the host's per-case results into the
-//!   observed packet (`cautilus.app_{chat,prompt}_evaluation_inputs.v1`);
+//! Per case:
+//! - `translate` validates the case (path-precise errors) and normalizes it
+//!   for the cases packet (`cautilus.app_{chat,prompt}_test_cases.v1`);
+//! - `collect` joins the case with what the host ran into its observed
+//!   evaluation (`cautilus.app_{chat,prompt}_evaluation_inputs.v1`);
 //! - `evaluate` enforces the cross-runtime MUST-be-present fields and scores
-//!   `expected.finalText` (case-sensitive substring), producing the summary
-//!   (`cautilus.app_{chat,prompt}_evaluation_summary.v1`) with the
-//!   recommendation `accept-now` or `reject`.
+//!   `expected.finalText` (case-sensitive substring) for the summary
+//!   (`cautilus.app_{chat,prompt}_evaluation_summary.v1`); a failed or
+//!   errored case makes the recommendation `reject`.
 
 mod cases;
 mod observed;
 mod summary;
 
+use cautilus_sdk::PluginInfo;
 use cautilus_sdk::preset::PresetInfo;
-use cautilus_sdk::{PluginError, PluginInfo};
 use serde_json::Value;
 
 pub use cases::translate;
@@ -64,6 +65,7 @@ pub fn describe(shape: Shape, plugin: PluginInfo) -> PresetInfo {
         cases_schema: shape.cases_schema(),
         observed_schema: shape.observed_schema(),
         summary_schema: shape.summary_schema(),
+        counts: ["passed", "failed", "errored"].map(String::from).to_vec(),
     }
 }
 
@@ -89,14 +91,6 @@ impl Problems {
             path: path.into(),
             message: message.into(),
         });
-    }
-
-    pub(crate) fn into_result<T>(self, value: T) -> Result<T, PluginError> {
-        if self.0.is_empty() {
-            Ok(value)
-        } else {
-            Err(PluginError::InvalidInput(self.0))
-        }
     }
 }
 

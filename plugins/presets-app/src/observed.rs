@@ -1,55 +1,48 @@
-//! `collect`: the observed packet from the cases packet and the host's
-//! per-case results.
+//! `collect`: a case's observed evaluation from its normalized case and what
+//! the host ran.
 
-use cautilus_sdk::PluginError;
-use cautilus_sdk::preset::packet::{copy_fields, header, pair_results};
+use cautilus_sdk::preset::CaseRun;
+use cautilus_sdk::preset::packet::{copy_fields, run_fields};
 use serde_json::{Map, Value, json};
 
 use crate::Shape;
 
-/// Runtime fields the host records for every result, copied as-is.
-const RESULT_FIELDS: &[&str] = &[
-    "provider",
-    "model",
-    "harness",
-    "mode",
-    "durationMs",
-    "costUsd",
-    "usage",
-    "error",
-];
-
-pub fn collect(shape: Shape, cases: Value, results: Value) -> Result<Value, PluginError> {
-    let (case_list, results) = pair_results(&cases, results)?;
-    let fixture_ref = cases.get("fixtureRef").cloned().unwrap_or(Value::Null);
-    let evaluations: Vec<Value> = case_list
-        .iter()
-        .zip(&results)
-        .map(|(case, result)| evaluation(shape, case, result, &fixture_ref))
-        .collect();
-    let mut packet = header(&shape.observed_schema(), "app", shape.preset(), &cases);
-    packet.insert("evaluations".into(), Value::Array(evaluations));
-    Ok(Value::Object(packet))
-}
-
-fn evaluation(shape: Shape, case: &Value, result: &Value, fixture_ref: &Value) -> Value {
+pub fn collect(shape: Shape, case: Value, run: CaseRun) -> Value {
     let mut out = Map::new();
-    copy_fields(case, &mut out, &["caseId", "displayName"]);
+    copy_fields(&case, &mut out, &["caseId", "displayName"]);
     out.insert("surface".into(), json!("app"));
     out.insert("preset".into(), json!(shape.preset()));
-    out.insert("fixtureRef".into(), fixture_ref.clone());
-    copy_fields(result, &mut out, RESULT_FIELDS);
-    let final_text = result.get("finalText").cloned().unwrap_or(Value::Null);
-    let messages = match result.get("messages").and_then(Value::as_array) {
-        Some(list) if !list.is_empty() => Value::Array(list.clone()),
-        _ => transcript(shape, case, &final_text),
+    out.insert("fixtureRef".into(), json!(run.fixture_ref));
+    // The case's declared provider and model identify the result unless the
+    // provider reports its own.
+    out.extend(run_fields(&run));
+    let observation = run.samples.into_iter().find_map(|s| s.outcome.ok());
+    let final_text = observation
+        .as_ref()
+        .and_then(|o| o.final_text.clone())
+        .map_or(Value::Null, Value::String);
+    let messages = match observation.as_ref().map(|o| &o.messages) {
+        Some(list) if !list.is_empty() => Value::Array(
+            list.iter()
+                .map(|m| json!({"role": m.role, "content": m.content}))
+                .collect(),
+        ),
+        _ => transcript(shape, &case, &final_text),
     };
-    let mut observed = json!({ "messages": messages, "finalText": final_text });
+    let mut observed = Map::new();
+    observed.insert("messages".into(), messages);
+    observed.insert("finalText".into(), final_text);
     if shape == Shape::Prompt {
-        observed["input"] = case["input"].clone();
+        observed.insert("input".into(), case["input"].clone());
     }
-    out.insert("observed".into(), observed);
-    copy_fields(case, &mut out, &["expected"]);
+    if let Some(structured) = observation.and_then(|o| o.structured) {
+        observed.insert(
+            "structured".into(),
+            serde_json::from_str(&structured).unwrap_or(Value::String(structured)),
+        );
+    }
+    out.insert("observed".into(), Value::Object(observed));
+    copy_fields(&case, &mut out, &["expected"]);
     Value::Object(out)
 }
 

@@ -1,8 +1,10 @@
-//! A minimal preset component, to prove the preset world loads and describes.
+//! A minimal preset component, to prove the preset world loads, describes
+//! and serves batches: each case `n` (a number) becomes case `c<n>`, and
+//! its evaluation passes when `n` is even.
 
-use cautilus_sdk::preset::{Preset, PresetInfo};
-use cautilus_sdk::{PluginError, export_preset, plugin_info};
-use serde_json::{Value, json};
+use cautilus_sdk::preset::{CasePlan, CaseRun, CaseStatus, Preset, PresetInfo, Verdict};
+use cautilus_sdk::{FieldError, export_preset, plugin_info};
+use serde_json::{Map, Value, json};
 
 pub struct Probe;
 
@@ -15,19 +17,37 @@ impl Preset for Probe {
             cases_schema: "cautilus.app_prompt_test_cases.v1".into(),
             observed_schema: "cautilus.app_prompt_evaluation_inputs.v1".into(),
             summary_schema: "cautilus.app_prompt_evaluation_summary.v1".into(),
+            counts: vec!["passed".into(), "failed".into()],
         }
     }
 
-    fn translate(suite: Value) -> Result<Value, PluginError> {
-        Ok(json!({ "cases": suite.get("cases").cloned().unwrap_or(Value::Null) }))
+    fn translate(
+        _: &Map<String, Value>,
+        case: &Value,
+        at: &str,
+    ) -> Result<CasePlan, Vec<FieldError>> {
+        match case.as_u64() {
+            Some(n) => Ok(CasePlan::new(format!("c{n}"), json!({"n": n}))),
+            None => Err(vec![FieldError {
+                path: at.to_string(),
+                message: "must be a number".into(),
+            }]),
+        }
     }
 
-    fn collect(cases: Value, results: Value) -> Result<Value, PluginError> {
-        Ok(json!({ "cases": cases, "results": results }))
+    fn collect(case: Value, run: CaseRun) -> Value {
+        json!({"n": case["n"], "caseId": run.case_id, "samples": run.samples.len()})
     }
 
-    fn evaluate(observed: Value) -> Result<Value, PluginError> {
-        Ok(json!({ "observed": observed }))
+    fn evaluate(evaluation: &Value, _: &str) -> Verdict {
+        let even = evaluation["n"].as_u64().is_some_and(|n| n % 2 == 0);
+        let status = if even {
+            CaseStatus::Passed
+        } else {
+            CaseStatus::Failed
+        };
+        let id = evaluation["caseId"].as_str().unwrap_or_default();
+        Verdict::new(id, status, "probe", evaluation.clone())
     }
 }
 

@@ -1,0 +1,166 @@
+//! The suite's counts and recommendation, owned by the host: every case's
+//! verdict counts toward `total`, its status and its tags, and the suite
+//! recommendation is the most severe any case asks for
+//! (`reject` > `defer` > `accept-now`).
+
+use serde_json::{Map, Value, json};
+
+use crate::plugin::bindings::preset::exports::cautilus::plugin::preset_api::{
+    CaseStatus, Recommendation, Verdict,
+};
+
+/// The name of a status in packets and on the terminal.
+pub fn status_name(status: CaseStatus) -> &'static str {
+    match status {
+        CaseStatus::Passed => "passed",
+        CaseStatus::Failed => "failed",
+        CaseStatus::Errored => "errored",
+        CaseStatus::Blocked => "blocked",
+        CaseStatus::Degraded => "degraded",
+    }
+}
+
+pub fn recommendation_name(recommendation: Recommendation) -> &'static str {
+    match recommendation {
+        Recommendation::AcceptNow => "accept-now",
+        Recommendation::Defer => "defer",
+        Recommendation::Reject => "reject",
+    }
+}
+
+fn severity(recommendation: Recommendation) -> u8 {
+    match recommendation {
+        Recommendation::AcceptNow => 0,
+        Recommendation::Defer => 1,
+        Recommendation::Reject => 2,
+    }
+}
+
+/// One case as the terminal shows it.
+#[derive(Debug, Clone)]
+pub struct CaseLine {
+    pub case_id: String,
+    pub status: CaseStatus,
+    pub summary: String,
+}
+
+/// Running counts over a suite's verdicts.
+#[derive(Debug, Clone)]
+pub struct Tally {
+    counts: Map<String, Value>,
+    recommendation: Recommendation,
+    cases: Vec<CaseLine>,
+}
+
+impl Tally {
+    /// Counts start at zero for `total` and each declared key, in order.
+    pub fn new(declared: &[String]) -> Self {
+        let mut counts = Map::new();
+        counts.insert("total".into(), json!(0));
+        for key in declared {
+            counts.insert(key.clone(), json!(0));
+        }
+        Self {
+            counts,
+            recommendation: Recommendation::AcceptNow,
+            cases: Vec::new(),
+        }
+    }
+
+    pub fn add(&mut self, verdict: &Verdict) {
+        self.bump("total");
+        self.bump(status_name(verdict.status));
+        for tag in &verdict.tags {
+            self.bump(tag);
+        }
+        if severity(verdict.recommendation) > severity(self.recommendation) {
+            self.recommendation = verdict.recommendation;
+        }
+        self.cases.push(CaseLine {
+            case_id: verdict.case_id.clone(),
+            status: verdict.status,
+            summary: verdict.summary.clone(),
+        });
+    }
+
+    /// A key that was not declared is still counted (nothing is hidden).
+    fn bump(&mut self, key: &str) {
+        let entry = self.counts.entry(key).or_insert(json!(0));
+        *entry = json!(entry.as_u64().unwrap_or(0) + 1);
+    }
+
+    pub fn recommendation(&self) -> &'static str {
+        recommendation_name(self.recommendation)
+    }
+
+    pub fn counts(&self) -> &Map<String, Value> {
+        &self.counts
+    }
+
+    pub fn cases(&self) -> &[CaseLine] {
+        &self.cases
+    }
+
+    /// The summary packet's trailing fields.
+    pub fn trailer(&self, evaluated_at: String) -> Map<String, Value> {
+        let mut trailer = Map::new();
+        trailer.insert(
+            "evaluationCounts".into(),
+            Value::Object(self.counts.clone()),
+        );
+        trailer.insert("recommendation".into(), json!(self.recommendation()));
+        trailer.insert("evaluatedAt".into(), json!(evaluated_at));
+        trailer
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn verdict(status: CaseStatus, recommendation: Recommendation, tags: &[&str]) -> Verdict {
+        Verdict {
+            case_id: "c".into(),
+            status,
+            recommendation,
+            tags: tags.iter().map(|t| t.to_string()).collect(),
+            summary: String::new(),
+            body: "{}".into(),
+        }
+    }
+
+    #[test]
+    fn the_most_severe_recommendation_wins() {
+        let mut tally = Tally::new(&["passed".into(), "failed".into()]);
+        assert_eq!(tally.recommendation(), "accept-now");
+        tally.add(&verdict(CaseStatus::Passed, Recommendation::AcceptNow, &[]));
+        tally.add(&verdict(CaseStatus::Blocked, Recommendation::Defer, &[]));
+        assert_eq!(tally.recommendation(), "defer");
+        tally.add(&verdict(CaseStatus::Failed, Recommendation::Reject, &[]));
+        tally.add(&verdict(
+            CaseStatus::Passed,
+            Recommendation::Defer,
+            &["unstable"],
+        ));
+        assert_eq!(tally.recommendation(), "reject");
+    }
+
+    #[test]
+    fn counts_keep_declared_order_and_add_the_rest() {
+        let mut tally = Tally::new(&["passed".into(), "failed".into(), "trigger".into()]);
+        tally.add(&verdict(
+            CaseStatus::Passed,
+            Recommendation::AcceptNow,
+            &["trigger"],
+        ));
+        tally.add(&verdict(CaseStatus::Errored, Recommendation::Reject, &[]));
+        let counts = tally.counts();
+        let keys: Vec<&str> = counts.keys().map(String::as_str).collect();
+        assert_eq!(keys, ["total", "passed", "failed", "trigger", "errored"]);
+        assert_eq!(counts["total"], 2);
+        assert_eq!(counts["failed"], 0);
+        assert_eq!(counts["trigger"], 1);
+        assert_eq!(counts["errored"], 1);
+        assert_eq!(tally.cases().len(), 2);
+    }
+}
