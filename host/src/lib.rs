@@ -10,10 +10,12 @@
 //! - [`taxonomy`]: the host-owned surface/preset table;
 //! - [`fixture`]: loading and checking evaluation fixtures;
 //! - [`eval`]: the evaluation pipeline (`eval test|evaluate|validate`);
+//! - [`schema`]: JSON Schemas of the fixture and the packets;
 //! - [`cli`]: the `cautilus` command line.
 
 pub mod cli;
 pub mod eval;
 pub mod fixture;
 pub mod plugin;
+pub mod schema;
 pub mod taxonomy;

@@ -16,6 +16,7 @@ mod cli;
 mod eval;
 mod sandbox;
 mod scaffold;
+mod schemas;
 mod scorers;
 mod support;
 mod worlds;

@@ -114,7 +114,7 @@ fn test(args: TestArgs) -> anyhow::Result<ExitCode> {
         output_dir: args.output_dir,
         provider: args.provider,
         fixture_results: args.fixture_results,
-        limits: args.limits.limits(),
+        limits: args.limits.limits(LimitArgs::PROVIDER_TIMEOUT_MS),
         jobs: jobs(args.jobs),
     };
     let registry = registry()?;

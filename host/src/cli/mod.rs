@@ -7,6 +7,7 @@ mod eval_cmd;
 mod inputs;
 mod plugin_cmd;
 mod scaffold;
+mod schema_cmd;
 mod score_cmd;
 
 use std::process::ExitCode;
@@ -46,14 +47,18 @@ enum Command {
     Plugin(plugin_cmd::PluginCommand),
     /// Score one output with a scorer plugin (exit 0 pass, 1 fail, 2 error)
     Score(score_cmd::ScoreArgs),
+    /// Print the JSON Schema of the fixture or of a packet
+    Schema(schema_cmd::SchemaArgs),
 }
 
 /// Sandbox limits a user can set on any command that runs plugins.
 #[derive(Debug, Clone, Args)]
 pub struct LimitArgs {
-    /// Wall-clock limit of one plugin call, in milliseconds
-    #[arg(long, default_value_t = 2000, value_name = "MS")]
-    timeout_ms: u64,
+    /// Wall-clock limit of one plugin call, in milliseconds [default: 2000
+    /// for scorers; 600000 for providers in `eval test`, whose calls are
+    /// model or agent runs]
+    #[arg(long, value_name = "MS")]
+    timeout_ms: Option<u64>,
     /// Memory limit of one plugin instance, in MiB
     #[arg(long, default_value_t = 64, value_name = "MIB")]
     memory_mib: usize,
@@ -63,9 +68,16 @@ pub struct LimitArgs {
 }
 
 impl LimitArgs {
-    fn limits(&self) -> Limits {
+    /// Default wall-clock limit of a scorer call.
+    const SCORER_TIMEOUT_MS: u64 = 2_000;
+    /// Default wall-clock limit of a provider call (a model or agent run).
+    const PROVIDER_TIMEOUT_MS: u64 = 600_000;
+
+    fn limits(&self, default_timeout_ms: u64) -> Limits {
         Limits {
-            timeout: std::time::Duration::from_millis(self.timeout_ms),
+            timeout: std::time::Duration::from_millis(
+                self.timeout_ms.unwrap_or(default_timeout_ms),
+            ),
             memory_bytes: self.memory_mib.saturating_mul(1024 * 1024),
             fuel: self.fuel,
             ..Limits::default()
@@ -90,6 +102,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Eval(command) => eval_cmd::run(command),
         Command::Plugin(command) => plugin_cmd::run(command),
         Command::Score(args) => score_cmd::run(args),
+        Command::Schema(args) => schema_cmd::run(args),
     }
 }
 

@@ -88,7 +88,7 @@ pub fn run(args: ScoreArgs) -> anyhow::Result<ExitCode> {
         plugin.clone(),
         &scorer,
         &config,
-        args.limits.limits(),
+        args.limits.limits(super::LimitArgs::SCORER_TIMEOUT_MS),
         Arc::new(Grants::default()),
     )?;
     let mut score_input = ScoreInput::from_output("cli", Some(output));

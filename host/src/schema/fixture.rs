@@ -1,0 +1,207 @@
+//! The fixture (`cautilus.evaluation_input.v1`): suite fields and the case
+//! shape of each preset. The host checks the suite fields
+//! (`crate::fixture`); each preset plugin checks its cases.
+
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde_json::Value;
+
+/// Suite fields every preset shares.
+#[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SuiteFields {
+    /// Always `cautilus.evaluation_input.v1`.
+    pub schema_version: String,
+    /// `app` or `repo` (the taxonomy's surface axis).
+    pub surface: String,
+    /// `chat`, `prompt`, `whole-repo` or `skill` (valid pairs only).
+    pub preset: String,
+    /// Stable id of the suite; recorded on every packet.
+    pub suite_id: String,
+    /// Readable name (default: `suiteId`).
+    pub suite_display_name: Option<String>,
+}
+
+/// An app/prompt fixture: a system prompt and one `input` per case.
+#[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AppPromptFixture {
+    #[serde(flatten)]
+    pub suite: SuiteFields,
+    #[serde(flatten)]
+    pub app: AppSuiteFields,
+    pub cases: Vec<AppPromptCase>,
+}
+
+/// An app/chat fixture: a system prompt and a `messages` list per case.
+#[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AppChatFixture {
+    #[serde(flatten)]
+    pub suite: SuiteFields,
+    #[serde(flatten)]
+    pub app: AppSuiteFields,
+    pub cases: Vec<AppChatCase>,
+}
+
+/// Suite-level defaults of the app presets (a case may override each).
+#[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AppSuiteFields {
+    /// Provider family of the application under test (`anthropic`, `openai` …).
+    pub provider: Option<String>,
+    /// The model the application pins.
+    pub model: Option<String>,
+    /// The application's system prompt.
+    pub system: Option<String>,
+}
+
+/// One app/prompt case.
+#[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AppPromptCase {
+    pub case_id: String,
+    pub display_name: Option<String>,
+    pub provider: Option<String>,
+    pub model: Option<String>,
+    pub system: Option<String>,
+    /// The single user turn.
+    pub input: String,
+    pub expected: Option<AppExpected>,
+}
+
+/// One app/chat case.
+#[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AppChatCase {
+    pub case_id: String,
+    pub display_name: Option<String>,
+    pub provider: Option<String>,
+    pub model: Option<String>,
+    pub system: Option<String>,
+    /// The conversation so far; the last message is the user's.
+    pub messages: Vec<Message>,
+    pub expected: Option<AppExpected>,
+}
+
+/// A chat message.
+#[derive(Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Message {
+    /// `user` or `assistant` (system text goes in `system`).
+    pub role: String,
+    pub content: String,
+}
+
+/// What an app case expects.
+#[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AppExpected {
+    /// A case-sensitive substring the final text must contain.
+    pub final_text: String,
+}
+
+/// A repo/whole-repo fixture: an agent routed through a real workspace.
+#[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct WholeRepoFixture {
+    #[serde(flatten)]
+    pub suite: SuiteFields,
+    pub cases: Vec<WholeRepoCase>,
+}
+
+/// One repo/whole-repo case; expectations are case fields.
+#[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct WholeRepoCase {
+    pub case_id: String,
+    pub display_name: Option<String>,
+    /// The task given to the agent.
+    pub prompt: String,
+    pub task_path: Option<String>,
+    /// `{surfaceLabel, files}` of the instruction surface under test.
+    pub instruction_surface: Option<Value>,
+    /// Matches the observed entry file exactly or as a prefix followed by ` `, `(` or `:`.
+    pub expected_entry_file: Option<String>,
+    pub required_instruction_files: Option<Vec<String>>,
+    pub forbidden_instruction_files: Option<Vec<String>>,
+    pub required_supporting_files: Option<Vec<String>>,
+    pub forbidden_supporting_files: Option<Vec<String>>,
+    /// The first tool call must be one of these, exactly.
+    pub allowed_first_tool_calls: Option<Vec<String>>,
+    pub expected_routing: Option<ExpectedRouting>,
+}
+
+/// Routing expectations; tokens match when equal or equal after the last `:`.
+#[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ExpectedRouting {
+    pub selected_skill: Option<String>,
+    pub bootstrap_helper: Option<String>,
+    pub work_skill: Option<String>,
+    pub selected_support: Option<String>,
+    /// A substring of the observed first tool call.
+    pub first_tool_call_pattern: Option<String>,
+}
+
+/// A repo/skill fixture: does one skill trigger and execute as expected?
+#[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SkillFixture {
+    #[serde(flatten)]
+    pub suite: SuiteFields,
+    /// The skill under test (default: `suiteId`).
+    pub skill_id: Option<String>,
+    pub skill_display_name: Option<String>,
+    /// Default samples per case (1–100).
+    #[schemars(range(min = 1, max = 100))]
+    pub repeat_count: Option<u32>,
+    /// Default samples that must agree (1–100, at most `repeatCount`).
+    #[schemars(range(min = 1, max = 100))]
+    pub min_consensus_count: Option<u32>,
+    pub cases: Vec<SkillCase>,
+}
+
+/// One repo/skill case: a `trigger` or an `execution` case.
+#[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SkillCase {
+    pub case_id: String,
+    pub display_name: Option<String>,
+    /// `trigger` or `execution`.
+    pub evaluation_kind: String,
+    /// Default `public_skill`.
+    pub target_kind: Option<String>,
+    /// Default: the suite's `skillId`.
+    pub target_id: Option<String>,
+    /// Required unless an execution case gives `turns`.
+    pub prompt: Option<String>,
+    /// A multi-turn execution episode (`[{input}]`).
+    pub turns: Option<Vec<Value>>,
+    /// Trigger cases: `must_invoke` or `must_not_invoke`.
+    pub expected_trigger: Option<String>,
+    /// Execution limits; an overrun turns `passed` into `degraded`.
+    pub thresholds: Option<SkillThresholds>,
+    #[schemars(range(min = 1, max = 100))]
+    pub repeat_count: Option<u32>,
+    #[schemars(range(min = 1, max = 100))]
+    pub min_consensus_count: Option<u32>,
+    pub required_summary_fragments: Option<Vec<String>>,
+    pub forbidden_summary_fragments: Option<Vec<String>>,
+    pub required_command_fragments: Option<Vec<String>>,
+    pub forbidden_command_fragments: Option<Vec<String>>,
+    /// Requires `turns`.
+    pub audit_kind: Option<String>,
+}
+
+/// Execution thresholds (non-negative numbers).
+#[derive(Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SkillThresholds {
+    pub max_total_tokens: Option<f64>,
+    pub max_uncached_tokens: Option<f64>,
+    pub max_median_run_uncached_tokens: Option<f64>,
+    pub max_peak_run_uncached_tokens: Option<f64>,
+    pub max_duration_ms: Option<f64>,
+    pub max_cost_usd: Option<f64>,
+}

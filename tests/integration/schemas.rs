@@ -1,0 +1,156 @@
+//! The committed JSON Schemas (`schemas/`) match the Rust types they are
+//! generated from, and real packets validate against them (checked with the
+//! built-in `is-json` scorer, so the schemas are usable by the tool itself).
+//!
+//! After changing a packet type, regenerate with
+//! `CAUTILUS_BLESS=1 cargo test --test integration schemas`.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+
+use crate::support::{run, score};
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn committed(id: &str) -> PathBuf {
+    repo().join("schemas").join(cautilus::schema::file_name(id))
+}
+
+fn generated(id: &str) -> String {
+    let schema = cautilus::schema::schema(id).unwrap();
+    format!("{}\n", serde_json::to_string_pretty(&schema).unwrap())
+}
+
+#[test]
+fn committed_schemas_match_the_types() {
+    let bless = std::env::var_os("CAUTILUS_BLESS").is_some();
+    let mut stale = Vec::new();
+    for id in cautilus::schema::IDS {
+        let path = committed(id);
+        let want = generated(id);
+        if bless {
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(&path, &want).unwrap();
+        } else if std::fs::read_to_string(&path).ok().as_deref() != Some(want.as_str()) {
+            stale.push(path.display().to_string());
+        }
+    }
+    assert!(
+        stale.is_empty(),
+        "out of date (regenerate with `CAUTILUS_BLESS=1 cargo test --test integration schemas`): {stale:?}"
+    );
+    // Nothing else lives in schemas/.
+    let files = std::fs::read_dir(repo().join("schemas")).unwrap().count();
+    assert_eq!(files, cautilus::schema::IDS.len());
+}
+
+/// Validates `document` against the committed schema `id`.
+fn validates(id: &str, document: &Value) -> Result<(), String> {
+    let schema: Value =
+        serde_json::from_str(&std::fs::read_to_string(committed(id)).unwrap()).unwrap();
+    let verdict = score(
+        "is-json",
+        json!({ "value": schema }),
+        &document.to_string(),
+        None,
+    );
+    match verdict.passed {
+        Some(true) => Ok(()),
+        _ => Err(verdict.detail.unwrap_or_default()),
+    }
+}
+
+fn load(path: &Path) -> Value {
+    let text = std::fs::read_to_string(path).unwrap();
+    if path.extension().is_some_and(|e| e == "yaml") {
+        serde_yaml_ng::from_str(&text).unwrap()
+    } else {
+        serde_json::from_str(&text).unwrap()
+    }
+}
+
+#[test]
+fn proof_fixtures_and_their_packets_validate() {
+    let proofs = [
+        ("fixtures/eval/app/prompt/tagline.fixture.json", None, None),
+        ("fixtures/eval/app/chat/onboarding.fixture.yaml", None, None),
+        (
+            "fixtures/eval/repo/whole-repo/agents-routing.fixture.json",
+            Some("fixtures/eval/repo/whole-repo/fixture-results.json"),
+            None,
+        ),
+        (
+            "fixtures/eval/repo/skill/release-notes.fixture.json",
+            Some("fixtures/eval/repo/skill/fixture-results.json"),
+            Some("fixtures/eval/repo/skill/workspace"),
+        ),
+    ];
+    for (fixture, results, workspace) in proofs {
+        let fixture_path = repo().join(fixture);
+        validates("cautilus.evaluation_input.v1", &load(&fixture_path))
+            .unwrap_or_else(|e| panic!("{fixture}: {e}"));
+        let out = tempfile::tempdir().unwrap();
+        let workspace = repo().join(workspace.unwrap_or("."));
+        let mut args = vec![
+            "eval".to_string(),
+            "test".into(),
+            "--fixture".into(),
+            fixture_path.display().to_string(),
+            "--workspace".into(),
+            workspace.display().to_string(),
+            "--output-dir".into(),
+            out.path().display().to_string(),
+        ];
+        if let Some(results) = results {
+            args.push("--fixture-results".into());
+            args.push(repo().join(results).display().to_string());
+        }
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let (code, stdout, stderr) = run(&args);
+        assert_eq!(code, 0, "{fixture}: {stdout}{stderr}");
+        for file in ["eval-observed.json", "eval-summary.json"] {
+            let packet = load(&out.path().join(file));
+            let id = packet["schemaVersion"].as_str().unwrap().to_string();
+            validates(&id, &packet).unwrap_or_else(|e| panic!("{fixture} {file}: {e}"));
+        }
+    }
+}
+
+#[test]
+fn schemas_reject_what_the_tool_rejects() {
+    let mut fixture = load(&repo().join("fixtures/eval/app/prompt/tagline.fixture.json"));
+    fixture["cases"][0]["inptu"] = json!("typo");
+    let error = validates("cautilus.evaluation_input.v1", &fixture).unwrap_err();
+    assert!(!error.is_empty());
+    let mut cross_axis = load(&repo().join("fixtures/eval/app/prompt/tagline.fixture.json"));
+    cross_axis["surface"] = json!("repo");
+    assert!(validates("cautilus.evaluation_input.v1", &cross_axis).is_err());
+
+    let observed = load(&repo().join("fixtures/eval/app/prompt/observed.example.json"));
+    validates("cautilus.app_prompt_evaluation_inputs.v1", &observed).unwrap();
+    let mut missing = observed.clone();
+    missing["evaluations"][0]
+        .as_object_mut()
+        .unwrap()
+        .remove("harness");
+    assert!(validates("cautilus.app_prompt_evaluation_inputs.v1", &missing).is_err());
+}
+
+#[test]
+fn the_cli_prints_each_schema() {
+    let (code, stdout, _) = run(&["schema"]);
+    assert_eq!(code, 0);
+    assert_eq!(stdout.lines().count(), cautilus::schema::IDS.len());
+    let (code, stdout, _) = run(&["schema", "cautilus.evaluation_input.v1"]);
+    assert_eq!(code, 0);
+    assert_eq!(stdout, generated("cautilus.evaluation_input.v1"));
+    let (code, _, stderr) = run(&["schema", "cautilus.nope.v1"]);
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("no schema `cautilus.nope.v1`; known:"),
+        "{stderr}"
+    );
+}
