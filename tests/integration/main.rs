@@ -13,6 +13,7 @@
 mod cache;
 mod capabilities;
 mod cli;
+mod compose;
 mod eval;
 mod sandbox;
 mod scaffold;

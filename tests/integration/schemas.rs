@@ -154,3 +154,16 @@ fn the_cli_prints_each_schema() {
         "{stderr}"
     );
 }
+
+#[test]
+fn composed_fixtures_validate() {
+    for file in [
+        "fixtures/eval/compose/extends/base.fixture.json",
+        "fixtures/eval/compose/extends/child.fixture.json",
+        "fixtures/eval/compose/discovery/suite.yaml",
+        "fixtures/eval/compose/case-files/csv.fixture.yaml",
+    ] {
+        validates("cautilus.evaluation_input.v1", &load(&repo().join(file)))
+            .unwrap_or_else(|e| panic!("{file}: {e}"));
+    }
+}

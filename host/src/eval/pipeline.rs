@@ -104,6 +104,9 @@ pub struct Validated {
 /// case, and unique case ids.
 pub fn validate(registry: &Registry, fixture: &Path, jobs: usize) -> Result<Validated, EvalError> {
     let suite = fixture::load(fixture)?;
+    for warning in &suite.warnings {
+        eprintln!("warning: {warning}");
+    }
     let preset = registry.preset_for(suite.pair)?;
     let cases = suite.cases();
     let suite_only: Map<String, Value> = suite

@@ -20,6 +20,20 @@ pub struct SuiteFields {
     pub suite_id: String,
     /// Readable name (default: `suiteId`).
     pub suite_display_name: Option<String>,
+    /// A base fixture, relative to this file's directory, deep-merged under
+    /// this one (objects merge; arrays and scalars here replace the base's).
+    pub extends: Option<String>,
+}
+
+/// Cases inline, or a path (relative to this file): a directory with one
+/// subdirectory per case (each with `case.yaml`), or a `.yaml`/`.json`/
+/// `.jsonl`/`.csv` file of cases. `tests` is an alias.
+#[derive(Serialize, JsonSchema)]
+#[serde(untagged)]
+#[schemars(rename = "CasesOf{T}")]
+pub enum Cases<T> {
+    Inline(Vec<T>),
+    Path(String),
 }
 
 /// An app/prompt fixture: a system prompt and one `input` per case.
@@ -30,7 +44,10 @@ pub struct AppPromptFixture {
     pub suite: SuiteFields,
     #[serde(flatten)]
     pub app: AppSuiteFields,
-    pub cases: Vec<AppPromptCase>,
+    /// Required (here or as `tests`).
+    pub cases: Option<Cases<AppPromptCase>>,
+    /// Alias of `cases`.
+    pub tests: Option<Cases<AppPromptCase>>,
 }
 
 /// An app/chat fixture: a system prompt and a `messages` list per case.
@@ -41,7 +58,10 @@ pub struct AppChatFixture {
     pub suite: SuiteFields,
     #[serde(flatten)]
     pub app: AppSuiteFields,
-    pub cases: Vec<AppChatCase>,
+    /// Required (here or as `tests`).
+    pub cases: Option<Cases<AppChatCase>>,
+    /// Alias of `cases`.
+    pub tests: Option<Cases<AppChatCase>>,
 }
 
 /// Suite-level defaults of the app presets (a case may override each).
@@ -107,7 +127,10 @@ pub struct AppExpected {
 pub struct WholeRepoFixture {
     #[serde(flatten)]
     pub suite: SuiteFields,
-    pub cases: Vec<WholeRepoCase>,
+    /// Required (here or as `tests`).
+    pub cases: Option<Cases<WholeRepoCase>>,
+    /// Alias of `cases`.
+    pub tests: Option<Cases<WholeRepoCase>>,
 }
 
 /// One repo/whole-repo case; expectations are case fields.
@@ -159,7 +182,10 @@ pub struct SkillFixture {
     /// Default samples that must agree (1–100, at most `repeatCount`).
     #[schemars(range(min = 1, max = 100))]
     pub min_consensus_count: Option<u32>,
-    pub cases: Vec<SkillCase>,
+    /// Required (here or as `tests`).
+    pub cases: Option<Cases<SkillCase>>,
+    /// Alias of `cases`.
+    pub tests: Option<Cases<SkillCase>>,
 }
 
 /// One repo/skill case: a `trigger` or an `execution` case.

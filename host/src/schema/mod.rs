@@ -104,7 +104,8 @@ fn pinned(id: &str, mut schema: Value, pins: &[(&str, &str)]) -> Value {
     schema
 }
 
-/// The fixture: one of the four preset shapes, told apart by `surface` and `preset`.
+/// The fixture: one of the four preset shapes, told apart by `surface` and
+/// `preset`, or a fixture that extends a base (and may be partial).
 fn fixture_schema() -> Value {
     use fixture::{AppChatFixture, AppPromptFixture, SkillFixture, WholeRepoFixture};
     let id = "cautilus.evaluation_input.v1";
@@ -133,12 +134,18 @@ fn fixture_schema() -> Value {
         one_of.push(json!({"$ref": format!("#/$defs/{title}")}));
         defs.insert(title, schema);
     }
+    one_of.push(json!({
+        "description": "A fixture that extends a base: any field may come from the base.",
+        "type": "object",
+        "required": ["extends"],
+        "properties": {"extends": {"type": "string"}}
+    }));
     json!({
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": format!("https://cautilus.dev/schemas/{}", file_name(id)),
         "title": id,
         "description": "A cautilus fixture: suite fields and the cases of one (surface, preset) pair.",
-        "oneOf": one_of,
+        "anyOf": one_of,
         "$defs": defs,
     })
 }
