@@ -85,6 +85,15 @@ impl Verdict {
         mut body: Value,
     ) -> Self {
         let summary = summary.into();
+        let case_id = case_id.into();
+        if !body.is_object() {
+            // Whatever the evaluation was, its summary entry is an object.
+            let mut map = Map::new();
+            if !case_id.is_empty() {
+                map.insert("caseId".into(), Value::String(case_id.clone()));
+            }
+            body = Value::Object(map);
+        }
         if let Value::Object(map) = &mut body {
             map.insert("status".into(), Value::String(status_name(status).into()));
             map.insert("summary".into(), Value::String(summary.clone()));
@@ -95,7 +104,7 @@ impl Verdict {
             CaseStatus::Failed | CaseStatus::Errored => Recommendation::Reject,
         };
         Self {
-            case_id: case_id.into(),
+            case_id,
             status,
             recommendation,
             tags: Vec::new(),

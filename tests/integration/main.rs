@@ -10,6 +10,7 @@
 //! - `eval`: `eval test|evaluate|validate` with proof and negative fixtures;
 //! - `scaffold`: `plugin new scorer` builds and loads.
 
+mod assertions;
 mod cache;
 mod capabilities;
 mod cli;

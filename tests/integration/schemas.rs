@@ -120,6 +120,30 @@ fn proof_fixtures_and_their_packets_validate() {
 }
 
 #[test]
+fn blocked_repo_cases_still_write_valid_packets() {
+    // No canned observations: every whole-repo case is blocked (exit 1, defer).
+    let out = tempfile::tempdir().unwrap();
+    let fixture = repo().join("fixtures/eval/repo/whole-repo/agents-routing.fixture.json");
+    let (code, stdout, stderr) = run(&[
+        "eval",
+        "test",
+        "--fixture",
+        &fixture.display().to_string(),
+        "--workspace",
+        &repo().display().to_string(),
+        "--output-dir",
+        &out.path().display().to_string(),
+    ]);
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    assert!(stdout.contains("BLOCK"), "{stdout}");
+    for file in ["eval-observed.json", "eval-summary.json"] {
+        let packet = load(&out.path().join(file));
+        let id = packet["schemaVersion"].as_str().unwrap().to_string();
+        validates(&id, &packet).unwrap_or_else(|e| panic!("{file}: {e}"));
+    }
+}
+
+#[test]
 fn schemas_reject_what_the_tool_rejects() {
     let mut fixture = load(&repo().join("fixtures/eval/app/prompt/tagline.fixture.json"));
     fixture["cases"][0]["inptu"] = json!("typo");

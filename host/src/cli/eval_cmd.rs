@@ -65,7 +65,8 @@ pub struct TestArgs {
     /// Print the summary packet as JSON instead of the readable summary
     #[arg(long)]
     json: bool,
-    /// Worker threads (default: one per core)
+    /// Worker threads [default: one per core; 1 on the repo surface, whose
+    /// cases share one workspace]
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=256))]
     jobs: Option<u16>,
     #[command(flatten)]
@@ -115,7 +116,7 @@ fn test(args: TestArgs) -> anyhow::Result<ExitCode> {
         provider: args.provider,
         fixture_results: args.fixture_results,
         limits: args.limits.limits(LimitArgs::PROVIDER_TIMEOUT_MS),
-        jobs: jobs(args.jobs),
+        jobs: args.jobs.map(usize::from),
     };
     let registry = registry()?;
     let outcome = eval::test(&registry, &options)?;

@@ -11,6 +11,10 @@ use crate::plugin::bindings::preset::exports::cautilus::plugin::preset_api::{
 use crate::plugin::bindings::provider::exports::cautilus::plugin::provider_api::Invocation;
 use crate::plugin::provider::ProviderSession;
 
+/// Most samples the host takes of one case, whatever a preset asks for
+/// (the fixture's `repeatCount` is checked against the same bound).
+const MAX_SAMPLES: u32 = 100;
+
 /// What every case run of a suite shares.
 pub struct RunContext<'a> {
     /// The provider's id, the fallback identity of a result.
@@ -51,7 +55,7 @@ pub fn run_case(
     context: &RunContext<'_>,
     provider: &mut ProviderSession,
 ) -> CaseRun {
-    let samples = (0..plan.repeat_count.max(1) as usize)
+    let samples = (0..plan.repeat_count.clamp(1, MAX_SAMPLES) as usize)
         .map(|sample| {
             let request = invocation(plan, context, sample);
             let started = Instant::now();

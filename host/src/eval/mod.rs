@@ -5,10 +5,12 @@
 //! - [`pipeline`]: the steps, in order;
 //! - [`workers`]: ordered parallel batches (one set of stores per thread);
 //! - [`cases`]: running one case (invocation, samples, the case run);
+//! - [`assertions`]: fixture assertions through scorer plugins;
 //! - [`tally`]: the host-owned counts and suite recommendation;
 //! - [`records`]: run directories, streamed atomic packets, timestamps;
 //! - [`report`]: the terminal summary.
 
+pub mod assertions;
 pub mod cases;
 pub mod pipeline;
 pub mod records;
@@ -38,6 +40,10 @@ pub enum EvalError {
     },
     #[error("{}: {message}", path.display())]
     Input { path: PathBuf, message: String },
+    /// A batch stopped early because another one failed (never reported:
+    /// the first error is).
+    #[error("the run stopped after an earlier error")]
+    Stopped,
     #[error("cannot write {}: {source}", path.display())]
     Write {
         path: PathBuf,
@@ -53,7 +59,7 @@ impl EvalError {
         match self {
             Self::Fixture(_) | Self::Cases { .. } | Self::Input { .. } => true,
             Self::Plugin(e) => e.is_definition_error(),
-            Self::Write { .. } => false,
+            Self::Write { .. } | Self::Stopped => false,
         }
     }
 }

@@ -15,6 +15,7 @@ use std::time::Duration;
 use serde_json::{Map, Value, json};
 
 use super::EvalError;
+use super::assertions::{self, AssertionPlan, Source};
 use super::cases::{RunContext, run_case};
 use super::records::{self, PacketWriter};
 use super::tally::Tally;
@@ -62,8 +63,9 @@ pub struct TestOptions {
     pub fixture_results: Option<PathBuf>,
     /// Limits of provider calls.
     pub limits: Limits,
-    /// Worker threads.
-    pub jobs: usize,
+    /// Worker threads (default: one per core on the messaging surface; one
+    /// on the workspace surface, whose cases share the workspace).
+    pub jobs: Option<usize>,
 }
 
 /// Options of `eval evaluate`.
@@ -98,6 +100,8 @@ pub struct Validated {
     pub preset: Arc<Plugin>,
     /// One plan per case, in order.
     pub plans: Vec<CasePlan>,
+    /// The assertions of every case, resolved and checked.
+    pub assertions: AssertionPlan,
 }
 
 /// Offline checks: suite fields, taxonomy, the preset's `translate` of every
@@ -108,11 +112,45 @@ pub fn validate(registry: &Registry, fixture: &Path, jobs: usize) -> Result<Vali
         eprintln!("warning: {warning}");
     }
     let preset = registry.preset_for(suite.pair)?;
-    let cases = suite.cases();
+    let all = suite.cases();
+    // Assertions are the host's: the preset sees each case without them.
+    let sources: Vec<Option<Source<'_>>> = all
+        .iter()
+        .enumerate()
+        .map(|(i, case)| {
+            case.get("assertions").map(|list| Source {
+                path: format!("cases[{i}].assertions"),
+                list,
+            })
+        })
+        .collect();
+    let assertions = AssertionPlan::build(
+        registry,
+        fixture,
+        &sources,
+        suite.body.get("assertions").map(|list| Source {
+            path: "assertions".into(),
+            list,
+        }),
+    )?;
+    let stripped: Vec<Value>;
+    let cases: &[Value] = if sources.iter().any(Option::is_some) {
+        stripped = all
+            .iter()
+            .map(|case| {
+                let mut case = case.clone();
+                case.as_object_mut().map(|c| c.remove("assertions"));
+                case
+            })
+            .collect();
+        &stripped
+    } else {
+        all
+    };
     let suite_only: Map<String, Value> = suite
         .body
         .iter()
-        .filter(|(key, _)| *key != "cases")
+        .filter(|(key, _)| !HOST_SUITE_KEYS.contains(&key.as_str()))
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect();
     let suite_json = Value::Object(suite_only).to_string();
@@ -122,7 +160,7 @@ pub fn validate(registry: &Registry, fixture: &Path, jobs: usize) -> Result<Vali
         &batches(cases.len(), batch_size(cases.len(), jobs)),
         jobs,
         || PresetSession::new(preset.clone(), preset_limits()).map_err(EvalError::from),
-        |session, range| {
+        |session, range, _| {
             let texts: Vec<String> = cases[range.clone()].iter().map(Value::to_string).collect();
             let first = u32::try_from(range.start).unwrap_or(u32::MAX);
             match session.translate(&suite_json, &texts, first) {
@@ -147,8 +185,10 @@ pub fn validate(registry: &Registry, fixture: &Path, jobs: usize) -> Result<Vali
             Ok(())
         },
     )?;
+    // Plans line up with cases only when every batch translated.
     let mut seen = std::collections::HashMap::with_capacity(plans.len());
-    for (i, plan) in plans.iter().enumerate() {
+    let aligned = problems.is_empty();
+    for (i, plan) in plans.iter().enumerate().filter(|_| aligned) {
         if let Some(first) = seen.insert(plan.case_id.as_str(), i) {
             problems.push((
                 format!("cases[{i}].caseId"),
@@ -165,12 +205,17 @@ pub fn validate(registry: &Registry, fixture: &Path, jobs: usize) -> Result<Vali
             problems,
         });
     }
+    drop(sources);
     Ok(Validated {
         suite,
         preset,
         plans,
+        assertions,
     })
 }
+
+/// Suite fields the host consumes; the preset never sees them.
+const HOST_SUITE_KEYS: &[&str] = &["cases", "assertions"];
 
 /// The header every packet of a run starts with.
 fn header(schema: &str, fields: &Map<String, Value>) -> Map<String, Value> {
@@ -201,7 +246,16 @@ pub fn test(registry: &Registry, options: &TestOptions) -> Result<Outcome, EvalE
         suite,
         preset,
         mut plans,
-    } = validate(registry, &options.fixture, options.jobs)?;
+        assertions,
+    } = validate(
+        registry,
+        &options.fixture,
+        options.jobs.unwrap_or_else(default_jobs),
+    )?;
+    let jobs = options.jobs.unwrap_or(match suite.pair.mode {
+        crate::taxonomy::Mode::Workspace => 1,
+        crate::taxonomy::Mode::Messaging => default_jobs(),
+    });
     let info = preset_info(&preset);
     let canned = read_fixture_results(options.fixture_results.as_deref())?;
     let provider = registry.resolve_provider(&options.provider)?;
@@ -260,21 +314,37 @@ pub fn test(registry: &Registry, options: &TestOptions) -> Result<Outcome, EvalE
         canned: canned.as_ref(),
     };
     run_ordered(
-        &batches(plans.len(), batch_size(plans.len(), options.jobs)),
-        options.jobs,
+        &batches(plans.len(), batch_size(plans.len(), jobs)),
+        jobs,
         || -> Result<_, EvalError> {
             Ok((
                 PresetSession::new(preset.clone(), preset_limits())?,
                 ProviderSession::new(provider.clone(), options.limits.clone(), grants.clone())?,
+                assertions.sessions(),
             ))
         },
-        |(session, provider), range| {
-            let runs: Vec<_> = plans[range.clone()]
-                .iter()
-                .map(|plan| run_case(plan, &context, provider))
-                .collect();
+        |(session, provider, scorers), range, stop| {
+            let mut runs = Vec::with_capacity(range.len());
+            for plan in &plans[range.clone()] {
+                if stop.requested() {
+                    return Err(EvalError::Stopped);
+                }
+                runs.push(run_case(plan, &context, provider));
+            }
             let evaluations = session.collect(&bodies[range.clone()], &runs)?;
-            let verdicts = evaluate_batch(session, &evaluations, range.start, range.len())?;
+            let mut verdicts = evaluate_batch(session, &evaluations, range.start, range.len())?;
+            if !assertions.is_empty() {
+                let outcomes = assertions::run_batch(
+                    &assertions,
+                    scorers,
+                    range.start,
+                    &plans[range.clone()],
+                    &runs,
+                );
+                for (verdict, outcomes) in verdicts.iter_mut().zip(&outcomes) {
+                    assertions::apply(verdict, outcomes);
+                }
+            }
             Ok((evaluations, verdicts))
         },
         |_, (evaluations, verdicts)| {
@@ -331,8 +401,11 @@ pub fn evaluate(registry: &Registry, options: &EvaluateOptions) -> Result<Outcom
         }
     };
     let info = preset_info(&preset);
-    let fields = observed.as_object().cloned().unwrap_or_default();
+    let mut fields = observed.as_object().cloned().unwrap_or_default();
     drop(observed);
+    // The preset that scores the packet decides its pair, whatever the input says.
+    fields.insert("surface".into(), json!(info.surface));
+    fields.insert("preset".into(), json!(info.preset));
 
     let scratch = match &options.output {
         Some(_) => None,
@@ -359,7 +432,7 @@ pub fn evaluate(registry: &Registry, options: &EvaluateOptions) -> Result<Outcom
         ),
         options.jobs,
         || PresetSession::new(preset.clone(), preset_limits()).map_err(EvalError::from),
-        |session, range| {
+        |session, range, _| {
             evaluate_batch(
                 session,
                 &evaluations[range.clone()],

@@ -36,6 +36,11 @@ fn severity(recommendation: Recommendation) -> u8 {
     }
 }
 
+/// Count keys only the host sets.
+const RESERVED: &[&str] = &[
+    "total", "passed", "failed", "errored", "blocked", "degraded",
+];
+
 /// One case as the terminal shows it.
 #[derive(Debug, Clone)]
 pub struct CaseLine {
@@ -70,7 +75,12 @@ impl Tally {
     pub fn add(&mut self, verdict: &Verdict) {
         self.bump("total");
         self.bump(status_name(verdict.status));
-        for tag in &verdict.tags {
+        // A tag may not pose as `total` or a status: those counts are the host's.
+        for tag in verdict
+            .tags
+            .iter()
+            .filter(|t| !RESERVED.contains(&t.as_str()))
+        {
             self.bump(tag);
         }
         if severity(verdict.recommendation) > severity(self.recommendation) {

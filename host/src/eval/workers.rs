@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::mpsc;
+use std::sync::{Mutex, mpsc};
 
 /// Splits `0..len` into consecutive ranges of at most `size` items.
 pub fn batches(len: usize, size: usize) -> Vec<Range<usize>> {
@@ -17,17 +17,31 @@ pub fn batches(len: usize, size: usize) -> Vec<Range<usize>> {
         .collect()
 }
 
+/// Lets a batch notice that the run is stopping (after another batch's
+/// error), so it can return early instead of finishing work that will be
+/// thrown away.
+pub struct Stop<'a>(&'a AtomicBool);
+
+impl Stop<'_> {
+    pub fn requested(&self) -> bool {
+        self.0.load(Ordering::SeqCst)
+    }
+}
+
 /// Runs `work` over every batch on up to `jobs` threads and hands each result
 /// to `sink` on the calling thread, in batch order.
 ///
 /// Each thread builds its state once with `state`. The first error (from a
-/// state, a batch or the sink) stops the workers from taking new batches and
-/// is returned; results already delivered stay delivered.
+/// state, a batch or the sink) stops the run: workers take no new batch,
+/// running batches can check [`Stop`], and that first error is returned.
+/// Results already delivered stay delivered. Workers stay within a window
+/// of batches ahead of the writer, so a slow batch never makes the others
+/// pile up in memory.
 pub fn run_ordered<S, T, E>(
     batches: &[Range<usize>],
     jobs: usize,
     state: impl Fn() -> Result<S, E> + Sync,
-    work: impl Fn(&mut S, Range<usize>) -> Result<T, E> + Sync,
+    work: impl Fn(&mut S, Range<usize>, &Stop<'_>) -> Result<T, E> + Sync,
     mut sink: impl FnMut(Range<usize>, T) -> Result<(), E>,
 ) -> Result<(), E>
 where
@@ -35,34 +49,48 @@ where
     E: Send,
 {
     let jobs = jobs.clamp(1, batches.len().max(1));
+    let window = jobs * 4;
     let next = AtomicUsize::new(0);
+    let delivered = AtomicUsize::new(0);
     let stop = AtomicBool::new(false);
-    // Bounded: a fast worker cannot run far ahead of the writer.
-    let (send, receive) = mpsc::sync_channel::<(usize, Result<T, E>)>(jobs * 2);
+    let failure: Mutex<Option<E>> = Mutex::new(None);
+    // The first failure wins; `stop` is set only after it is recorded.
+    let fail = |error: E| {
+        let mut slot = failure.lock().unwrap_or_else(|p| p.into_inner());
+        if slot.is_none() {
+            *slot = Some(error);
+        }
+        stop.store(true, Ordering::SeqCst);
+    };
+    let (send, receive) = mpsc::sync_channel::<(usize, T)>(window);
     std::thread::scope(|scope| {
         for _ in 0..jobs {
             let send = send.clone();
-            let (next, stop, state, work) = (&next, &stop, &state, &work);
+            let (next, delivered, stop, state, work, fail) =
+                (&next, &delivered, &stop, &state, &work, &fail);
             scope.spawn(move || {
                 let mut own = match state() {
                     Ok(own) => own,
-                    Err(error) => {
-                        stop.store(true, Ordering::SeqCst);
-                        let _ = send.send((usize::MAX, Err(error)));
-                        return;
-                    }
+                    Err(error) => return fail(error),
                 };
                 while !stop.load(Ordering::SeqCst) {
                     let index = next.fetch_add(1, Ordering::SeqCst);
                     let Some(range) = batches.get(index) else {
                         break;
                     };
-                    let result = work(&mut own, range.clone());
-                    if result.is_err() {
-                        stop.store(true, Ordering::SeqCst);
+                    while index >= delivered.load(Ordering::SeqCst) + window {
+                        if stop.load(Ordering::SeqCst) {
+                            return;
+                        }
+                        std::thread::sleep(std::time::Duration::from_millis(1));
                     }
-                    if send.send((index, result)).is_err() {
-                        break;
+                    match work(&mut own, range.clone(), &Stop(stop)) {
+                        Ok(value) => {
+                            if send.send((index, value)).is_err() {
+                                break;
+                            }
+                        }
+                        Err(error) => return fail(error),
                     }
                 }
             });
@@ -70,31 +98,25 @@ where
         drop(send);
         let mut pending = BTreeMap::new();
         let mut expected = 0;
-        let mut failure = None;
-        for (index, result) in receive.iter() {
-            if failure.is_some() {
+        for (index, value) in receive.iter() {
+            if stop.load(Ordering::SeqCst) {
                 continue; // drain so no worker blocks on a full channel
             }
-            match result {
-                Err(error) => {
-                    failure = Some(error);
-                    stop.store(true, Ordering::SeqCst);
+            pending.insert(index, value);
+            while let Some(value) = pending.remove(&expected) {
+                if let Err(error) = sink(batches[expected].clone(), value) {
+                    fail(error);
+                    break;
                 }
-                Ok(value) => {
-                    pending.insert(index, value);
-                    while let Some(value) = pending.remove(&expected) {
-                        if let Err(error) = sink(batches[expected].clone(), value) {
-                            failure = Some(error);
-                            stop.store(true, Ordering::SeqCst);
-                            break;
-                        }
-                        expected += 1;
-                    }
-                }
+                expected += 1;
+                delivered.store(expected, Ordering::SeqCst);
             }
         }
-        failure.map_or(Ok(()), Err)
-    })
+    });
+    match failure.into_inner().unwrap_or_else(|p| p.into_inner()) {
+        Some(error) => Err(error),
+        None => Ok(()),
+    }
 }
 
 #[cfg(test)]
@@ -116,7 +138,7 @@ mod tests {
             &ranges,
             4,
             || Ok(()),
-            |_, range| {
+            |_, range, _| {
                 // Later batches finish first half of the time.
                 if range.start % 2 == 0 {
                     std::thread::yield_now();
@@ -140,7 +162,7 @@ mod tests {
             &ranges,
             2,
             || Ok(()),
-            |_, range| {
+            |_, range, _| {
                 if range.start == 10 {
                     Err(format!("batch {} failed", range.start))
                 } else {
@@ -166,7 +188,7 @@ mod tests {
             &ranges,
             2,
             || Err("no store".to_string()),
-            |_, _| Ok(()),
+            |_, _, _| Ok(()),
             |_, ()| Ok(()),
         );
         assert_eq!(result, Err("no store".to_string()));

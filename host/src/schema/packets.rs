@@ -78,7 +78,9 @@ pub struct Identity {
     pub preset: String,
     pub fixture_ref: Option<String>,
     pub provider: String,
-    pub model: String,
+    /// Absent only when no sample produced an observation that names one
+    /// (e.g. a blocked repo case); `eval evaluate` requires it.
+    pub model: Option<String>,
     pub harness: String,
     /// `messaging` (app) or `workspace` (repo).
     pub mode: String,

@@ -156,6 +156,16 @@ pub fn translate(
             err(format!("{at}.{key}"), "must be a list of strings".into());
         }
     }
+    for key in ["repeatCount", "minConsensusCount"] {
+        if let Some(value) = c.get(key)
+            && value.as_u64().is_none()
+        {
+            err(
+                format!("{at}.{key}"),
+                format!("must be a whole number, got {value}"),
+            );
+        }
+    }
     let case_repeat = c.get("repeatCount").and_then(Value::as_u64);
     let repeat = case_repeat.or(suite_repeat).unwrap_or(1);
     let consensus = match (

@@ -1,0 +1,446 @@
+//! Assertions: checks a fixture adds on top of a preset's expectations,
+//! run by the host through scorer plugins after the preset's `evaluate`.
+//!
+//! An assertion is `{type, ...config, name?, weight?, required?, negate?}`
+//! where `type` is a built-in scorer id or a path to a `.wasm` scorer
+//! (relative to the fixture's directory). Suite-level `assertions` are
+//! appended after each case's own. Each distinct (scorer, config) is checked
+//! once when the fixture is validated (a bad config is a definition error
+//! naming the assertion's JSON path) and then served by one session per
+//! worker thread, scoring a whole batch of cases in one call. A case passes
+//! when its preset expectations pass and every required assertion passes.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Arc;
+
+use serde_json::{Map, Value, json};
+
+use super::EvalError;
+use crate::plugin::bindings::preset::exports::cautilus::plugin::preset_api::{
+    CasePlan, CaseRun, CaseStatus, Recommendation, Verdict,
+};
+use crate::plugin::bindings::types::{CaseView, Observation};
+use crate::plugin::{Grants, Limits, Plugin, PluginError, Registry, ScoreInput, ScorerSession};
+
+/// Keys of an assertion the host reads; everything else is scorer config.
+const ASSERTION_KEYS: &[&str] = &["type", "name", "weight", "required"];
+
+/// A distinct scorer configuration of the suite.
+pub struct ScorerSpec {
+    plugin: Arc<Plugin>,
+    scorer: String,
+    config: Value,
+}
+
+/// One assertion of one case.
+#[derive(Debug, Clone)]
+pub struct CaseAssertion {
+    spec: usize,
+    name: String,
+    weight: f64,
+    required: bool,
+}
+
+/// Every assertion of a suite, resolved and checked.
+#[derive(Default)]
+pub struct AssertionPlan {
+    specs: Vec<ScorerSpec>,
+    /// Per case, in order: its own assertions, then the suite's.
+    per_case: Vec<Vec<CaseAssertion>>,
+}
+
+/// Where an assertion list came from, for error paths.
+pub struct Source<'a> {
+    /// `cases[3].assertions` or `assertions`.
+    pub path: String,
+    pub list: &'a Value,
+}
+
+impl AssertionPlan {
+    /// Resolves and checks the assertions of every case. `cases[i]` holds
+    /// the case's own list (if any); `suite` the suite-level list.
+    pub fn build(
+        registry: &Registry,
+        fixture: &Path,
+        cases: &[Option<Source<'_>>],
+        suite: Option<Source<'_>>,
+    ) -> Result<Self, EvalError> {
+        let mut specs: Vec<ScorerSpec> = Vec::new();
+        let mut keys: HashMap<(String, String), usize> = HashMap::new();
+        let mut problems = Vec::new();
+        let base = fixture.parent().unwrap_or(Path::new(""));
+        let mut resolve = |source: &Source<'_>, problems: &mut Vec<(String, String)>| {
+            let mut out = Vec::new();
+            let Some(list) = source.list.as_array() else {
+                problems.push((source.path.clone(), "must be a list of assertions".into()));
+                return out;
+            };
+            for (j, raw) in list.iter().enumerate() {
+                let at = format!("{}[{j}]", source.path);
+                match parse(raw, &at) {
+                    Err(problem) => problems.push(problem),
+                    Ok((reference, config, name, weight, required)) => {
+                        let key = (reference.clone(), config.to_string());
+                        let spec = match keys.get(&key) {
+                            Some(spec) => *spec,
+                            None => match resolve_spec(registry, base, &reference, &config) {
+                                Ok(spec) => {
+                                    specs.push(spec);
+                                    keys.insert(key, specs.len() - 1);
+                                    specs.len() - 1
+                                }
+                                Err(error) => {
+                                    problems.push((at, error.to_string()));
+                                    continue;
+                                }
+                            },
+                        };
+                        out.push(CaseAssertion {
+                            spec,
+                            name: name.unwrap_or_else(|| reference.clone()),
+                            weight,
+                            required,
+                        });
+                    }
+                }
+            }
+            out
+        };
+        let shared = suite
+            .map(|s| resolve(&s, &mut problems))
+            .unwrap_or_default();
+        let mut per_case = Vec::with_capacity(cases.len());
+        for source in cases {
+            let mut own = source
+                .as_ref()
+                .map(|s| resolve(s, &mut problems))
+                .unwrap_or_default();
+            own.extend(shared.iter().cloned());
+            per_case.push(own);
+        }
+        if problems.is_empty() {
+            Ok(Self { specs, per_case })
+        } else {
+            Err(EvalError::Cases {
+                file: fixture.to_path_buf(),
+                problems,
+            })
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.per_case.iter().all(Vec::is_empty)
+    }
+
+    /// One session slot per spec, for a worker thread.
+    pub fn sessions(&self) -> Vec<Option<ScorerSession>> {
+        self.specs.iter().map(|_| None).collect()
+    }
+}
+
+type Parsed = (String, Value, Option<String>, f64, bool);
+
+/// Splits an assertion into (type, scorer config, name, weight, required).
+fn parse(raw: &Value, at: &str) -> Result<Parsed, (String, String)> {
+    let problem = |path: String, message: String| (path, message);
+    let Some(object) = raw.as_object() else {
+        return Err(problem(
+            at.to_string(),
+            "an assertion is an object `{type: <scorer>, ...config}`".into(),
+        ));
+    };
+    let reference = match object.get("type") {
+        Some(Value::String(t)) if !t.trim().is_empty() => t.clone(),
+        _ => {
+            return Err(problem(
+                format!("{at}.type"),
+                "is missing: name a scorer (e.g. `contains`, `regex`, `./my_scorer.wasm`)".into(),
+            ));
+        }
+    };
+    let name = match object.get("name") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(n)) => Some(n.clone()),
+        Some(_) => return Err(problem(format!("{at}.name"), "must be a string".into())),
+    };
+    let weight = match object.get("weight") {
+        None | Some(Value::Null) => 1.0,
+        Some(w) => match w.as_f64().filter(|w| *w >= 0.0 && w.is_finite()) {
+            Some(w) => w,
+            None => {
+                return Err(problem(
+                    format!("{at}.weight"),
+                    "must be a non-negative number".into(),
+                ));
+            }
+        },
+    };
+    let required = match object.get("required") {
+        None | Some(Value::Null) => true,
+        Some(Value::Bool(b)) => *b,
+        Some(_) => {
+            return Err(problem(
+                format!("{at}.required"),
+                "must be true or false".into(),
+            ));
+        }
+    };
+    let config: Map<String, Value> = object
+        .iter()
+        .filter(|(k, _)| !ASSERTION_KEYS.contains(&k.as_str()))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    Ok((reference, Value::Object(config), name, weight, required))
+}
+
+/// A scorer reference: a path (relative to the fixture) or a built-in id.
+fn resolve_spec(
+    registry: &Registry,
+    base: &Path,
+    reference: &str,
+    config: &Value,
+) -> Result<ScorerSpec, PluginError> {
+    let looks_like_path = reference.contains('/') || reference.ends_with(".wasm");
+    let resolved = if looks_like_path && Path::new(reference).is_relative() {
+        base.join(reference).display().to_string()
+    } else {
+        reference.to_string()
+    };
+    let (plugin, scorer) = registry.resolve_scorer(&resolved)?;
+    // Validates the config once, now: a bad one stops the run before it starts.
+    ScorerSession::new(
+        plugin.clone(),
+        &scorer,
+        config,
+        Limits::default(),
+        Arc::new(Grants::default()),
+    )?;
+    Ok(ScorerSpec {
+        plugin,
+        scorer,
+        config: config.clone(),
+    })
+}
+
+/// The result of one assertion on one case.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    pub name: String,
+    pub passed: bool,
+    pub score: Option<f64>,
+    pub detail: Option<String>,
+    pub required: bool,
+    pub weight: f64,
+}
+
+/// Runs the assertions of a batch of cases (`first` = index of `plans[0]`).
+/// One guest call per distinct scorer config in the batch.
+pub fn run_batch(
+    plan: &AssertionPlan,
+    sessions: &mut [Option<ScorerSession>],
+    first: usize,
+    plans: &[CasePlan],
+    runs: &[CaseRun],
+) -> Vec<Vec<Outcome>> {
+    let mut out: Vec<Vec<Option<Outcome>>> = (0..plans.len())
+        .map(|k| vec![None; plan.per_case[first + k].len()])
+        .collect();
+    // One input per case, shared by every scorer that looks at the case.
+    let inputs: Vec<ScoreInput> = plans
+        .iter()
+        .zip(runs)
+        .map(|(plan, run)| score_input(plan, run))
+        .collect();
+    for (spec_index, spec) in plan.specs.iter().enumerate() {
+        let users: Vec<(usize, usize)> = (0..plans.len())
+            .flat_map(|k| {
+                plan.per_case[first + k]
+                    .iter()
+                    .enumerate()
+                    .filter(move |(_, a)| a.spec == spec_index)
+                    .map(move |(j, _)| (k, j))
+            })
+            .collect();
+        if users.is_empty() {
+            continue;
+        }
+        // A suite-level assertion covers every case of the batch, in order:
+        // score the shared inputs as they are.
+        let every_case =
+            users.len() == plans.len() && users.iter().enumerate().all(|(i, (k, _))| i == *k);
+        let gathered: Vec<ScoreInput>;
+        let batch: &[ScoreInput] = if every_case {
+            &inputs
+        } else {
+            gathered = users.iter().map(|(k, _)| inputs[*k].clone()).collect();
+            &gathered
+        };
+        let results = match session(spec, &mut sessions[spec_index]) {
+            Ok(session) => session.score_batch(batch),
+            Err(error) => users
+                .iter()
+                .map(|_| Err(PluginError::Host(error.to_string())))
+                .collect(),
+        };
+        for ((k, j), result) in users.into_iter().zip(results) {
+            let assertion = &plan.per_case[first + k][j];
+            out[k][j] = Some(outcome(assertion, result));
+        }
+    }
+    out.into_iter()
+        .map(|list| list.into_iter().flatten().collect())
+        .collect()
+}
+
+fn session<'a>(
+    spec: &ScorerSpec,
+    slot: &'a mut Option<ScorerSession>,
+) -> Result<&'a mut ScorerSession, PluginError> {
+    if slot.is_none() {
+        *slot = Some(ScorerSession::new(
+            spec.plugin.clone(),
+            &spec.scorer,
+            &spec.config,
+            Limits::default(),
+            Arc::new(Grants::default()),
+        )?);
+    }
+    Ok(slot.as_mut().expect("just set"))
+}
+
+fn outcome(
+    assertion: &CaseAssertion,
+    result: Result<crate::plugin::Score, PluginError>,
+) -> Outcome {
+    let (passed, score, detail) = match result {
+        Ok(score) => match score.passed {
+            Some(passed) => (passed, score.value, score.detail),
+            None => (
+                false,
+                score.value,
+                Some(format!(
+                    "not applicable: {}",
+                    score
+                        .detail
+                        .unwrap_or_else(|| "the scorer gave no verdict".into())
+                )),
+            ),
+        },
+        Err(error) => (false, None, Some(format!("the scorer failed: {error}"))),
+    };
+    Outcome {
+        name: assertion.name.clone(),
+        passed,
+        score,
+        detail,
+        required: assertion.required,
+        weight: assertion.weight,
+    }
+}
+
+/// What a scorer sees of a case: its input and expectation, and the first
+/// sample's observation. An app case's `expected.finalText` is the
+/// reference value scorers fall back to.
+fn score_input(plan: &CasePlan, run: &CaseRun) -> ScoreInput {
+    let expected = plan
+        .expected
+        .as_deref()
+        .map(|text| match serde_json::from_str::<Value>(text) {
+            Ok(Value::Object(object)) if object.len() == 1 && object.contains_key("finalText") => {
+                object["finalText"].to_string()
+            }
+            _ => text.to_string(),
+        });
+    let observation = run
+        .samples
+        .iter()
+        .find_map(|s| s.outcome.as_ref().ok())
+        .cloned()
+        .unwrap_or_else(empty_observation);
+    ScoreInput {
+        subject: CaseView {
+            case_id: plan.case_id.clone(),
+            input: plan.input.clone(),
+            expected,
+            criteria: None,
+            metadata: None,
+        },
+        observation,
+    }
+}
+
+fn empty_observation() -> Observation {
+    Observation {
+        final_text: None,
+        messages: Vec::new(),
+        tool_calls: None,
+        usage: None,
+        cost_usd: None,
+        duration_ms: None,
+        provider: None,
+        model: None,
+        harness: None,
+        mode: None,
+        structured: None,
+    }
+}
+
+/// Folds a case's assertion outcomes into its verdict: the list goes into
+/// the summary evaluation (`assertions`, `assertionScore`), and a failed
+/// required assertion fails a case its preset passed.
+pub fn apply(verdict: &mut Verdict, outcomes: &[Outcome]) {
+    if outcomes.is_empty() {
+        return;
+    }
+    let failed: Vec<&Outcome> = outcomes
+        .iter()
+        .filter(|o| o.required && !o.passed)
+        .collect();
+    if !failed.is_empty() && verdict.status == CaseStatus::Passed {
+        verdict.status = CaseStatus::Failed;
+        verdict.recommendation = Recommendation::Reject;
+        let why: Vec<String> = failed
+            .iter()
+            .map(|o| match &o.detail {
+                Some(detail) => format!("assertion `{}` failed: {detail}", o.name),
+                None => format!("assertion `{}` failed", o.name),
+            })
+            .collect();
+        verdict.summary = why.join("; ");
+    }
+    let total_weight: f64 = outcomes.iter().map(|o| o.weight).sum();
+    let weighted: f64 = outcomes
+        .iter()
+        .map(|o| o.weight * o.score.unwrap_or(if o.passed { 1.0 } else { 0.0 }))
+        .sum();
+    let list: Vec<Value> = outcomes
+        .iter()
+        .map(|o| {
+            let mut entry = json!({
+                "name": o.name,
+                "passed": o.passed,
+                "score": o.score,
+                "required": o.required,
+                "weight": o.weight,
+            });
+            if let Some(detail) = &o.detail {
+                entry["detail"] = json!(detail);
+            }
+            entry
+        })
+        .collect();
+    let mut body: Value = serde_json::from_str(&verdict.body).unwrap_or(Value::Null);
+    if let Value::Object(map) = &mut body {
+        map.insert("assertions".into(), Value::Array(list));
+        if total_weight > 0.0 {
+            map.insert("assertionScore".into(), json!(weighted / total_weight));
+        }
+        map.insert(
+            "status".into(),
+            json!(super::tally::status_name(verdict.status)),
+        );
+        map.insert("summary".into(), json!(verdict.summary));
+        verdict.body = body.to_string();
+    }
+}
