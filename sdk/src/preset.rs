@@ -37,6 +37,9 @@ pub struct CasePlan {
     /// The case's input and expectations, handed to the provider.
     pub input: Option<Value>,
     pub expected: Option<Value>,
+    /// The value assertions compare against when they give none (e.g. an
+    /// app case's `expected.finalText`).
+    pub reference: Option<Value>,
     /// How many times the host samples the case (at least 1).
     pub repeat_count: u32,
 }
@@ -53,6 +56,7 @@ impl CasePlan {
             model: None,
             input: None,
             expected: None,
+            reference: None,
             repeat_count: 1,
         }
     }
@@ -166,9 +170,11 @@ pub trait Preset: 'static {
     /// [`Preset::translate`], `run` what the host ran (one sample per repeat).
     fn collect(case: Value, run: CaseRun) -> Value;
 
-    /// Scores one observed evaluation; `at` is its JSON path (`evaluations[3]`).
-    /// A malformed evaluation is an `errored` verdict naming the field.
-    fn evaluate(evaluation: &Value, at: &str) -> Verdict;
+    /// Scores one observed evaluation (always a JSON object: the SDK makes
+    /// anything else an `errored` verdict); `at` is its JSON path
+    /// (`evaluations[3]`). A malformed evaluation is an `errored` verdict
+    /// naming the field.
+    fn evaluate(evaluation: Value, at: &str) -> Verdict;
 }
 
 #[doc(hidden)]
@@ -216,6 +222,7 @@ impl<P: Preset> preset_api::Guest for PresetExport<P> {
                     model: plan.model,
                     input: plan.input.as_ref().map(json_text),
                     expected: plan.expected.as_ref().map(json_text),
+                    reference: plan.reference.as_ref().map(json_text),
                     repeat_count: plan.repeat_count.max(1),
                 }),
                 Ok(_) => {}
@@ -265,7 +272,13 @@ impl<P: Preset> preset_api::Guest for PresetExport<P> {
             .map(|(offset, text)| {
                 let at = format!("evaluations[{}]", first_index as usize + offset);
                 let verdict = match serde_json::from_str::<Value>(text) {
-                    Ok(evaluation) => P::evaluate(&evaluation, &at),
+                    Ok(evaluation) if evaluation.is_object() => P::evaluate(evaluation, &at),
+                    Ok(other) => Verdict::new(
+                        packet::evaluation_id(&other),
+                        CaseStatus::Errored,
+                        format!("{at} must be an object (an evaluation)"),
+                        Value::Null,
+                    ),
                     Err(e) => Verdict::new(
                         "",
                         CaseStatus::Errored,
@@ -326,6 +339,16 @@ pub mod packet {
                 to.insert((*key).to_string(), value.clone());
             }
         }
+    }
+
+    /// An evaluation's id: `evaluationId`, else `caseId`, else empty.
+    pub fn evaluation_id(evaluation: &Value) -> String {
+        evaluation
+            .get("evaluationId")
+            .or_else(|| evaluation.get("caseId"))
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string()
     }
 
     /// The first missing or empty string among `keys` of `value`.

@@ -2,15 +2,11 @@
 //! suite-level and per-case lists, required and optional, weights,
 //! negation, definition errors naming the assertion's path.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde_json::Value;
 
-use crate::support::run;
-
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
+use crate::support::{repo, run};
 
 fn eval_test(fixture: &Path) -> (i32, String, String, Value) {
     let out = tempfile::tempdir().unwrap();

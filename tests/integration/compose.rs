@@ -2,19 +2,9 @@
 //! C2 `extends`, directory discovery and case files (seed 001), and
 //! `${{ VAR }}` interpolation.
 
-use std::path::{Path, PathBuf};
-
 use serde_json::Value;
 
-use crate::support::{cautilus, output};
-
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-fn read(path: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
-}
+use crate::support::{cautilus, output, read_json, repo};
 
 /// Runs `eval test` on a fixture of `fixtures/eval/compose/` with `env`;
 /// returns (exit code, stdout, stderr, cases packet, summary packet).
@@ -38,7 +28,7 @@ fn eval_test(fixture: &str, env: &[(&str, &str)]) -> (i32, String, String, Value
     let packet = |name: &str| {
         let path = out.path().join(name);
         if path.exists() {
-            read(&path)
+            read_json(&path)
         } else {
             Value::Null
         }

@@ -1,22 +1,12 @@
 //! `cautilus eval test|evaluate|validate` through the real binary: proof
 //! fixtures, canned results, negative fixtures and observed packets.
 
-use std::path::{Path, PathBuf};
-
 use serde_json::{Value, json};
 
-use crate::support::run;
-
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
+use crate::support::{read_json, repo, run};
 
 fn fixture(rel: &str) -> String {
     repo().join(rel).display().to_string()
-}
-
-fn read(path: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
 #[test]
@@ -39,14 +29,14 @@ fn app_prompt_proof_fixture_writes_three_records() {
     );
     assert!(stdout.contains("recommendation: accept-now"), "{stdout}");
 
-    let cases = read(&out.path().join("eval-cases.json"));
+    let cases = read_json(&out.path().join("eval-cases.json"));
     assert_eq!(cases["schemaVersion"], "cautilus.app_prompt_test_cases.v1");
-    let observed = read(&out.path().join("eval-observed.json"));
+    let observed = read_json(&out.path().join("eval-observed.json"));
     assert_eq!(
         observed["schemaVersion"],
         "cautilus.app_prompt_evaluation_inputs.v1"
     );
-    let summary = read(&out.path().join("eval-summary.json"));
+    let summary = read_json(&out.path().join("eval-summary.json"));
     assert_eq!(
         summary["schemaVersion"],
         "cautilus.app_prompt_evaluation_summary.v1"
@@ -142,7 +132,7 @@ fn canned_results_and_failures() {
     assert!(stdout.contains("PASS  one-line-behavior-eval"), "{stdout}");
     assert!(stdout.contains("FAIL  mentions-plugins — final text does not contain \"WebAssembly\"; got \"Teams write Lua scripts.\""), "{stdout}");
     assert!(stdout.contains("recommendation: reject"), "{stdout}");
-    let summary = read(&out.join("eval-summary.json"));
+    let summary = read_json(&out.join("eval-summary.json"));
     assert_eq!(
         summary["evaluationCounts"],
         json!({"total": 2, "passed": 1, "failed": 1, "errored": 0})
@@ -249,7 +239,7 @@ fn evaluate_scores_a_hand_written_observed_packet() {
 
 #[test]
 fn evaluate_makes_a_missing_must_field_an_error_naming_it() {
-    let mut packet = read(&repo().join("fixtures/eval/app/prompt/observed.example.json"));
+    let mut packet = read_json(&repo().join("fixtures/eval/app/prompt/observed.example.json"));
     packet["evaluations"][0]
         .as_object_mut()
         .unwrap()
@@ -284,7 +274,7 @@ fn evaluate_makes_a_missing_must_field_an_error_naming_it() {
         ),
         "{stdout}"
     );
-    assert_eq!(read(&output)["recommendation"], "reject");
+    assert_eq!(read_json(&output)["recommendation"], "reject");
 }
 
 #[test]
@@ -349,7 +339,7 @@ fn whole_repo_proof_checks_this_repos_routing_contract() {
     ]);
     assert_eq!(code, 0, "{stdout}{stderr}");
     assert!(stdout.contains("PASS  route-new-host-import — matched entryFile, instructionFiles, supportingFiles, routing, firstToolCall"), "{stdout}");
-    let summary = read(&out.path().join("eval-summary.json"));
+    let summary = read_json(&out.path().join("eval-summary.json"));
     assert_eq!(summary["schemaVersion"], "cautilus.evaluation_summary.v1");
     let first = &summary["evaluations"][0];
     for key in [
@@ -375,7 +365,7 @@ fn whole_repo_proof_checks_this_repos_routing_contract() {
 #[test]
 fn whole_repo_mismatch_fails_and_missing_observation_blocks() {
     let dir = tempfile::tempdir().unwrap();
-    let mut canned = read(&repo().join("fixtures/eval/repo/whole-repo/fixture-results.json"));
+    let mut canned = read_json(&repo().join("fixtures/eval/repo/whole-repo/fixture-results.json"));
     canned["route-new-host-import"]["routingDecision"]["selectedSkill"] = json!("plugin-runtime");
     canned["route-new-host-import"]["loadedSupportingFiles"] = json!(["docs/ARCHITECTURE.md"]);
     canned.as_object_mut().unwrap().remove("route-question");
@@ -431,12 +421,12 @@ fn skill_run(canned: &Value) -> (i32, String, Value) {
         &out.display().to_string(),
     ]);
     assert!(stderr.is_empty() || code != 2, "{stderr}");
-    (code, stdout, read(&out.join("eval-summary.json")))
+    (code, stdout, read_json(&out.join("eval-summary.json")))
 }
 
 #[test]
 fn skill_proof_passes_with_repeat_consensus() {
-    let canned = read(&repo().join("fixtures/eval/repo/skill/fixture-results.json"));
+    let canned = read_json(&repo().join("fixtures/eval/repo/skill/fixture-results.json"));
     let (code, stdout, summary) = skill_run(&canned);
     assert_eq!(code, 0, "{stdout}");
     assert!(
@@ -463,7 +453,7 @@ fn skill_proof_passes_with_repeat_consensus() {
 
 #[test]
 fn skill_without_consensus_is_unstable_and_fails() {
-    let mut canned = read(&repo().join("fixtures/eval/repo/skill/fixture-results.json"));
+    let mut canned = read_json(&repo().join("fixtures/eval/repo/skill/fixture-results.json"));
     canned["trigger-on-release-notes-request"][1]["invoked"] = json!(false);
     let (code, stdout, summary) = skill_run(&canned);
     assert_eq!(code, 1);
@@ -474,7 +464,7 @@ fn skill_without_consensus_is_unstable_and_fails() {
 
 #[test]
 fn skill_threshold_overrun_degrades_and_defers() {
-    let mut canned = read(&repo().join("fixtures/eval/repo/skill/fixture-results.json"));
+    let mut canned = read_json(&repo().join("fixtures/eval/repo/skill/fixture-results.json"));
     canned["execute-release-notes"]["total_tokens"] = json!(90000);
     let (code, stdout, summary) = skill_run(&canned);
     assert_eq!(code, 1, "defer is not accept-now");
@@ -488,7 +478,7 @@ fn skill_threshold_overrun_degrades_and_defers() {
 
 #[test]
 fn skill_forbidden_command_fails_the_execution() {
-    let mut canned = read(&repo().join("fixtures/eval/repo/skill/fixture-results.json"));
+    let mut canned = read_json(&repo().join("fixtures/eval/repo/skill/fixture-results.json"));
     canned["execute-release-notes"]["commands"]
         .as_array_mut()
         .unwrap()
@@ -533,7 +523,7 @@ fn skill_cases_are_validated_with_paths() {
 
 #[test]
 fn skill_samples_without_observations_block_instead_of_passing() {
-    let mut canned = read(&repo().join("fixtures/eval/repo/skill/fixture-results.json"));
+    let mut canned = read_json(&repo().join("fixtures/eval/repo/skill/fixture-results.json"));
     canned
         .as_object_mut()
         .unwrap()

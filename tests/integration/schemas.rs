@@ -9,11 +9,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
-use crate::support::{run, score};
-
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
+use crate::support::{repo, run, score};
 
 fn committed(id: &str) -> PathBuf {
     repo().join("schemas").join(cautilus::schema::file_name(id))

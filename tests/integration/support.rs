@@ -10,6 +10,17 @@ use cautilus::plugin::{
 };
 use serde_json::Value;
 
+/// The repository root (fixtures live under it).
+pub fn repo() -> PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// A JSON file, parsed.
+pub fn read_json(path: &std::path::Path) -> Value {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
 /// The compiled-component cache shared by the tests (under the target dir).
 pub fn shared_cache_dir() -> PathBuf {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cautilus-test-cache");

@@ -10,7 +10,7 @@
 //! worker thread, scoring a whole batch of cases in one call. A case passes
 //! when its preset expectations pass and every required assertion passes.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -22,6 +22,10 @@ use crate::plugin::bindings::preset::exports::cautilus::plugin::preset_api::{
 };
 use crate::plugin::bindings::types::{CaseView, Observation};
 use crate::plugin::{Grants, Limits, Plugin, PluginError, Registry, ScoreInput, ScorerSession};
+
+/// Scorer sessions a worker keeps between batches before it drops the ones
+/// the last batch did not use.
+const MAX_LIVE_SESSIONS: usize = 32;
 
 /// Keys of an assertion the host reads; everything else is scorer config.
 const ASSERTION_KEYS: &[&str] = &["type", "name", "weight", "required"];
@@ -252,19 +256,15 @@ pub fn run_batch(
         .zip(runs)
         .map(|(plan, run)| score_input(plan, run))
         .collect();
-    for (spec_index, spec) in plan.specs.iter().enumerate() {
-        let users: Vec<(usize, usize)> = (0..plans.len())
-            .flat_map(|k| {
-                plan.per_case[first + k]
-                    .iter()
-                    .enumerate()
-                    .filter(move |(_, a)| a.spec == spec_index)
-                    .map(move |(j, _)| (k, j))
-            })
-            .collect();
-        if users.is_empty() {
-            continue;
+    // This batch's assertions by scorer config: config → [(case, assertion)].
+    let mut groups: BTreeMap<usize, Vec<(usize, usize)>> = BTreeMap::new();
+    for k in 0..plans.len() {
+        for (j, assertion) in plan.per_case[first + k].iter().enumerate() {
+            groups.entry(assertion.spec).or_default().push((k, j));
         }
+    }
+    for (&spec_index, users) in &groups {
+        let spec = &plan.specs[spec_index];
         // A suite-level assertion covers every case of the batch, in order:
         // score the shared inputs as they are.
         let every_case =
@@ -283,9 +283,17 @@ pub fn run_batch(
                 .map(|_| Err(PluginError::Host(error.to_string())))
                 .collect(),
         };
-        for ((k, j), result) in users.into_iter().zip(results) {
+        for (&(k, j), result) in users.iter().zip(results) {
             let assertion = &plan.per_case[first + k][j];
             out[k][j] = Some(outcome(assertion, result));
+        }
+    }
+    // Per-case configs would otherwise keep a store each for the whole run.
+    if sessions.iter().flatten().count() > MAX_LIVE_SESSIONS {
+        for (spec_index, slot) in sessions.iter_mut().enumerate() {
+            if !groups.contains_key(&spec_index) {
+                *slot = None;
+            }
         }
     }
     out.into_iter()
@@ -339,50 +347,24 @@ fn outcome(
     }
 }
 
-/// What a scorer sees of a case: its input and expectation, and the first
-/// sample's observation. An app case's `expected.finalText` is the
-/// reference value scorers fall back to.
+/// What a scorer sees of a case: its input, the reference value its preset
+/// names (what `value` falls back to), and the first sample's observation.
 fn score_input(plan: &CasePlan, run: &CaseRun) -> ScoreInput {
-    let expected = plan
-        .expected
-        .as_deref()
-        .map(|text| match serde_json::from_str::<Value>(text) {
-            Ok(Value::Object(object)) if object.len() == 1 && object.contains_key("finalText") => {
-                object["finalText"].to_string()
-            }
-            _ => text.to_string(),
-        });
     let observation = run
         .samples
         .iter()
         .find_map(|s| s.outcome.as_ref().ok())
         .cloned()
-        .unwrap_or_else(empty_observation);
+        .unwrap_or_else(Observation::empty);
     ScoreInput {
         subject: CaseView {
             case_id: plan.case_id.clone(),
             input: plan.input.clone(),
-            expected,
+            expected: plan.reference.clone(),
             criteria: None,
             metadata: None,
         },
         observation,
-    }
-}
-
-fn empty_observation() -> Observation {
-    Observation {
-        final_text: None,
-        messages: Vec::new(),
-        tool_calls: None,
-        usage: None,
-        cost_usd: None,
-        duration_ms: None,
-        provider: None,
-        model: None,
-        harness: None,
-        mode: None,
-        structured: None,
     }
 }
 

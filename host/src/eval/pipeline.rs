@@ -107,46 +107,19 @@ pub struct Validated {
 /// Offline checks: suite fields, taxonomy, the preset's `translate` of every
 /// case, and unique case ids.
 pub fn validate(registry: &Registry, fixture: &Path, jobs: usize) -> Result<Validated, EvalError> {
-    let suite = fixture::load(fixture)?;
+    let mut suite = fixture::load(fixture)?;
     for warning in &suite.warnings {
         eprintln!("warning: {warning}");
     }
     let preset = registry.preset_for(suite.pair)?;
-    let all = suite.cases();
+    let assertions = assertion_plan(registry, fixture, &suite)?;
     // Assertions are the host's: the preset sees each case without them.
-    let sources: Vec<Option<Source<'_>>> = all
-        .iter()
-        .enumerate()
-        .map(|(i, case)| {
-            case.get("assertions").map(|list| Source {
-                path: format!("cases[{i}].assertions"),
-                list,
-            })
-        })
-        .collect();
-    let assertions = AssertionPlan::build(
-        registry,
-        fixture,
-        &sources,
-        suite.body.get("assertions").map(|list| Source {
-            path: "assertions".into(),
-            list,
-        }),
-    )?;
-    let stripped: Vec<Value>;
-    let cases: &[Value] = if sources.iter().any(Option::is_some) {
-        stripped = all
-            .iter()
-            .map(|case| {
-                let mut case = case.clone();
-                case.as_object_mut().map(|c| c.remove("assertions"));
-                case
-            })
-            .collect();
-        &stripped
-    } else {
-        all
-    };
+    if let Some(Value::Array(cases)) = suite.body.get_mut("cases") {
+        for case in cases.iter_mut().filter_map(Value::as_object_mut) {
+            case.remove("assertions");
+        }
+    }
+    let cases = suite.cases();
     let suite_only: Map<String, Value> = suite
         .body
         .iter()
@@ -205,13 +178,36 @@ pub fn validate(registry: &Registry, fixture: &Path, jobs: usize) -> Result<Vali
             problems,
         });
     }
-    drop(sources);
     Ok(Validated {
         suite,
         preset,
         plans,
         assertions,
     })
+}
+
+/// The suite's and every case's `assertions`, resolved and checked.
+fn assertion_plan(
+    registry: &Registry,
+    fixture: &Path,
+    suite: &Suite,
+) -> Result<AssertionPlan, EvalError> {
+    let per_case: Vec<Option<Source<'_>>> = suite
+        .cases()
+        .iter()
+        .enumerate()
+        .map(|(i, case)| {
+            case.get("assertions").map(|list| Source {
+                path: format!("cases[{i}].assertions"),
+                list,
+            })
+        })
+        .collect();
+    let shared = suite.body.get("assertions").map(|list| Source {
+        path: "assertions".into(),
+        list,
+    });
+    AssertionPlan::build(registry, fixture, &per_case, shared)
 }
 
 /// Suite fields the host consumes; the preset never sees them.

@@ -8,6 +8,7 @@
 //! - [`imports`]: host imports (`log`, `model`, `http`, `process`) behind grants;
 //! - [`scorer`]: scorer sessions (prepare once, score many, negation);
 //! - [`oneshot`]: single provider calls, and guest errors to typed errors;
+//! - `live`: one live instance serving many calls (preset and provider sessions);
 //! - [`preset`]: preset sessions (one store serving a run's batches);
 //! - [`provider`]: provider sessions (one store serving a run's cases);
 //! - [`builtin`]: the components compiled into this binary;
@@ -22,6 +23,7 @@ pub mod engine;
 pub mod error;
 pub mod imports;
 pub mod limits;
+mod live;
 mod net;
 pub mod oneshot;
 pub mod preset;

@@ -1,5 +1,5 @@
 //! Provider sessions: one provider component serving many cases of a run
-//! from one store (instantiated once), with the run's limits and grants.
+//! from one live instance, with the run's limits and grants.
 //! A call that traps or hits a limit discards the store; the next case gets
 //! a fresh one.
 
@@ -13,15 +13,20 @@ use super::bindings::types::Observation;
 use super::error::PluginError;
 use super::imports::Grants;
 use super::limits::{Limits, StoreState};
-use super::runtime::{Plugin, PluginPre, arm, classify, new_store};
+use super::live::LiveInstance;
+use super::runtime::{Plugin, PluginPre};
 use super::{Description, PluginKind};
 
 /// A provider bound to a run.
 pub struct ProviderSession {
-    plugin: Arc<Plugin>,
-    limits: Limits,
-    grants: Arc<Grants>,
-    live: Option<(Store<StoreState>, Provider)>,
+    instance: LiveInstance<Provider>,
+}
+
+fn instantiate(pre: &PluginPre, store: &mut Store<StoreState>) -> wasmtime::Result<Provider> {
+    match pre {
+        PluginPre::Provider(pre) => pre.instantiate(store),
+        _ => unreachable!("checked in ProviderSession::new"),
+    }
 }
 
 impl ProviderSession {
@@ -38,75 +43,36 @@ impl ProviderSession {
             });
         }
         Ok(Self {
-            plugin,
-            limits,
-            grants,
-            live: None,
+            instance: LiveInstance::new(plugin, limits, grants),
         })
     }
 
     /// The harness the provider reports (`fixture-backend`, `claude_code`, …).
     pub fn harness(&self) -> &str {
-        match &self.plugin.description {
+        match &self.instance.plugin.description {
             Description::Provider(info) => &info.harness,
             _ => "",
         }
     }
 
     pub fn plugin(&self) -> &Arc<Plugin> {
-        &self.plugin
+        &self.instance.plugin
     }
 
     /// Asks the provider for one observation.
     pub fn invoke(&mut self, request: &Invocation) -> Result<Observation, PluginError> {
-        let name = self.plugin.id().to_string();
-        if self.live.is_none() {
-            let PluginPre::Provider(pre) = &self.plugin.pre else {
-                unreachable!("checked in ProviderSession::new");
-            };
-            let mut store = new_store(
-                pre.engine(),
-                Arc::from(name.as_str()),
-                &self.limits,
-                self.grants.clone(),
-                self.plugin.requested(),
-            );
-            arm(&mut store, &self.limits);
-            let instance = pre
-                .instantiate(&mut store)
-                .map_err(|e| classify(e, &store, &self.limits, &name))?;
-            self.live = Some((store, instance));
-        }
-        let (store, instance) = self.live.as_mut().expect("just set");
-        arm(store, &self.limits);
-        let result = instance
-            .cautilus_plugin_provider_api()
-            .call_invoke(&mut *store, request);
-        match result {
-            Ok(Ok(observation)) => {
-                let bytes = observation.final_text.as_ref().map_or(0, String::len)
-                    + observation.structured.as_ref().map_or(0, String::len)
-                    + observation
-                        .messages
-                        .iter()
-                        .map(|m| m.content.len() + m.role.len())
-                        .sum::<usize>();
-                if bytes > self.limits.output_bytes {
-                    self.live = None;
-                    return Err(PluginError::OutputTooLarge {
-                        plugin: name,
-                        bytes,
-                        limit: self.limits.output_bytes,
-                    });
-                }
-                Ok(observation)
-            }
-            Ok(Err(error)) => Err(super::oneshot::guest_error(&name, error)),
-            Err(trap) => {
-                let error = classify(trap, store, &self.limits, &name);
-                self.live = None;
-                Err(error)
-            }
-        }
+        let observation = self.instance.call(instantiate, |api, store| {
+            api.cautilus_plugin_provider_api()
+                .call_invoke(store, request)
+        })?;
+        let bytes = observation.final_text.as_ref().map_or(0, String::len)
+            + observation.structured.as_ref().map_or(0, String::len)
+            + observation
+                .messages
+                .iter()
+                .map(|m| m.content.len() + m.role.len())
+                .sum::<usize>();
+        self.instance.check_output(bytes)?;
+        Ok(observation)
     }
 }

@@ -70,6 +70,16 @@ pub(crate) enum PluginPre {
     Provider(provider::ProviderPre<StoreState>),
 }
 
+impl PluginPre {
+    pub(crate) fn engine(&self) -> &Engine {
+        match self {
+            Self::Scorer(pre) => pre.engine(),
+            Self::Preset(pre) => pre.engine(),
+            Self::Provider(pre) => pre.engine(),
+        }
+    }
+}
+
 /// Configuration of a runtime.
 #[derive(Debug, Clone, Default)]
 pub struct RuntimeConfig {

@@ -40,17 +40,27 @@ impl ScoreInput {
             },
             observation: Observation {
                 final_text: output,
-                messages: Vec::new(),
-                tool_calls: None,
-                usage: None,
-                cost_usd: None,
-                duration_ms: None,
-                provider: None,
-                model: None,
-                harness: None,
-                mode: None,
-                structured: None,
+                ..Observation::empty()
             },
+        }
+    }
+}
+
+impl Observation {
+    /// An observation that captured nothing.
+    pub fn empty() -> Self {
+        Self {
+            final_text: None,
+            messages: Vec::new(),
+            tool_calls: None,
+            usage: None,
+            cost_usd: None,
+            duration_ms: None,
+            provider: None,
+            model: None,
+            harness: None,
+            mode: None,
+            structured: None,
         }
     }
 }

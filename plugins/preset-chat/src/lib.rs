@@ -24,7 +24,7 @@ impl Preset for Chat {
         collect(Shape::Chat, case, run)
     }
 
-    fn evaluate(evaluation: &Value, at: &str) -> Verdict {
+    fn evaluate(evaluation: Value, at: &str) -> Verdict {
         evaluate(Shape::Chat, evaluation, at)
     }
 }

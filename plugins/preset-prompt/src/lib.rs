@@ -24,7 +24,7 @@ impl Preset for Prompt {
         collect(Shape::Prompt, case, run)
     }
 
-    fn evaluate(evaluation: &Value, at: &str) -> Verdict {
+    fn evaluate(evaluation: Value, at: &str) -> Verdict {
         evaluate(Shape::Prompt, evaluation, at)
     }
 }

@@ -65,8 +65,8 @@ impl Preset for Skill {
         sampling::collect(case, run)
     }
 
-    fn evaluate(evaluation: &Value, at: &str) -> Verdict {
-        sampling::evaluate(evaluation, at)
+    fn evaluate(evaluation: Value, _at: &str) -> Verdict {
+        sampling::evaluate(evaluation)
     }
 }
 

@@ -1,6 +1,6 @@
 //! `collect` (samples → sampling aggregate) and `evaluate` for repo/skill.
 
-use cautilus_sdk::preset::packet::{copy_fields, run_fields};
+use cautilus_sdk::preset::packet::{copy_fields, evaluation_id, run_fields};
 use cautilus_sdk::preset::{CaseRun, CaseStatus, Recommendation, Sample, Verdict};
 use serde_json::{Map, Value, json};
 
@@ -244,27 +244,14 @@ fn threshold_findings(e: &Value) -> Vec<Value> {
     findings
 }
 
-pub fn evaluate(e: &Value, at: &str) -> Verdict {
-    let case_id = e
-        .get("evaluationId")
-        .or_else(|| e.get("caseId"))
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_string();
-    if !e.is_object() {
-        return Verdict::new(
-            case_id,
-            CaseStatus::Errored,
-            format!("{at} must be an object (an evaluation)"),
-            Value::Null,
-        );
-    }
+pub fn evaluate(e: Value) -> Verdict {
+    let case_id = evaluation_id(&e);
+    let findings = fragment_findings(&e);
     let body = e.clone();
-    let findings = fragment_findings(e);
     if e["evaluationKind"] == "trigger" {
-        trigger_verdict(case_id, e, body, &findings).tag("trigger")
+        trigger_verdict(case_id, &e, body, &findings).tag("trigger")
     } else {
-        execution_verdict(case_id, e, body, &findings).tag("execution")
+        execution_verdict(case_id, &e, body, &findings).tag("execution")
     }
 }
 

@@ -1,6 +1,6 @@
 //! translate, collect and evaluate for repo/whole-repo.
 
-use cautilus_sdk::preset::packet::{copy_fields, run_fields};
+use cautilus_sdk::preset::packet::{copy_fields, evaluation_id, run_fields};
 use cautilus_sdk::preset::{CasePlan, CaseRun, CaseStatus, Verdict};
 use cautilus_sdk::{FieldError, Message};
 use serde_json::{Map, Value, json};
@@ -385,23 +385,10 @@ fn score(e: &Value) -> (CaseStatus, Value, String) {
     }
 }
 
-pub fn evaluate(e: &Value, at: &str) -> Verdict {
-    let case_id = e
-        .get("evaluationId")
-        .or_else(|| e.get("caseId"))
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_string();
-    if !e.is_object() {
-        return Verdict::new(
-            case_id,
-            CaseStatus::Errored,
-            format!("{at} must be an object (an evaluation)"),
-            Value::Null,
-        );
-    }
-    let (status, results, summary) = score(e);
-    let mut body = e.clone();
-    body["expectationResults"] = results;
+pub fn evaluate(mut e: Value) -> Verdict {
+    let case_id = evaluation_id(&e);
+    let (status, results, summary) = score(&e);
+    e["expectationResults"] = results;
+    let body = e;
     Verdict::new(case_id, status, summary, body)
 }

@@ -54,8 +54,8 @@ impl Preset for WholeRepo {
         check::collect(case, run)
     }
 
-    fn evaluate(evaluation: &Value, at: &str) -> Verdict {
-        check::evaluate(evaluation, at)
+    fn evaluate(evaluation: Value, _at: &str) -> Verdict {
+        check::evaluate(evaluation)
     }
 }
 

@@ -75,6 +75,7 @@ fn plan(shape: Shape, body: Value) -> CasePlan {
     plan.model = text("model");
     plan.input = body.get("input").cloned();
     plan.expected = body.get("expected").filter(|v| !v.is_null()).cloned();
+    plan.reference = body.pointer("/expected/finalText").cloned();
     plan.body = body;
     plan
 }

@@ -3,28 +3,16 @@
 //! `errored`, naming the field — never a crash or a silent pass.
 
 use cautilus_sdk::excerpt;
-use cautilus_sdk::preset::packet::copy_fields;
 use cautilus_sdk::preset::{CaseStatus, Verdict};
 use serde_json::{Map, Value, json};
 
 use crate::{Shape, non_empty_str};
 
-pub fn evaluate(shape: Shape, e: &Value, at: &str) -> Verdict {
-    let case_id = e
-        .get("caseId")
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_string();
-    let mut out = Map::new();
-    copy_fields(e, &mut out, COPIED);
-    let (status, summary) = if !e.is_object() {
-        (
-            CaseStatus::Errored,
-            format!("{at} must be an object (an evaluation)"),
-        )
-    } else if let Some(error) = non_empty_str(e.get("error")) {
+pub fn evaluate(shape: Shape, e: Value, at: &str) -> Verdict {
+    let mut matched = None;
+    let (status, summary) = if let Some(error) = non_empty_str(e.get("error")) {
         (CaseStatus::Errored, format!("the provider failed: {error}"))
-    } else if let Some(field) = missing_field(shape, e) {
+    } else if let Some(field) = missing_field(shape, &e) {
         (
             CaseStatus::Errored,
             format!("{at} is missing required field `{field}` (cross-runtime MUST-be-present set)"),
@@ -34,9 +22,8 @@ pub fn evaluate(shape: Shape, e: &Value, at: &str) -> Verdict {
             .pointer("/observed/finalText")
             .and_then(Value::as_str)
             .unwrap_or_default();
-        let matched = got.contains(want);
-        out.insert("match".into(), json!(matched));
-        if matched {
+        matched = Some(got.contains(want));
+        if got.contains(want) {
             (CaseStatus::Passed, format!("final text contains {want:?}"))
         } else {
             (
@@ -53,6 +40,22 @@ pub fn evaluate(shape: Shape, e: &Value, at: &str) -> Verdict {
             "observed; the case declares no expectations".to_string(),
         )
     };
+    // The summary entry keeps the evaluation's fields (moved, not copied).
+    let Value::Object(mut fields) = e else {
+        unreachable!("the SDK passes objects only")
+    };
+    let case_id = non_empty_str(fields.get("caseId"))
+        .unwrap_or_default()
+        .to_string();
+    let mut out = Map::new();
+    for key in COPIED {
+        if let Some(value) = fields.remove(*key).filter(|v| !v.is_null()) {
+            out.insert((*key).to_string(), value);
+        }
+    }
+    if let Some(matched) = matched {
+        out.insert("match".into(), json!(matched));
+    }
     Verdict::new(case_id, status, summary, Value::Object(out))
 }
 

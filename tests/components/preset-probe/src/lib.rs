@@ -39,7 +39,7 @@ impl Preset for Probe {
         json!({"n": case["n"], "caseId": run.case_id, "samples": run.samples.len()})
     }
 
-    fn evaluate(evaluation: &Value, _: &str) -> Verdict {
+    fn evaluate(evaluation: Value, _: &str) -> Verdict {
         let even = evaluation["n"].as_u64().is_some_and(|n| n % 2 == 0);
         let status = if even {
             CaseStatus::Passed

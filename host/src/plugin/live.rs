@@ -1,0 +1,83 @@
+//! One live instance serving many calls: the store is created on first use
+//! (with the session's limits and grants), re-armed before every call and
+//! discarded after a trap or a limit, so the next call starts fresh. Shared
+//! by the preset and provider sessions.
+
+use std::sync::Arc;
+
+use wasmtime::Store;
+
+use super::bindings::types::PluginError as GuestError;
+use super::error::PluginError;
+use super::imports::Grants;
+use super::limits::{Limits, StoreState};
+use super::oneshot::guest_error;
+use super::runtime::{Plugin, PluginPre, arm, classify, new_store};
+
+/// A plugin's store and its bindings `B`, kept between calls.
+pub(crate) struct LiveInstance<B> {
+    pub plugin: Arc<Plugin>,
+    pub limits: Limits,
+    grants: Arc<Grants>,
+    live: Option<(Store<StoreState>, B)>,
+}
+
+impl<B> LiveInstance<B> {
+    pub fn new(plugin: Arc<Plugin>, limits: Limits, grants: Arc<Grants>) -> Self {
+        Self {
+            plugin,
+            limits,
+            grants,
+            live: None,
+        }
+    }
+
+    /// Calls `f` on the live instance (instantiating it with `instantiate`
+    /// first if needed). A trap discards the store; a guest-reported error
+    /// keeps it.
+    pub fn call<T>(
+        &mut self,
+        instantiate: impl FnOnce(&PluginPre, &mut Store<StoreState>) -> wasmtime::Result<B>,
+        f: impl FnOnce(&B, &mut Store<StoreState>) -> wasmtime::Result<Result<T, GuestError>>,
+    ) -> Result<T, PluginError> {
+        let name = self.plugin.id().to_string();
+        if self.live.is_none() {
+            let mut store = new_store(
+                self.plugin.pre.engine(),
+                Arc::from(name.as_str()),
+                &self.limits,
+                self.grants.clone(),
+                self.plugin.requested(),
+            );
+            arm(&mut store, &self.limits);
+            let bindings = instantiate(&self.plugin.pre, &mut store)
+                .map_err(|e| classify(e, &store, &self.limits, &name))?;
+            self.live = Some((store, bindings));
+        }
+        let (store, bindings) = self.live.as_mut().expect("just set");
+        arm(store, &self.limits);
+        match f(bindings, store) {
+            Ok(Ok(value)) => Ok(value),
+            Ok(Err(error)) => Err(guest_error(&name, error)),
+            Err(trap) => {
+                let error = classify(trap, store, &self.limits, &name);
+                self.live = None;
+                Err(error)
+            }
+        }
+    }
+
+    /// Fails with `OutputTooLarge` (and drops the store) when a call
+    /// returned more than the output limit.
+    pub fn check_output(&mut self, bytes: usize) -> Result<(), PluginError> {
+        if bytes > self.limits.output_bytes {
+            self.live = None;
+            return Err(PluginError::OutputTooLarge {
+                plugin: self.plugin.id().to_string(),
+                bytes,
+                limit: self.limits.output_bytes,
+            });
+        }
+        Ok(())
+    }
+}
