@@ -396,33 +396,111 @@ pub fn apply(verdict: &mut Verdict, outcomes: &[Outcome]) {
         .iter()
         .map(|o| o.weight * o.score.unwrap_or(if o.passed { 1.0 } else { 0.0 }))
         .sum();
-    let list: Vec<Value> = outcomes
-        .iter()
-        .map(|o| {
-            let mut entry = json!({
-                "name": o.name,
-                "passed": o.passed,
-                "score": o.score,
-                "required": o.required,
-                "weight": o.weight,
-            });
-            if let Some(detail) = &o.detail {
-                entry["detail"] = json!(detail);
-            }
-            entry
-        })
-        .collect();
+    let added = AddedFields {
+        assertions: outcomes.iter().map(Entry::from).collect(),
+        assertion_score: (total_weight > 0.0).then(|| weighted / total_weight),
+    };
     let mut body: Value = serde_json::from_str(&verdict.body).unwrap_or(Value::Null);
-    if let Value::Object(map) = &mut body {
-        map.insert("assertions".into(), Value::Array(list));
-        if total_weight > 0.0 {
-            map.insert("assertionScore".into(), json!(weighted / total_weight));
-        }
+    if let (Value::Object(map), Ok(Value::Object(fields))) =
+        (&mut body, serde_json::to_value(&added))
+    {
+        map.extend(fields);
         map.insert(
             "status".into(),
             json!(super::tally::status_name(verdict.status)),
         );
         map.insert("summary".into(), json!(verdict.summary));
         verdict.body = body.to_string();
+    }
+}
+
+/// What [`apply`] adds to a summary evaluation.
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct AddedFields<'a> {
+    assertions: Vec<Entry<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    assertion_score: Option<f64>,
+}
+
+#[derive(serde::Serialize)]
+struct Entry<'a> {
+    name: &'a str,
+    passed: bool,
+    score: Option<f64>,
+    required: bool,
+    weight: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    detail: Option<&'a str>,
+}
+
+impl<'a> From<&'a Outcome> for Entry<'a> {
+    fn from(o: &'a Outcome) -> Self {
+        Self {
+            name: &o.name,
+            passed: o.passed,
+            score: o.score,
+            required: o.required,
+            weight: o.weight,
+            detail: o.detail.as_deref(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn verdict(body: &str) -> Verdict {
+        Verdict {
+            case_id: "c".into(),
+            status: CaseStatus::Passed,
+            recommendation: Recommendation::AcceptNow,
+            tags: Vec::new(),
+            summary: "ok".into(),
+            body: body.into(),
+        }
+    }
+
+    fn outcome(name: &str, passed: bool, required: bool) -> Outcome {
+        Outcome {
+            name: name.into(),
+            passed,
+            score: Some(if passed { 1.0 } else { 0.0 }),
+            detail: (!passed).then(|| "why \"quoted\"".to_string()),
+            required,
+            weight: 1.0,
+        }
+    }
+
+    #[test]
+    fn passing_assertions_are_appended_to_the_evaluation() {
+        let mut v = verdict(r#"{"caseId":"c","status":"passed","summary":"ok"}"#);
+        apply(
+            &mut v,
+            &[outcome("a", true, true), outcome("b", false, false)],
+        );
+        let body: Value = serde_json::from_str(&v.body).unwrap();
+        assert_eq!(v.status, CaseStatus::Passed);
+        assert_eq!(body["status"], "passed");
+        assert_eq!(body["assertions"][1]["detail"], "why \"quoted\"");
+        assert_eq!(body["assertionScore"], 0.5);
+
+        let mut empty = verdict("{ }");
+        apply(&mut empty, &[outcome("a", true, true)]);
+        let body: Value = serde_json::from_str(&empty.body).unwrap();
+        assert_eq!(body["assertions"][0]["name"], "a");
+    }
+
+    #[test]
+    fn a_failed_required_assertion_rewrites_status_and_summary() {
+        let mut v = verdict(r#"{"caseId":"c","status":"passed","summary":"ok"}"#);
+        apply(&mut v, &[outcome("a", false, true)]);
+        let body: Value = serde_json::from_str(&v.body).unwrap();
+        assert_eq!(v.status, CaseStatus::Failed);
+        assert_eq!(v.recommendation, Recommendation::Reject);
+        assert_eq!(body["status"], "failed");
+        assert_eq!(body["summary"], "assertion `a` failed: why \"quoted\"");
+        assert_eq!(body["assertions"][0]["passed"], false);
     }
 }
