@@ -36,6 +36,7 @@ const COMPONENTS: &[(&str, &str, &str)] = &[
         "cautilus_preset_whole_repo",
     ),
     ("provider-fixture", "fixture", "cautilus_provider_fixture"),
+    ("judge", "cautilus-judge", "cautilus_judge"),
 ];
 
 fn main() {

@@ -10,10 +10,21 @@
 //! - workspace mode (repo presets): the canned value (an observation object,
 //!   or for skill an array with one observation per repeat sample) is
 //!   returned as structured output; without one the case is blocked.
+//!
+//! Judge mode: when the host calls this provider as the run's judge model
+//! (messaging mode, `options.purpose == "judge"`, no `canned` value), it
+//! answers the `judge` scorer deterministically. It reads `criterion` and
+//! `answer` from the last user message (the judge scorer's JSON message) and
+//! applies [`fixture_verdict`]: every phrase quoted in the criterion ("…",
+//! `…` or “…”) must occur in the answer, ignoring case; a criterion without
+//! quoted phrases passes any non-empty answer. The final text is the verdict
+//! `{"passed": …, "score": 1.0 or 0.0, "reasoning": "fixture judge: …"}`.
+//! This is a stand-in that makes judge runs reproducible in tests and smoke
+//! runs, not a semantic judgement.
 
 use cautilus_sdk::provider::{Invocation, Provider, ProviderInfo};
-use cautilus_sdk::{Message, Observation, PluginError, export_provider, plugin_info};
-use serde_json::Value;
+use cautilus_sdk::{Message, Observation, PluginError, Usage, export_provider, plugin_info};
+use serde_json::{Value, json};
 
 struct Fixture;
 
@@ -102,6 +113,118 @@ fn messaging(request: &Invocation, canned: Option<Value>) -> Result<Observation,
     Ok(out)
 }
 
+/// The phrases quoted in `criterion`: text between "…", `…` or “…”, in
+/// order (empty quotes are skipped, an unclosed quote is ignored).
+pub fn quoted_phrases(criterion: &str) -> Vec<String> {
+    let mut phrases = Vec::new();
+    let mut rest = criterion;
+    while let Some((start, open)) = rest
+        .char_indices()
+        .find(|(_, c)| matches!(c, '"' | '`' | '“'))
+    {
+        let close = if open == '“' { '”' } else { open };
+        let inner = &rest[start + open.len_utf8()..];
+        let Some(end) = inner.find(close) else {
+            // An unclosed quote: look for other quotes after it.
+            rest = inner;
+            continue;
+        };
+        let phrase = inner[..end].trim();
+        if !phrase.is_empty() {
+            phrases.push(phrase.to_string());
+        }
+        rest = &inner[end + close.len_utf8()..];
+    }
+    phrases
+}
+
+/// The fixture judge's rule: with quoted phrases in the criterion, passed =
+/// the answer contains every one (ignoring case); without any, passed = the
+/// answer is not blank. Returns the verdict and its reasoning.
+pub fn fixture_verdict(criterion: &str, answer: &str) -> (bool, String) {
+    let phrases = quoted_phrases(criterion);
+    if phrases.is_empty() {
+        let passed = !answer.trim().is_empty();
+        let what = if passed { "non-empty" } else { "empty" };
+        return (
+            passed,
+            format!("fixture judge: no quoted phrases in the criterion; the answer is {what}"),
+        );
+    }
+    let haystack = answer.to_lowercase();
+    let (found, missing): (Vec<&String>, Vec<&String>) = phrases
+        .iter()
+        .partition(|p| haystack.contains(&p.to_lowercase()));
+    let mut reasoning = String::from("fixture judge:");
+    if !found.is_empty() {
+        reasoning.push_str(&format!(" found {found:?}"));
+    }
+    if !missing.is_empty() {
+        if !found.is_empty() {
+            reasoning.push(';');
+        }
+        reasoning.push_str(&format!(" missing {missing:?}"));
+    }
+    (missing.is_empty(), reasoning)
+}
+
+/// Answers the `judge` scorer's request with [`fixture_verdict`].
+fn judge(request: &Invocation) -> Result<Observation, PluginError> {
+    let need = "the fixture judge needs the judge scorer's JSON message \
+        ({\"criterion\": string, \"answer\": string, …}) as the last user message";
+    let Some((index, message)) = request
+        .messages
+        .iter()
+        .enumerate()
+        .rev()
+        .find(|(_, m)| m.role == "user")
+    else {
+        return Err(PluginError::input(
+            format!("{}.messages", request.case_id),
+            format!("no user message; {need}"),
+        ));
+    };
+    let parsed: Option<Value> = serde_json::from_str(&message.content).ok();
+    let field = |name: &str| {
+        parsed
+            .as_ref()
+            .and_then(|v| v.get(name))
+            .and_then(Value::as_str)
+    };
+    let (Some(criterion), Some(answer)) = (field("criterion"), field("answer")) else {
+        return Err(PluginError::input(
+            format!("{}.messages[{index}].content", request.case_id),
+            format!(
+                "{need}; got {}",
+                cautilus_sdk::excerpt(&message.content, 120)
+            ),
+        ));
+    };
+    let (passed, reasoning) = fixture_verdict(criterion, answer);
+    let text = json!({
+        "passed": passed,
+        "score": if passed { 1.0 } else { 0.0 },
+        "reasoning": reasoning,
+    })
+    .to_string();
+    let mut out = observation("messaging");
+    out.model = Some(request.model.clone().unwrap_or_else(|| "fixture".into()));
+    out.messages = request.messages.clone();
+    out.messages.push(Message {
+        role: "assistant".into(),
+        content: text.clone(),
+    });
+    out.final_text = Some(text);
+    out.usage = Some(Usage {
+        input_tokens: None,
+        output_tokens: None,
+        cached_input_tokens: None,
+        reasoning_tokens: None,
+        llm_calls: Some(1),
+    });
+    Ok(out)
+}
+
 fn workspace(request: &Invocation, canned: Option<Value>) -> Result<Observation, PluginError> {
     let Some(canned) = canned else {
         return Err(PluginError::failed(format!(
@@ -136,7 +259,9 @@ impl Provider for Fixture {
             None => Value::Null,
         };
         let canned = options.get("canned").cloned();
+        let purpose = options.get("purpose").and_then(Value::as_str);
         match request.mode.as_str() {
+            "messaging" if purpose == Some("judge") && canned.is_none() => judge(&request),
             "messaging" => messaging(&request, canned),
             "workspace" => workspace(&request, canned),
             other => Err(PluginError::failed(format!(
@@ -147,3 +272,81 @@ impl Provider for Fixture {
 }
 
 export_provider!(Fixture);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn phrases_come_from_straight_curly_and_back_quotes() {
+        assert_eq!(
+            quoted_phrases(r#"mentions "refund", `30 days` and “store credit”; "" is skipped"#),
+            ["refund", "30 days", "store credit"]
+        );
+        assert_eq!(quoted_phrases("is polite and brief"), Vec::<String>::new());
+        assert_eq!(quoted_phrases(r#"an unclosed " quote, then `x`"#), ["x"]);
+        assert_eq!(
+            quoted_phrases(r#"mixed "it's `fine`" here"#),
+            ["it's `fine`"]
+        );
+    }
+
+    #[test]
+    fn every_quoted_phrase_must_occur_ignoring_case() {
+        let criterion = r#"mentions "Refund" and `30 days`"#;
+        let (passed, why) = fixture_verdict(criterion, "A refund within 30 DAYS.");
+        assert!(passed, "{why}");
+        let (passed, why) = fixture_verdict(criterion, "A refund, soon.");
+        assert!(!passed);
+        assert_eq!(
+            why,
+            r#"fixture judge: found ["Refund"]; missing ["30 days"]"#
+        );
+    }
+
+    fn judge_call(messages: Vec<Message>) -> Result<Observation, PluginError> {
+        Fixture::invoke(Invocation {
+            case_id: "judge".into(),
+            mode: "messaging".into(),
+            model: None,
+            system: Some("grade it".into()),
+            messages,
+            input: None,
+            expected: None,
+            options: Some(r#"{"purpose": "judge", "other": 1}"#.into()),
+        })
+    }
+
+    fn user(content: &str) -> Message {
+        Message {
+            role: "user".into(),
+            content: content.into(),
+        }
+    }
+
+    #[test]
+    fn judge_mode_answers_the_judge_message_with_a_verdict() {
+        let message = r#"{"criterion":"says \"hello\"","input":null,"reference":null,"answer":"Hello there"}"#;
+        let out = judge_call(vec![user(message)]).unwrap_or_else(|_| panic!("judge call failed"));
+        let verdict: Value = serde_json::from_str(out.final_text.as_deref().unwrap()).unwrap();
+        assert_eq!(verdict["passed"], json!(true));
+        assert_eq!(verdict["score"], json!(1.0));
+        assert_eq!(out.messages.len(), 2);
+        assert_eq!(out.messages[1].role, "assistant");
+        assert_eq!(out.usage.and_then(|u| u.llm_calls), Some(1));
+
+        let err = judge_call(vec![user("not json")]).err().unwrap();
+        assert!(
+            matches!(&err, PluginError::InvalidInput(fields) if fields[0].path == "judge.messages[0].content"
+                && fields[0].message.contains("judge scorer's JSON message"))
+        );
+    }
+
+    #[test]
+    fn without_quotes_any_non_blank_answer_passes() {
+        assert!(fixture_verdict("is helpful", "sure").0);
+        let (passed, why) = fixture_verdict("is helpful", "  ");
+        assert!(!passed);
+        assert!(why.contains("empty"), "{why}");
+    }
+}
