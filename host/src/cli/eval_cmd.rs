@@ -65,6 +65,10 @@ pub struct TestArgs {
     /// Print the summary packet as JSON instead of the readable summary
     #[arg(long)]
     json: bool,
+    /// Write (or refresh) the golden files of `expected.snapshot` from this
+    /// run's output, and say which; without it a missing golden is an error
+    #[arg(long)]
+    update_snapshots: bool,
     /// Worker threads [default: one per core; 1 on the repo surface, whose
     /// cases share one workspace]
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=256))]
@@ -117,10 +121,32 @@ fn test(args: TestArgs) -> anyhow::Result<ExitCode> {
         fixture_results: args.fixture_results,
         limits: args.limits.limits(LimitArgs::PROVIDER_TIMEOUT_MS),
         jobs: args.jobs.map(usize::from),
+        update_snapshots: args.update_snapshots,
     };
     let registry = registry()?;
-    let outcome = eval::test(&registry, &options)?;
-    finish(&outcome, args.json)
+    match eval::test(&registry, &options)? {
+        eval::TestRun::Suite(outcome) => finish(&outcome, args.json),
+        eval::TestRun::Steps(outcome) => finish_steps(&outcome, args.json),
+    }
+}
+
+fn finish_steps(outcome: &eval::steps::StepsOutcome, json: bool) -> anyhow::Result<ExitCode> {
+    use std::io::Write;
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    if json {
+        let mut summary = std::fs::File::open(&outcome.summary_path)?;
+        std::io::copy(&mut summary, &mut out)?;
+    } else {
+        eval::steps::print_summary(&mut out, outcome)?;
+        writeln!(out, "records: {}", outcome.output_dir.display())?;
+    }
+    out.flush()?;
+    Ok(if outcome.recommendation == "accept-now" {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
 }
 
 fn evaluate(args: EvaluateArgs) -> anyhow::Result<ExitCode> {
@@ -138,7 +164,42 @@ fn evaluate(args: EvaluateArgs) -> anyhow::Result<ExitCode> {
 
 fn validate(args: ValidateArgs) -> anyhow::Result<ExitCode> {
     let registry = registry()?;
-    let validated = eval::validate(&registry, &args.fixture, eval::default_jobs())?;
+    let suite = match crate::fixture::load_fixture(&args.fixture).map_err(eval::EvalError::from)? {
+        crate::fixture::Fixture::Suite(suite) => suite,
+        crate::fixture::Fixture::Steps(steps, warnings) => {
+            for warning in &warnings {
+                eprintln!("warning: {warning}");
+            }
+            // Steps that read no earlier output can be checked in full now.
+            for step in &steps.steps {
+                if let Ok(suite) = step.suite(&steps.file, &[]) {
+                    eval::validate_suite(
+                        &registry,
+                        suite,
+                        eval::default_jobs(),
+                        &eval::SuiteOptions::default(),
+                    )
+                    .map_err(|e| eval::EvalError::Step {
+                        index: step.index,
+                        source: Box::new(e),
+                    })?;
+                }
+            }
+            println!(
+                "{}: valid steps fixture `{}` with {} step(s)",
+                args.fixture.display(),
+                steps.suite_id,
+                steps.steps.len()
+            );
+            return Ok(ExitCode::SUCCESS);
+        }
+    };
+    let validated = eval::validate_suite(
+        &registry,
+        suite,
+        eval::default_jobs(),
+        &eval::SuiteOptions::default(),
+    )?;
     println!(
         "{}: valid {} fixture `{}` with {} case(s)",
         args.fixture.display(),

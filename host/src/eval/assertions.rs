@@ -2,8 +2,12 @@
 //! run by the host through scorer plugins after the preset's `evaluate`.
 //!
 //! An assertion is `{type, ...config, name?, weight?, required?, negate?}`
-//! where `type` is a built-in scorer id or a path to a `.wasm` scorer
-//! (relative to the fixture's directory). Suite-level `assertions` are
+//! where `type` is a built-in scorer id, a path to a `.wasm` scorer
+//! (relative to the case's directory or the fixture's), or one of the
+//! checks the host runs itself ([`super::host_checks`]: `code-grader`,
+//! `execution-metrics`). A plain string is a natural-language criterion,
+//! graded by the built-in `judge` scorer with the suite's judge model
+//! ([`super::judge`]). Suite-level `assertions` are
 //! appended after each case's own. Each distinct (scorer, config) is checked
 //! once when the fixture is validated (a bad config is a definition error
 //! naming the assertion's JSON path) and then served by one session per
@@ -11,12 +15,14 @@
 //! when its preset expectations pass and every required assertion passes.
 
 use std::collections::{BTreeMap, HashMap};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
 
 use super::EvalError;
+use super::host_checks::{Checked, CodeGrader, GraderCase, Metrics};
+use super::judge::{HOW_TO_CONFIGURE, JudgeModel};
 use crate::plugin::bindings::preset::exports::cautilus::plugin::preset_api::{
     CasePlan, CaseRun, CaseStatus, Recommendation, Verdict,
 };
@@ -30,11 +36,31 @@ const MAX_LIVE_SESSIONS: usize = 32;
 /// Keys of an assertion the host reads; everything else is scorer config.
 const ASSERTION_KEYS: &[&str] = &["type", "name", "weight", "required"];
 
-/// A distinct scorer configuration of the suite.
+/// A distinct assertion configuration of the suite.
 pub struct ScorerSpec {
-    plugin: Arc<Plugin>,
-    scorer: String,
-    config: Value,
+    check: Check,
+    /// Flip the outcome (host checks; scorers negate in their session).
+    negate: bool,
+}
+
+/// What checks an assertion.
+enum Check {
+    /// A scorer component, with the limits and grants of its sessions.
+    Scorer {
+        plugin: Arc<Plugin>,
+        scorer: String,
+        config: Value,
+        limits: Limits,
+        grants: Arc<Grants>,
+    },
+    CodeGrader(CodeGrader),
+    Metrics(Metrics),
+}
+
+/// The judge model of a suite and the limits of judge calls.
+pub struct Judge {
+    pub model: Arc<JudgeModel>,
+    pub limits: Limits,
 }
 
 /// One assertion of one case.
@@ -59,6 +85,8 @@ pub struct Source<'a> {
     /// `cases[3].assertions` or `assertions`.
     pub path: String,
     pub list: &'a Value,
+    /// The directory relative paths resolve against.
+    pub base: PathBuf,
 }
 
 impl AssertionPlan {
@@ -69,11 +97,11 @@ impl AssertionPlan {
         fixture: &Path,
         cases: &[Option<Source<'_>>],
         suite: Option<Source<'_>>,
+        judge: Option<&Judge>,
     ) -> Result<Self, EvalError> {
         let mut specs: Vec<ScorerSpec> = Vec::new();
-        let mut keys: HashMap<(String, String), usize> = HashMap::new();
+        let mut keys: HashMap<(String, String, PathBuf), usize> = HashMap::new();
         let mut problems = Vec::new();
-        let base = fixture.parent().unwrap_or(Path::new(""));
         let mut resolve = |source: &Source<'_>, problems: &mut Vec<(String, String)>| {
             let mut out = Vec::new();
             let Some(list) = source.list.as_array() else {
@@ -85,17 +113,24 @@ impl AssertionPlan {
                 match parse(raw, &at) {
                     Err(problem) => problems.push(problem),
                     Ok((reference, config, name, weight, required)) => {
-                        let key = (reference.clone(), config.to_string());
+                        // Relative paths differ by directory; nothing else does.
+                        let key = (reference.clone(), config.to_string(), source.base.clone());
                         let spec = match keys.get(&key) {
                             Some(spec) => *spec,
-                            None => match resolve_spec(registry, base, &reference, &config) {
+                            None => match resolve_spec(
+                                registry,
+                                &source.base,
+                                &reference,
+                                &config,
+                                judge,
+                            ) {
                                 Ok(spec) => {
                                     specs.push(spec);
                                     keys.insert(key, specs.len() - 1);
                                     specs.len() - 1
                                 }
-                                Err(error) => {
-                                    problems.push((at, error.to_string()));
+                                Err(message) => {
+                                    problems.push((at, message));
                                     continue;
                                 }
                             },
@@ -148,10 +183,26 @@ type Parsed = (String, Value, Option<String>, f64, bool);
 /// Splits an assertion into (type, scorer config, name, weight, required).
 fn parse(raw: &Value, at: &str) -> Result<Parsed, (String, String)> {
     let problem = |path: String, message: String| (path, message);
+    if let Value::String(criterion) = raw {
+        if criterion.trim().is_empty() {
+            return Err(problem(
+                at.to_string(),
+                "an empty criterion; write what a good answer does, or use `{type: <scorer>, ...}`"
+                    .into(),
+            ));
+        }
+        return Ok((
+            JUDGE.into(),
+            json!({ "criteria": criterion }),
+            Some(criterion.clone()),
+            1.0,
+            true,
+        ));
+    }
     let Some(object) = raw.as_object() else {
         return Err(problem(
             at.to_string(),
-            "an assertion is an object `{type: <scorer>, ...config}`".into(),
+            "an assertion is an object `{type: <scorer>, ...config}` or a plain-string criterion for the judge".into(),
         ));
     };
     let reference = match object.get("type") {
@@ -198,12 +249,61 @@ fn parse(raw: &Value, at: &str) -> Result<Parsed, (String, String)> {
     Ok((reference, Value::Object(config), name, weight, required))
 }
 
-/// A scorer reference: a path (relative to the fixture) or a built-in id.
+/// The built-in scorer that grades natural-language criteria.
+const JUDGE: &str = "judge";
+/// Assertion types the host runs itself.
+const CODE_GRADER: &str = "code-grader";
+const EXECUTION_METRICS: &str = "execution-metrics";
+
+/// Resolves an assertion type with its config: a host check, a built-in
+/// scorer id, or a scorer path (relative to `base`).
 fn resolve_spec(
     registry: &Registry,
     base: &Path,
     reference: &str,
     config: &Value,
+    judge: Option<&Judge>,
+) -> Result<ScorerSpec, String> {
+    if reference == CODE_GRADER || reference == EXECUTION_METRICS {
+        let mut config = config.as_object().cloned().unwrap_or_default();
+        let negate = match config.remove("negate") {
+            None | Some(Value::Null) => false,
+            Some(Value::Bool(b)) => b,
+            Some(_) => return Err("`negate` must be true or false".into()),
+        };
+        let check = if reference == CODE_GRADER {
+            Check::CodeGrader(CodeGrader::parse(&config, base)?)
+        } else {
+            Check::Metrics(Metrics::parse(&config)?)
+        };
+        return Ok(ScorerSpec { check, negate });
+    }
+    let (limits, grants) = match (reference, judge) {
+        (JUDGE, None) => {
+            return Err(format!(
+                "a natural-language criterion (or `type: judge`) is graded by a judge model, and this suite has none; {HOW_TO_CONFIGURE}"
+            ));
+        }
+        (JUDGE, Some(judge)) => (
+            judge.limits.clone(),
+            Arc::new(Grants {
+                model: Some(judge.model.clone()),
+                ..Grants::default()
+            }),
+        ),
+        _ => (Limits::default(), Arc::new(Grants::default())),
+    };
+    scorer_spec(registry, base, reference, config, limits, grants).map_err(|e| e.to_string())
+}
+
+/// A scorer reference: a path (relative to `base`) or a built-in id.
+fn scorer_spec(
+    registry: &Registry,
+    base: &Path,
+    reference: &str,
+    config: &Value,
+    limits: Limits,
+    grants: Arc<Grants>,
 ) -> Result<ScorerSpec, PluginError> {
     let looks_like_path = reference.contains('/') || reference.ends_with(".wasm");
     let resolved = if looks_like_path && Path::new(reference).is_relative() {
@@ -217,13 +317,18 @@ fn resolve_spec(
         plugin.clone(),
         &scorer,
         config,
-        Limits::default(),
-        Arc::new(Grants::default()),
+        limits.clone(),
+        grants.clone(),
     )?;
     Ok(ScorerSpec {
-        plugin,
-        scorer,
-        config: config.clone(),
+        check: Check::Scorer {
+            plugin,
+            scorer,
+            config: config.clone(),
+            limits,
+            grants,
+        },
+        negate: false,
     })
 }
 
@@ -238,6 +343,16 @@ pub struct Outcome {
     pub weight: f64,
 }
 
+/// What the host checks see of a batch's cases besides plan and run.
+pub struct CaseExtras<'a> {
+    /// Each case's `metadata`, if any.
+    pub metadata: Vec<Option<&'a Value>>,
+    /// Each case's own workspace, if it has one.
+    pub workspaces: Vec<Option<&'a Path>>,
+    /// Where code graders of cases without a workspace run.
+    pub default_dir: &'a Path,
+}
+
 /// Runs the assertions of a batch of cases (`first` = index of `plans[0]`).
 /// One guest call per distinct scorer config in the batch.
 pub fn run_batch(
@@ -246,6 +361,7 @@ pub fn run_batch(
     first: usize,
     plans: &[CasePlan],
     runs: &[CaseRun],
+    extras: &CaseExtras<'_>,
 ) -> Vec<Vec<Outcome>> {
     let mut out: Vec<Vec<Option<Outcome>>> = (0..plans.len())
         .map(|k| vec![None; plan.per_case[first + k].len()])
@@ -265,6 +381,14 @@ pub fn run_batch(
     }
     for (&spec_index, users) in &groups {
         let spec = &plan.specs[spec_index];
+        if !matches!(spec.check, Check::Scorer { .. }) {
+            for &(k, j) in users {
+                let checked = host_check(spec, &plans[k], &runs[k], &inputs[k], extras, k);
+                let assertion = &plan.per_case[first + k][j];
+                out[k][j] = Some(host_outcome(assertion, checked, spec.negate));
+            }
+            continue;
+        }
         // A suite-level assertion covers every case of the batch, in order:
         // score the shared inputs as they are.
         let every_case =
@@ -305,16 +429,82 @@ fn session<'a>(
     spec: &ScorerSpec,
     slot: &'a mut Option<ScorerSession>,
 ) -> Result<&'a mut ScorerSession, PluginError> {
+    let Check::Scorer {
+        plugin,
+        scorer,
+        config,
+        limits,
+        grants,
+    } = &spec.check
+    else {
+        unreachable!("host checks have no session")
+    };
     if slot.is_none() {
         *slot = Some(ScorerSession::new(
-            spec.plugin.clone(),
-            &spec.scorer,
-            &spec.config,
-            Limits::default(),
-            Arc::new(Grants::default()),
+            plugin.clone(),
+            scorer,
+            config,
+            limits.clone(),
+            grants.clone(),
         )?);
     }
     Ok(slot.as_mut().expect("just set"))
+}
+
+/// Runs a host check (code grader, execution metrics) on case `k`.
+fn host_check(
+    spec: &ScorerSpec,
+    plan: &CasePlan,
+    run: &CaseRun,
+    input: &ScoreInput,
+    extras: &CaseExtras<'_>,
+    k: usize,
+) -> Checked {
+    let measured = run
+        .samples
+        .iter()
+        .find(|s| s.outcome.is_ok())
+        .map(|s| s.duration_ms);
+    match &spec.check {
+        Check::Metrics(metrics) => metrics.check(&input.observation, measured),
+        Check::CodeGrader(grader) => {
+            let workspace = extras.workspaces.get(k).copied().flatten();
+            let case = GraderCase {
+                input: plan.input.as_deref(),
+                expected: plan.expected.as_deref(),
+                criteria: None,
+                metadata: extras.metadata.get(k).copied().flatten(),
+                observation: &input.observation,
+                duration_ms: input.observation.duration_ms.or(measured),
+                workspace,
+            };
+            grader.run(&case, workspace.unwrap_or(extras.default_dir))
+        }
+        Check::Scorer { .. } => unreachable!("scorers run in batches"),
+    }
+}
+
+fn host_outcome(assertion: &CaseAssertion, checked: Checked, negate: bool) -> Outcome {
+    let (passed, score, detail) = if negate {
+        (
+            !checked.passed,
+            checked.score.map(|s| 1.0 - s),
+            Some(match checked.detail {
+                Some(detail) => format!("negated: {detail}"),
+                None => "negated: the check passed".into(),
+            }),
+        )
+    } else {
+        (checked.passed, checked.score, checked.detail)
+    };
+    Outcome {
+        name: assertion.name.clone(),
+        passed,
+        score,
+        detail,
+        required: assertion.required,
+        weight: assertion.weight,
+    }
 }
 
 fn outcome(

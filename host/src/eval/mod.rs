@@ -5,16 +5,26 @@
 //! - [`pipeline`]: the steps, in order;
 //! - [`workers`]: ordered parallel batches (one set of stores per thread);
 //! - [`cases`]: running one case (invocation, samples, the case run);
+//! - [`steps`]: multi-step fixtures, each step a suite of its own;
 //! - [`assertions`]: fixture assertions through scorer plugins;
+//! - [`host_checks`]: the assertion types the host runs (code graders,
+//!   execution metrics); [`judge`]: the suite's judge model;
+//! - [`origins`]: where each case came from (its file, directory, workspace);
+//! - [`snapshots`]: golden files of `expected.snapshot`;
 //! - [`tally`]: the host-owned counts and suite recommendation;
 //! - [`records`]: run directories, streamed atomic packets, timestamps;
 //! - [`report`]: the terminal summary.
 
 pub mod assertions;
 pub mod cases;
+pub mod host_checks;
+pub mod judge;
+pub mod origins;
 pub mod pipeline;
 pub mod records;
 pub mod report;
+pub mod snapshots;
+pub mod steps;
 pub mod tally;
 pub mod workers;
 
@@ -23,7 +33,10 @@ use std::path::PathBuf;
 use crate::fixture::FixtureError;
 use crate::plugin::PluginError;
 
-pub use pipeline::{EvaluateOptions, Outcome, TestOptions, default_jobs, evaluate, test, validate};
+pub use pipeline::{
+    EvaluateOptions, Outcome, SuiteOptions, TestOptions, TestRun, default_jobs, evaluate, test,
+    validate, validate_suite,
+};
 
 /// Why an evaluation could not run or finish.
 #[derive(Debug, thiserror::Error)]
@@ -40,6 +53,13 @@ pub enum EvalError {
     },
     #[error("{}: {message}", path.display())]
     Input { path: PathBuf, message: String },
+    /// A step of a multi-step fixture could not run.
+    #[error("step {index}: {source}")]
+    Step {
+        index: usize,
+        #[source]
+        source: Box<EvalError>,
+    },
     /// A batch stopped early because another one failed (never reported:
     /// the first error is).
     #[error("the run stopped after an earlier error")]
@@ -59,6 +79,7 @@ impl EvalError {
         match self {
             Self::Fixture(_) | Self::Cases { .. } | Self::Input { .. } => true,
             Self::Plugin(e) => e.is_definition_error(),
+            Self::Step { source, .. } => source.is_definition_error(),
             Self::Write { .. } | Self::Stopped => false,
         }
     }

@@ -15,9 +15,12 @@ use std::time::Duration;
 use serde_json::{Map, Value, json};
 
 use super::EvalError;
-use super::assertions::{self, AssertionPlan, Source};
+use super::assertions::{self, AssertionPlan, CaseExtras, Judge, Source};
 use super::cases::{RunContext, run_case};
+use super::judge::{JudgeConfig, JudgeModel};
+use super::origins::{self, CaseOrigin};
 use super::records::{self, PacketWriter};
+use super::snapshots::{self, Snapshot};
 use super::tally::Tally;
 use super::workers::{batches, run_ordered};
 use crate::fixture::{self, Suite};
@@ -66,6 +69,8 @@ pub struct TestOptions {
     /// Worker threads (default: one per core on the messaging surface; one
     /// on the workspace surface, whose cases share the workspace).
     pub jobs: Option<usize>,
+    /// Write or refresh golden files from this run (`--update-snapshots`).
+    pub update_snapshots: bool,
 }
 
 /// Options of `eval evaluate`.
@@ -84,6 +89,8 @@ pub struct Outcome {
     pub summary_path: PathBuf,
     /// Where the records were written (`eval test`).
     pub output_dir: Option<PathBuf>,
+    /// Each case's output node, in case order, when asked for (steps).
+    pub outputs: Vec<Value>,
     /// Holds a summary written only for printing (`eval evaluate` without `--output`).
     _scratch: Option<tempfile::TempDir>,
 }
@@ -102,17 +109,70 @@ pub struct Validated {
     pub plans: Vec<CasePlan>,
     /// The assertions of every case, resolved and checked.
     pub assertions: AssertionPlan,
+    /// Where each case came from (its file, directory, workspace template).
+    pub origins: Vec<CaseOrigin>,
+    /// Each case's golden file, if it compares with one.
+    pub snapshots: Vec<Option<Snapshot>>,
 }
 
-/// Offline checks: suite fields, taxonomy, the preset's `translate` of every
-/// case, and unique case ids.
+/// How a suite is checked beyond its fixture.
+#[derive(Debug, Clone, Default)]
+pub struct SuiteOptions {
+    /// Missing golden files are written after the run instead of an error.
+    pub update_snapshots: bool,
+    /// Limits of judge model calls (default: a provider's).
+    pub judge_limits: Option<Limits>,
+}
+
+/// Offline checks of a one-suite fixture file: suite fields, taxonomy, the
+/// preset's `translate` of every case, and unique case ids.
 pub fn validate(registry: &Registry, fixture: &Path, jobs: usize) -> Result<Validated, EvalError> {
-    let mut suite = fixture::load(fixture)?;
+    validate_suite(
+        registry,
+        fixture::load(fixture)?,
+        jobs,
+        &SuiteOptions::default(),
+    )
+}
+
+/// Offline checks of a loaded suite (see [`validate`]).
+pub fn validate_suite(
+    registry: &Registry,
+    mut suite: Suite,
+    jobs: usize,
+    options: &SuiteOptions,
+) -> Result<Validated, EvalError> {
+    let fixture = suite.file.clone();
+    let fixture = fixture.as_path();
     for warning in &suite.warnings {
         eprintln!("warning: {warning}");
     }
     let preset = registry.preset_for(suite.pair)?;
-    let assertions = assertion_plan(registry, fixture, &suite)?;
+    let mut none = Vec::new();
+    let cases = match suite.body.get_mut("cases") {
+        Some(Value::Array(cases)) => cases,
+        _ => &mut none,
+    };
+    let origins = origins::take(cases);
+    let located = |problems: Vec<(String, String)>| EvalError::Cases {
+        file: fixture.to_path_buf(),
+        problems: problems
+            .into_iter()
+            .map(|(path, message)| (origins::locate(&path, &origins), message))
+            .collect(),
+    };
+    let snapshots = if suite.pair.surface == "app" {
+        snapshots::resolve(fixture, cases, &origins, options.update_snapshots).map_err(&located)?
+    } else {
+        vec![None; cases.len()]
+    };
+    let judge = judge(registry, &suite, options)?;
+    let assertions = assertion_plan(registry, fixture, &suite, &origins, judge.as_ref()).map_err(
+        |e| match e {
+            EvalError::Cases { problems, .. } => located(problems),
+            other => other,
+        },
+    )?;
     // Assertions are the host's: the preset sees each case without them.
     if let Some(Value::Array(cases)) = suite.body.get_mut("cases") {
         for case in cases.iter_mut().filter_map(Value::as_object_mut) {
@@ -173,17 +233,41 @@ pub fn validate(registry: &Registry, fixture: &Path, jobs: usize) -> Result<Vali
         }
     }
     if !problems.is_empty() {
-        return Err(EvalError::Cases {
-            file: fixture.to_path_buf(),
-            problems,
-        });
+        return Err(located(problems));
     }
     Ok(Validated {
         suite,
         preset,
         plans,
         assertions,
+        origins,
+        snapshots,
     })
+}
+
+/// The suite's judge model, if it configures one.
+fn judge(
+    registry: &Registry,
+    suite: &Suite,
+    options: &SuiteOptions,
+) -> Result<Option<Judge>, EvalError> {
+    let Some(value) = suite.body.get("judge") else {
+        return Ok(None);
+    };
+    let config = JudgeConfig::parse(value).map_err(|problem| EvalError::Cases {
+        file: suite.file.clone(),
+        problems: vec![problem],
+    })?;
+    let limits = options.judge_limits.clone().unwrap_or_else(|| Limits {
+        timeout: Duration::from_secs(600),
+        ..Limits::default()
+    });
+    let base = suite.file.parent().unwrap_or(Path::new(""));
+    let model = JudgeModel::new(registry, &config, base, limits.clone())?;
+    Ok(Some(Judge {
+        model: Arc::new(model),
+        limits,
+    }))
 }
 
 /// The suite's and every case's `assertions`, resolved and checked.
@@ -191,6 +275,8 @@ fn assertion_plan(
     registry: &Registry,
     fixture: &Path,
     suite: &Suite,
+    origins: &[CaseOrigin],
+    judge: Option<&Judge>,
 ) -> Result<AssertionPlan, EvalError> {
     let per_case: Vec<Option<Source<'_>>> = suite
         .cases()
@@ -200,18 +286,20 @@ fn assertion_plan(
             case.get("assertions").map(|list| Source {
                 path: format!("cases[{i}].assertions"),
                 list,
+                base: origins[i].base(fixture).to_path_buf(),
             })
         })
         .collect();
     let shared = suite.body.get("assertions").map(|list| Source {
         path: "assertions".into(),
         list,
+        base: fixture.parent().unwrap_or(Path::new("")).to_path_buf(),
     });
-    AssertionPlan::build(registry, fixture, &per_case, shared)
+    AssertionPlan::build(registry, fixture, &per_case, shared, judge)
 }
 
 /// Suite fields the host consumes; the preset never sees them.
-const HOST_SUITE_KEYS: &[&str] = &["cases", "assertions"];
+const HOST_SUITE_KEYS: &[&str] = &["cases", "assertions", "judge"];
 
 /// The header every packet of a run starts with.
 fn header(schema: &str, fields: &Map<String, Value>) -> Map<String, Value> {
@@ -236,18 +324,59 @@ const HEADER_KEYS: &[&str] = &[
     "fixtureRef",
 ];
 
-/// Runs a fixture end to end and writes the three records.
-pub fn test(registry: &Registry, options: &TestOptions) -> Result<Outcome, EvalError> {
+/// What `eval test` ran: one suite, or a sequence of steps.
+#[derive(Debug)]
+pub enum TestRun {
+    Suite(Outcome),
+    Steps(super::steps::StepsOutcome),
+}
+
+/// Runs a fixture end to end and writes its records.
+pub fn test(registry: &Registry, options: &TestOptions) -> Result<TestRun, EvalError> {
+    match fixture::load_fixture(&options.fixture)? {
+        fixture::Fixture::Suite(suite) => {
+            Ok(TestRun::Suite(run_suite(registry, options, suite, false)?))
+        }
+        fixture::Fixture::Steps(steps, warnings) => {
+            for warning in &warnings {
+                eprintln!("warning: {warning}");
+            }
+            Ok(TestRun::Steps(super::steps::run(
+                registry, options, &steps,
+            )?))
+        }
+    }
+}
+
+/// Runs one suite and writes the three records. With `keep_outputs`, the
+/// outcome also holds each case's output node (what later steps read).
+pub fn run_suite(
+    registry: &Registry,
+    options: &TestOptions,
+    suite: Suite,
+    keep_outputs: bool,
+) -> Result<Outcome, EvalError> {
     let Validated {
         suite,
         preset,
         mut plans,
         assertions,
-    } = validate(
+        origins,
+        snapshots,
+    } = validate_suite(
         registry,
-        &options.fixture,
+        suite,
         options.jobs.unwrap_or_else(default_jobs),
+        &SuiteOptions {
+            update_snapshots: options.update_snapshots,
+            judge_limits: Some(options.limits.clone()),
+        },
     )?;
+    let fixture_dir = suite
+        .file
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
     let jobs = options.jobs.unwrap_or(match suite.pair.mode {
         crate::taxonomy::Mode::Workspace => 1,
         crate::taxonomy::Mode::Messaging => default_jobs(),
@@ -264,7 +393,7 @@ pub fn test(registry: &Registry, options: &TestOptions) -> Result<Outcome, EvalE
         .harness()
         .to_string();
 
-    let fixture_ref = fixture_ref(&options.fixture, &options.workspace);
+    let fixture_ref = fixture_ref(&suite.file, &options.workspace);
     let mut fields: Map<String, Value> = HEADER_KEYS
         .iter()
         .filter_map(|key| Some((key.to_string(), suite.body.get(*key)?.clone())))
@@ -302,6 +431,7 @@ pub fn test(registry: &Registry, options: &TestOptions) -> Result<Outcome, EvalE
         "evaluations",
     )?;
     let mut tally = Tally::new(&info.counts);
+    let mut outputs = Vec::new();
     let context = RunContext {
         provider: provider.id(),
         harness: &harness,
@@ -321,32 +451,84 @@ pub fn test(registry: &Registry, options: &TestOptions) -> Result<Outcome, EvalE
         },
         |(session, provider, scorers), range, stop| {
             let mut runs = Vec::with_capacity(range.len());
-            for plan in &plans[range.clone()] {
+            // Cases with a workspace template run in a fresh copy of it,
+            // kept until their assertions are done.
+            let mut workspaces: Vec<Option<tempfile::TempDir>> = Vec::with_capacity(range.len());
+            for (plan, origin) in plans[range.clone()].iter().zip(&origins[range.clone()]) {
                 if stop.requested() {
                     return Err(EvalError::Stopped);
                 }
+                let workspace = match origin.workspace_template() {
+                    Some(template) => {
+                        Some(origins::fresh_workspace(&template).map_err(|source| {
+                            EvalError::Write {
+                                path: template.clone(),
+                                source,
+                            }
+                        })?)
+                    }
+                    None => None,
+                };
+                provider.set_case_workspace(workspace.as_ref().map(|w| w.path().to_path_buf()));
                 runs.push(run_case(plan, &context, provider));
+                provider.set_case_workspace(None);
+                workspaces.push(workspace);
             }
-            let evaluations = session.collect(&bodies[range.clone()], &runs)?;
+            let mut updated: Option<Vec<String>> = None;
+            if options.update_snapshots {
+                for (k, i) in range.clone().enumerate() {
+                    if let Some(snapshot) = &snapshots[i] {
+                        let batch = updated.get_or_insert_with(|| bodies[range.clone()].to_vec());
+                        if let Some(message) = snapshots::update(snapshot, &runs[k], &mut batch[k])?
+                        {
+                            eprintln!("{message}");
+                        }
+                    }
+                }
+            }
+            let batch_bodies = updated.as_deref().unwrap_or(&bodies[range.clone()]);
+            let evaluations = session.collect(batch_bodies, &runs)?;
             let mut verdicts = evaluate_batch(session, &evaluations, range.start, range.len())?;
             if !assertions.is_empty() {
+                let extras = CaseExtras {
+                    metadata: suite.cases()[range.clone()]
+                        .iter()
+                        .map(|case| case.get("metadata"))
+                        .collect(),
+                    workspaces: workspaces
+                        .iter()
+                        .map(|w| w.as_ref().map(tempfile::TempDir::path))
+                        .collect(),
+                    default_dir: fixture_dir,
+                };
                 let outcomes = assertions::run_batch(
                     &assertions,
                     scorers,
                     range.start,
                     &plans[range.clone()],
                     &runs,
+                    &extras,
                 );
                 for (verdict, outcomes) in verdicts.iter_mut().zip(&outcomes) {
                     assertions::apply(verdict, outcomes);
                 }
             }
-            Ok((evaluations, verdicts))
+            let nodes: Vec<Value> = if keep_outputs {
+                plans[range.clone()]
+                    .iter()
+                    .zip(&runs)
+                    .map(|(plan, run)| super::steps::case_output(&plan.case_id, run))
+                    .collect()
+            } else {
+                Vec::new()
+            };
+            Ok((evaluations, verdicts, nodes))
         },
-        |_, (evaluations, verdicts)| {
+        |_, (evaluations, verdicts, nodes)| {
             for evaluation in &evaluations {
                 observed_out.push(evaluation)?;
             }
+            outputs.extend(nodes);
             write_verdicts(&mut summary_out, &mut tally, &verdicts)
         },
     )?;
@@ -356,6 +538,7 @@ pub fn test(registry: &Registry, options: &TestOptions) -> Result<Outcome, EvalE
         tally,
         summary_path,
         output_dir: Some(output_dir),
+        outputs,
         _scratch: None,
     })
 }
@@ -450,6 +633,7 @@ pub fn evaluate(registry: &Registry, options: &EvaluateOptions) -> Result<Outcom
         tally,
         summary_path,
         output_dir: None,
+        outputs: Vec::new(),
         _scratch: scratch,
     })
 }

@@ -56,6 +56,24 @@ fn utc(secs: u64) -> (String, String) {
     )
 }
 
+/// Writes `bytes` to `path` atomically (temp file in the same directory +
+/// rename), creating the directory.
+pub fn write_bytes(path: &Path, bytes: &[u8]) -> Result<(), EvalError> {
+    let error = |source| EvalError::Write {
+        path: path.to_path_buf(),
+        source,
+    };
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir).map_err(error)?;
+    let mut file = tempfile::NamedTempFile::new_in(dir).map_err(error)?;
+    file.write_all(bytes).map_err(error)?;
+    file.persist(path).map_err(|e| error(e.error))?;
+    Ok(())
+}
+
 /// Writes `value` as pretty JSON to `path` atomically (temp file + rename),
 /// streaming it through a buffered writer.
 pub fn write_json(path: &Path, value: &Value) -> Result<(), EvalError> {

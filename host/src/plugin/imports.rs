@@ -286,9 +286,9 @@ impl process::Host for StoreState {
             )));
         }
         let workspace = self
-            .grants
-            .workspace
+            .case_workspace
             .clone()
+            .or_else(|| self.grants.workspace.clone())
             .unwrap_or_else(std::env::temp_dir);
         let cwd = match &command.cwd {
             None => workspace,
@@ -336,14 +336,19 @@ fn is_loader_variable(key: &str) -> bool {
         || key.starts_with("GIT_CONFIG")
 }
 
-fn run_bounded(
+pub(crate) fn run_bounded(
     command: &process::Command,
     cwd: &std::path::Path,
     timeout: Duration,
     output_limit: usize,
 ) -> Result<process::Output, process::ProcessError> {
     use std::process::{Command, Stdio};
-    let mut child = Command::new(&command.program)
+    let mut builder = Command::new(&command.program);
+    // Its own process group, so a timeout kills what the program started too
+    // (a shell script's children would otherwise keep the pipes open).
+    #[cfg(unix)]
+    std::os::unix::process::CommandExt::process_group(&mut builder, 0);
+    let mut child = builder
         .args(&command.args)
         .current_dir(cwd)
         .env_clear()
@@ -378,6 +383,14 @@ fn run_bounded(
             Ok(Some(status)) => break Some(status),
             Ok(None) if started.elapsed() >= timeout => {
                 timed_out = true;
+                #[cfg(unix)]
+                if let Ok(pid) = i32::try_from(child.id()) {
+                    // SAFETY: kill(2) with a negative pid signals the process
+                    // group the child leads; it touches no memory of ours.
+                    unsafe {
+                        libc::kill(-pid, libc::SIGKILL);
+                    }
+                }
                 let _ = child.kill();
                 let _ = child.wait();
                 break None;

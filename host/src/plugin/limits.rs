@@ -99,6 +99,8 @@ pub struct StoreState {
     pub(crate) stderr: HeadCapture,
     pub(crate) plugin: Arc<str>,
     pub(crate) grants: Arc<Grants>,
+    /// The current case's own workspace, overriding the grant's for `process`.
+    pub(crate) case_workspace: Option<std::path::PathBuf>,
     pub(crate) log: LogSink,
     pub(crate) requested: Requested,
     pub(crate) output_limit: usize,
@@ -136,6 +138,7 @@ impl StoreState {
             log: LogSink::new(plugin.clone(), limits.output_bytes),
             plugin,
             grants,
+            case_workspace: None,
             requested,
             output_limit: limits.output_bytes,
             deadline: std::time::Instant::now() + limits.timeout,

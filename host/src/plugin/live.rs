@@ -19,6 +19,8 @@ pub(crate) struct LiveInstance<B> {
     pub plugin: Arc<Plugin>,
     pub limits: Limits,
     grants: Arc<Grants>,
+    /// The workspace of the case being served, if it has its own.
+    pub case_workspace: Option<std::path::PathBuf>,
     live: Option<(Store<StoreState>, B)>,
 }
 
@@ -28,6 +30,7 @@ impl<B> LiveInstance<B> {
             plugin,
             limits,
             grants,
+            case_workspace: None,
             live: None,
         }
     }
@@ -56,6 +59,10 @@ impl<B> LiveInstance<B> {
         }
         let (store, bindings) = self.live.as_mut().expect("just set");
         arm(store, &self.limits);
+        store
+            .data_mut()
+            .case_workspace
+            .clone_from(&self.case_workspace);
         match f(bindings, store) {
             Ok(Ok(value)) => Ok(value),
             Ok(Err(error)) => Err(guest_error(&name, error)),

@@ -59,6 +59,12 @@ impl ProviderSession {
         &self.instance.plugin
     }
 
+    /// Serves the next calls in `workspace` (a case's own copy) instead of
+    /// the run's workspace; `None` goes back to the run's.
+    pub fn set_case_workspace(&mut self, workspace: Option<std::path::PathBuf>) {
+        self.instance.case_workspace = workspace;
+    }
+
     /// Asks the provider for one observation.
     pub fn invoke(&mut self, request: &Invocation) -> Result<Observation, PluginError> {
         let observation = self.instance.call(instantiate, |api, store| {

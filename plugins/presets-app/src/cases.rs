@@ -17,6 +17,7 @@ fn case_fields(shape: Shape) -> &'static [&'static str] {
             "system",
             "messages",
             "expected",
+            "metadata",
         ],
         Shape::Prompt => &[
             "caseId",
@@ -26,6 +27,7 @@ fn case_fields(shape: Shape) -> &'static [&'static str] {
             "system",
             "input",
             "expected",
+            "metadata",
         ],
     }
 }
@@ -75,7 +77,10 @@ fn plan(shape: Shape, body: Value) -> CasePlan {
     plan.model = text("model");
     plan.input = body.get("input").cloned();
     plan.expected = body.get("expected").filter(|v| !v.is_null()).cloned();
-    plan.reference = body.pointer("/expected/finalText").cloned();
+    plan.reference = body
+        .pointer("/expected/finalText")
+        .or_else(|| body.pointer("/expected/snapshotText"))
+        .cloned();
     plan.body = body;
     plan
 }
@@ -175,6 +180,17 @@ fn check_case(
     if let Some(expected) = case.get("expected") {
         normalized["expected"] = check_expected(expected, at, problems);
     }
+    match case.get("metadata") {
+        None | Some(Value::Null) => {}
+        Some(metadata @ Value::Object(_)) => normalized["metadata"] = metadata.clone(),
+        Some(other) => problems.add(
+            format!("{at}.metadata"),
+            format!(
+                "must be an object (free-form data carried to the records and scorers), got {}",
+                kind(other)
+            ),
+        ),
+    }
     (problems.0.len() == before).then_some(normalized)
 }
 
@@ -251,11 +267,20 @@ fn check_expected(expected: &Value, at: &str, problems: &mut Problems) -> Value 
             &path,
             "declares both `finalText` and `snapshot`; they are mutually exclusive, keep one",
         ),
-        (None, Some(_)) => problems.add(
-            format!("{path}.snapshot"),
-            "snapshot baselines (C4) are not supported by this version of cautilus yet; use `finalText`",
-        ),
-        (None, None) => problems.add(&path, "must declare `finalText`"),
+        (None, Some(snapshot)) => {
+            if non_empty_str(Some(snapshot)).is_none() {
+                problems.add(
+                    format!("{path}.snapshot"),
+                    "must be a path to a golden file, relative to the fixture",
+                );
+            } else if !object.get("snapshotText").is_some_and(Value::is_string) {
+                problems.add(
+                    format!("{path}.snapshot"),
+                    "the golden file was not read: run the fixture through `cautilus eval test`, which reads it into `snapshotText`",
+                );
+            }
+        }
+        (None, None) => problems.add(&path, "must declare `finalText` or `snapshot`"),
         (Some(text), None) => {
             if non_empty_str(Some(text)).is_none() {
                 problems.add(format!("{path}.finalText"), "must be a non-empty string");
@@ -264,11 +289,11 @@ fn check_expected(expected: &Value, at: &str, problems: &mut Problems) -> Value 
     }
     for key in object
         .keys()
-        .filter(|k| *k != "finalText" && *k != "snapshot")
+        .filter(|k| !["finalText", "snapshot", "snapshotText"].contains(&k.as_str()))
     {
         problems.add(
             format!("{path}.{key}"),
-            format!("unknown expectation `{key}`; app presets expect `finalText`"),
+            format!("unknown expectation `{key}`; app presets expect `finalText` or `snapshot`"),
         );
     }
     expected.clone()

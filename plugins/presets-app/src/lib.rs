@@ -6,12 +6,14 @@
 //! - `collect` joins the case with what the host ran into its observed
 //!   evaluation (`cautilus.app_{chat,prompt}_evaluation_inputs.v1`);
 //! - `evaluate` enforces the cross-runtime MUST-be-present fields and scores
-//!   `expected.finalText` (case-sensitive substring) for the summary
+//!   `expected.finalText` (case-sensitive substring) or `expected.snapshot`
+//!   (the golden file's text, read by the host; see [`snapshot`]) for the summary
 //!   (`cautilus.app_{chat,prompt}_evaluation_summary.v1`); a failed or
 //!   errored case makes the recommendation `reject`.
 
 mod cases;
 mod observed;
+mod snapshot;
 mod summary;
 
 use cautilus_sdk::PluginInfo;

@@ -42,7 +42,7 @@ pub fn collect(shape: Shape, case: Value, run: CaseRun) -> Value {
         );
     }
     out.insert("observed".into(), Value::Object(observed));
-    copy_fields(&case, &mut out, &["expected"]);
+    copy_fields(&case, &mut out, &["expected", "metadata"]);
     Value::Object(out)
 }
 

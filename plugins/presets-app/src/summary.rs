@@ -6,10 +6,11 @@ use cautilus_sdk::excerpt;
 use cautilus_sdk::preset::{CaseStatus, Verdict};
 use serde_json::{Map, Value, json};
 
-use crate::{Shape, non_empty_str};
+use crate::{Shape, non_empty_str, snapshot};
 
 pub fn evaluate(shape: Shape, e: Value, at: &str) -> Verdict {
     let mut matched = None;
+    let mut snapshot_diff = None;
     let (status, summary) = if let Some(error) = non_empty_str(e.get("error")) {
         (CaseStatus::Errored, format!("the provider failed: {error}"))
     } else if let Some(field) = missing_field(shape, &e) {
@@ -34,6 +35,34 @@ pub fn evaluate(shape: Shape, e: Value, at: &str) -> Verdict {
                 ),
             )
         }
+    } else if let Some(golden) = e.pointer("/expected/snapshotText").and_then(Value::as_str) {
+        let path = e
+            .pointer("/expected/snapshot")
+            .and_then(Value::as_str)
+            .unwrap_or("snapshot");
+        let got = e
+            .pointer("/observed/finalText")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        match snapshot::compare(path, golden, got) {
+            Ok(()) => {
+                matched = Some(true);
+                (
+                    CaseStatus::Passed,
+                    format!("final text matches snapshot {path}"),
+                )
+            }
+            Err(mismatch) => {
+                matched = Some(false);
+                let summary = format!(
+                    "final text differs from snapshot {path} ({}):\n{}",
+                    mismatch.kind,
+                    mismatch.diff.trim_end()
+                );
+                snapshot_diff = Some(mismatch.to_json(golden, got));
+                (CaseStatus::Failed, summary)
+            }
+        }
     } else {
         (
             CaseStatus::Passed,
@@ -56,6 +85,9 @@ pub fn evaluate(shape: Shape, e: Value, at: &str) -> Verdict {
     if let Some(matched) = matched {
         out.insert("match".into(), json!(matched));
     }
+    if let Some(diff) = snapshot_diff {
+        out.insert("snapshotDiff".into(), diff);
+    }
     Verdict::new(case_id, status, summary, Value::Object(out))
 }
 
@@ -75,6 +107,7 @@ const COPIED: &[&str] = &[
     "usage",
     "observed",
     "expected",
+    "metadata",
 ];
 
 /// The first MUST-be-present field that is missing or empty, as a path.

@@ -1,0 +1,171 @@
+//! The judge model of a suite (`judge: {provider, model}`): the model
+//! behind the host `model` import, granted to judge scorers of that suite
+//! only. Calls go through the named provider component, so a judge scorer
+//! never sees keys or endpoints; the `fixture` provider answers judge
+//! calls deterministically (for tests).
+//!
+//! Plain-string assertions (natural-language criteria) are graded by the
+//! built-in `judge` scorer with this model; without a `judge:` they are a
+//! definition error that says how to configure one.
+
+use std::sync::{Arc, Mutex};
+
+use serde_json::{Value, json};
+
+use crate::plugin::bindings::provider::exports::cautilus::plugin::provider_api::Invocation;
+use crate::plugin::bindings::scorer::cautilus::plugin::model::{
+    GenerateRequest, GenerateResponse, ModelError,
+};
+use crate::plugin::provider::ProviderSession;
+use crate::plugin::{Grants, Limits, ModelBackend, Plugin, PluginError, Registry};
+
+/// What a suite's `judge:` says.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JudgeConfig {
+    pub provider: String,
+    pub model: String,
+}
+
+/// How to configure a judge, for messages.
+pub const HOW_TO_CONFIGURE: &str = "configure a judge model at suite level, e.g. `judge: {provider: <provider id or .wasm path>, model: <model name>}` (the `fixture` provider is a deterministic stand-in for tests)";
+
+impl JudgeConfig {
+    /// Parses a suite's `judge` value.
+    pub fn parse(value: &Value) -> Result<Self, (String, String)> {
+        let Some(object) = value.as_object() else {
+            return Err((
+                "judge".into(),
+                format!("must be an object; {HOW_TO_CONFIGURE}"),
+            ));
+        };
+        for key in object.keys() {
+            if key != "provider" && key != "model" {
+                return Err((
+                    format!("judge.{key}"),
+                    "unknown judge field; a judge has `provider` and `model`".into(),
+                ));
+            }
+        }
+        let field = |key: &str| match object.get(key) {
+            Some(Value::String(s)) if !s.trim().is_empty() => Ok(s.clone()),
+            _ => Err((
+                format!("judge.{key}"),
+                format!("is missing or empty; {HOW_TO_CONFIGURE}"),
+            )),
+        };
+        Ok(Self {
+            provider: field("provider")?,
+            model: field("model")?,
+        })
+    }
+}
+
+/// A judge model served by a provider component. Sessions are pooled, one
+/// per concurrent caller.
+pub struct JudgeModel {
+    plugin: Arc<Plugin>,
+    model: String,
+    limits: Limits,
+    idle: Mutex<Vec<ProviderSession>>,
+}
+
+impl JudgeModel {
+    /// Resolves the judge's provider (relative `.wasm` paths against `base`).
+    pub fn new(
+        registry: &Registry,
+        config: &JudgeConfig,
+        base: &std::path::Path,
+        limits: Limits,
+    ) -> Result<Self, PluginError> {
+        let reference = if config.provider.ends_with(".wasm")
+            && std::path::Path::new(&config.provider).is_relative()
+        {
+            base.join(&config.provider).display().to_string()
+        } else {
+            config.provider.clone()
+        };
+        let plugin = registry.resolve_provider(&reference)?;
+        // Checks the provider's world now, before any case runs.
+        ProviderSession::new(plugin.clone(), limits.clone(), Arc::new(Grants::default()))?;
+        Ok(Self {
+            plugin,
+            model: config.model.clone(),
+            limits,
+            idle: Mutex::new(Vec::new()),
+        })
+    }
+}
+
+impl ModelBackend for JudgeModel {
+    fn generate(&self, request: &GenerateRequest) -> Result<GenerateResponse, ModelError> {
+        let pooled = self.idle.lock().ok().and_then(|mut idle| idle.pop());
+        let mut session = match pooled {
+            Some(session) => session,
+            None => ProviderSession::new(
+                self.plugin.clone(),
+                self.limits.clone(),
+                Arc::new(Grants::default()),
+            )
+            .map_err(|e| ModelError::Unavailable(e.to_string()))?,
+        };
+        let model = request.model.clone().unwrap_or_else(|| self.model.clone());
+        let options = json!({
+            "purpose": "judge",
+            "temperature": request.temperature,
+            "maxTokens": request.max_tokens,
+            "responseSchema": request
+                .response_schema
+                .as_deref()
+                .and_then(|s| serde_json::from_str::<Value>(s).ok()),
+        });
+        let invocation = Invocation {
+            case_id: "judge".into(),
+            mode: "messaging".into(),
+            model: Some(model.clone()),
+            system: request.system.clone(),
+            messages: request.messages.clone(),
+            input: None,
+            expected: None,
+            options: Some(options.to_string()),
+        };
+        let result = session.invoke(&invocation);
+        if let Ok(mut idle) = self.idle.lock() {
+            idle.push(session);
+        }
+        let observation = result.map_err(|e| {
+            ModelError::Failed(format!("judge provider `{}`: {e}", self.plugin.id()))
+        })?;
+        let text = observation.final_text.ok_or_else(|| {
+            ModelError::Failed(format!(
+                "judge provider `{}` returned no final text",
+                self.plugin.id()
+            ))
+        })?;
+        Ok(GenerateResponse {
+            text,
+            model: observation.model.unwrap_or(model),
+            usage: observation.usage,
+            cost_usd: observation.cost_usd,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn judge_config_is_checked() {
+        let ok = JudgeConfig::parse(&json!({"provider": "fixture", "model": "m"})).unwrap();
+        assert_eq!(ok.model, "m");
+        let (path, message) = JudgeConfig::parse(&json!({"provider": "fixture"})).unwrap_err();
+        assert_eq!(path, "judge.model");
+        assert!(message.contains("judge: {provider"));
+        assert_eq!(
+            JudgeConfig::parse(&json!({"provider": "f", "model": "m", "x": 1}))
+                .unwrap_err()
+                .0,
+            "judge.x"
+        );
+    }
+}

@@ -1,0 +1,236 @@
+//! Snapshot baselines (C4) on the host side: reading golden files into the
+//! cases, and writing them with `--update-snapshots`.
+//!
+//! An app case's `expected.snapshot` is a path relative to the fixture's
+//! directory (or to the case's own directory, for a discovered case) that
+//! must stay under it. The host reads the golden file into
+//! `expected.snapshotText` before the preset sees the case, so the cases
+//! record freezes what the run compared against and the preset (which has
+//! no file access) compares it with the final text. Snapshots are explicit:
+//! a missing golden is an error unless the run was asked to write it. With
+//! `--update-snapshots` each golden is (re)written from the case's final
+//! text after the provider answered, and the run says which it wrote.
+
+use std::path::{Component, Path, PathBuf};
+
+use serde_json::Value;
+
+use super::EvalError;
+use super::origins::CaseOrigin;
+use super::records;
+use crate::plugin::bindings::preset::exports::cautilus::plugin::preset_api::CaseRun;
+
+/// One case's golden file.
+#[derive(Debug, Clone)]
+pub struct Snapshot {
+    /// As the case wrote it.
+    pub shown: String,
+    pub path: PathBuf,
+}
+
+/// Reads the golden file of every case that names one, into its
+/// `expected.snapshotText`. Returns each case's snapshot, in order, or the
+/// problems (JSON path, message).
+pub fn resolve(
+    fixture: &Path,
+    cases: &mut [Value],
+    origins: &[CaseOrigin],
+    update: bool,
+) -> Result<Vec<Option<Snapshot>>, Vec<(String, String)>> {
+    let mut problems = Vec::new();
+    let mut out = Vec::with_capacity(cases.len());
+    for (i, case) in cases.iter_mut().enumerate() {
+        let Some(expected) = case.get_mut("expected").and_then(Value::as_object_mut) else {
+            out.push(None);
+            continue;
+        };
+        let Some(Value::String(shown)) = expected.get("snapshot") else {
+            out.push(None);
+            continue;
+        };
+        let shown = shown.clone();
+        let at = format!("cases[{i}].expected.snapshot");
+        let base = origins.get(i).map_or_else(
+            || fixture.parent().unwrap_or(Path::new("")),
+            |o| o.base(fixture),
+        );
+        let path = match contained(base, &shown) {
+            Ok(path) => path,
+            Err(message) => {
+                problems.push((at, message));
+                out.push(None);
+                continue;
+            }
+        };
+        let text = match std::fs::read(&path) {
+            Ok(bytes) => match String::from_utf8(bytes) {
+                Ok(text) => text,
+                Err(_) => {
+                    problems.push((
+                        at,
+                        format!("golden file {} is not UTF-8 text", path.display()),
+                    ));
+                    out.push(None);
+                    continue;
+                }
+            },
+            // Written after the run; until then there is nothing to compare.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && update => String::new(),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                problems.push((
+                    at,
+                    format!(
+                        "golden file {} does not exist; snapshots are written only on request: run `cautilus eval test --update-snapshots` to create it, then review and commit it",
+                        path.display()
+                    ),
+                ));
+                out.push(None);
+                continue;
+            }
+            Err(e) => {
+                problems.push((
+                    at,
+                    format!("cannot read golden file {}: {e}", path.display()),
+                ));
+                out.push(None);
+                continue;
+            }
+        };
+        expected.insert("snapshotText".into(), Value::String(text));
+        out.push(Some(Snapshot { shown, path }));
+    }
+    if problems.is_empty() {
+        Ok(out)
+    } else {
+        Err(problems)
+    }
+}
+
+/// `base/relative`, refusing absolute paths and paths that leave `base`.
+fn contained(base: &Path, relative: &str) -> Result<PathBuf, String> {
+    let given = Path::new(relative);
+    if relative.trim().is_empty() {
+        return Err("must be a path to a golden file, relative to the fixture".into());
+    }
+    if given.is_absolute() {
+        return Err(format!(
+            "`{relative}` is absolute; give a path relative to the fixture's directory"
+        ));
+    }
+    let mut depth = 0usize;
+    for component in given.components() {
+        match component {
+            Component::Normal(_) => depth += 1,
+            Component::CurDir => {}
+            Component::ParentDir if depth > 0 => depth -= 1,
+            _ => {
+                return Err(format!(
+                    "`{relative}` leaves the fixture's directory; golden files must stay under it"
+                ));
+            }
+        }
+    }
+    if depth == 0 {
+        return Err(format!("`{relative}` names a directory, not a golden file"));
+    }
+    Ok(base
+        .join(given)
+        .components()
+        .filter(|c| !matches!(c, Component::CurDir))
+        .collect())
+}
+
+/// What to write into a golden file for a final text: a `.json` golden gets
+/// pretty JSON when the text parses (it is compared structurally), anything
+/// else the text as it is.
+fn golden_text(snapshot: &Snapshot, final_text: &str) -> String {
+    if snapshot.shown.ends_with(".json")
+        && let Ok(value) = serde_json::from_str::<Value>(final_text)
+        && let Ok(pretty) = serde_json::to_string_pretty(&value)
+    {
+        return pretty + "\n";
+    }
+    final_text.to_string()
+}
+
+/// Writes a case's golden file from its run (first answered sample) and
+/// puts the new text into its normalized case `body`. Returns what it did,
+/// for the terminal, or `None` when nothing changed or there was no answer.
+pub fn update(
+    snapshot: &Snapshot,
+    run: &CaseRun,
+    body: &mut String,
+) -> Result<Option<String>, EvalError> {
+    let Some(final_text) = run
+        .samples
+        .iter()
+        .find_map(|s| s.outcome.as_ref().ok())
+        .and_then(|o| o.final_text.as_deref())
+    else {
+        return Ok(None);
+    };
+    let text = golden_text(snapshot, final_text);
+    let before = std::fs::read_to_string(&snapshot.path).ok();
+    if before.as_deref() != Some(text.as_str()) {
+        records::write_bytes(&snapshot.path, text.as_bytes())?;
+    }
+    if let Ok(mut case) = serde_json::from_str::<Value>(body)
+        && let Some(expected) = case.get_mut("expected").and_then(Value::as_object_mut)
+    {
+        expected.insert("snapshotText".into(), Value::String(text.clone()));
+        *body = case.to_string();
+    }
+    Ok(match before {
+        None => Some(format!(
+            "snapshot written: {} (case `{}`)",
+            snapshot.path.display(),
+            run.case_id
+        )),
+        Some(old) if old != text => Some(format!(
+            "snapshot updated: {} (case `{}`)",
+            snapshot.path.display(),
+            run.case_id
+        )),
+        Some(_) => None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn golden_paths_stay_under_their_directory() {
+        let base = Path::new("fx");
+        assert_eq!(
+            contained(base, "./g.txt").unwrap(),
+            PathBuf::from("fx/g.txt")
+        );
+        assert_eq!(
+            contained(base, "a/../g.txt").unwrap(),
+            PathBuf::from("fx/a/../g.txt")
+        );
+        assert!(contained(base, "../g.txt").unwrap_err().contains("leaves"));
+        assert!(
+            contained(base, "a/../../g.txt")
+                .unwrap_err()
+                .contains("leaves")
+        );
+        assert!(
+            contained(base, "/etc/passwd")
+                .unwrap_err()
+                .contains("absolute")
+        );
+        assert!(contained(base, ".").unwrap_err().contains("directory"));
+    }
+
+    #[test]
+    fn json_goldens_are_written_pretty() {
+        let snapshot = Snapshot {
+            shown: "g.json".into(),
+            path: PathBuf::from("g.json"),
+        };
+        assert_eq!(golden_text(&snapshot, "{\"a\":1}"), "{\n  \"a\": 1\n}\n");
+        assert_eq!(golden_text(&snapshot, "plain"), "plain");
+    }
+}

@@ -1,0 +1,297 @@
+//! Running a multi-step fixture (C3).
+//!
+//! Steps run in order, each through the normal pipeline with its records in
+//! `<run>/steps/step-<i>/`. Before a step runs, the placeholders of its
+//! fixture are replaced with the outputs of the steps before it. A step's
+//! output is the output node of its last case ([`case_output`]), plus
+//! `cases.<caseId>` for every case when it has several. Execution stops at
+//! the first step whose recommendation is not accept-now, or that cannot
+//! run; the later steps are reported `not-run`. The run's own
+//! `eval-summary.json` (`cautilus.evaluation_summary.v1`) lists every step,
+//! sums the counts, and is written even when a step stopped the run.
+
+use std::path::PathBuf;
+
+use serde_json::{Map, Value, json};
+
+use super::EvalError;
+use super::pipeline::{TestOptions, run_suite};
+use super::records;
+use super::tally::Tally;
+use crate::fixture::StepsFixture;
+use crate::plugin::Registry;
+use crate::plugin::bindings::preset::exports::cautilus::plugin::preset_api::CaseRun;
+
+/// The schema of the run's summary.
+pub const SUMMARY_SCHEMA: &str = "cautilus.evaluation_summary.v1";
+
+/// How a step ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StepStatus {
+    Passed,
+    Failed,
+    /// The step could not run (e.g. a placeholder path that does not resolve).
+    Errored,
+    NotRun,
+}
+
+impl StepStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Passed => "passed",
+            Self::Failed => "failed",
+            Self::Errored => "errored",
+            Self::NotRun => "not-run",
+        }
+    }
+}
+
+/// One step of a finished run.
+#[derive(Debug)]
+pub struct StepReport {
+    pub index: usize,
+    pub surface: String,
+    pub preset: String,
+    pub suite_id: String,
+    pub status: StepStatus,
+    /// The step's records, relative to the run directory.
+    pub output_dir: Option<String>,
+    pub output: Value,
+    /// The step's own tally (when it ran).
+    pub tally: Option<Tally>,
+    pub error: Option<String>,
+}
+
+/// A finished steps run.
+#[derive(Debug)]
+pub struct StepsOutcome {
+    pub steps: Vec<StepReport>,
+    pub recommendation: &'static str,
+    pub summary_path: PathBuf,
+    pub output_dir: PathBuf,
+}
+
+/// Runs every step in order (see the module docs). A step that cannot run
+/// is returned as the error, after the run's summary is written.
+pub fn run(
+    registry: &Registry,
+    options: &TestOptions,
+    fixture: &StepsFixture,
+) -> Result<StepsOutcome, EvalError> {
+    let output_dir = options
+        .output_dir
+        .clone()
+        .unwrap_or_else(|| records::new_run_dir(&options.workspace));
+    let mut outputs: Vec<Value> = Vec::new();
+    let mut reports = Vec::with_capacity(fixture.steps.len());
+    let mut failure = None;
+    let mut stopped = false;
+    for step in &fixture.steps {
+        let field = |key: &str| {
+            step.document
+                .get(key)
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string()
+        };
+        let mut report = StepReport {
+            index: step.index,
+            surface: field("surface"),
+            preset: field("preset"),
+            suite_id: field("suiteId"),
+            status: StepStatus::NotRun,
+            output_dir: None,
+            output: Value::Null,
+            tally: None,
+            error: None,
+        };
+        if stopped {
+            reports.push(report);
+            continue;
+        }
+        let relative = format!("steps/step-{}", step.index);
+        let step_options = TestOptions {
+            fixture: step.file.clone(),
+            output_dir: Some(output_dir.join(&relative)),
+            ..options.clone()
+        };
+        let result = step
+            .suite(&fixture.file, &outputs)
+            .map_err(EvalError::from)
+            .and_then(|suite| run_suite(registry, &step_options, suite, true));
+        match result {
+            Ok(outcome) => {
+                report.output = step_output(&outcome.outputs);
+                report.status = if outcome.recommendation() == "accept-now" {
+                    StepStatus::Passed
+                } else {
+                    stopped = true;
+                    StepStatus::Failed
+                };
+                report.output_dir = Some(relative);
+                report.tally = Some(outcome.tally);
+                outputs.push(report.output.clone());
+            }
+            Err(error) => {
+                report.status = StepStatus::Errored;
+                report.error = Some(error.to_string());
+                stopped = true;
+                failure = Some(EvalError::Step {
+                    index: step.index,
+                    source: Box::new(error),
+                });
+            }
+        }
+        reports.push(report);
+    }
+    let recommendation = if reports.iter().all(|r| r.status == StepStatus::Passed) {
+        "accept-now"
+    } else {
+        "reject"
+    };
+    let summary_path = output_dir.join("eval-summary.json");
+    records::write_json(&summary_path, &summary(fixture, &reports, recommendation))?;
+    if let Some(error) = failure {
+        return Err(error);
+    }
+    Ok(StepsOutcome {
+        steps: reports,
+        recommendation,
+        summary_path,
+        output_dir,
+    })
+}
+
+/// The run's summary packet.
+fn summary(fixture: &StepsFixture, reports: &[StepReport], recommendation: &str) -> Value {
+    let mut counts = [0u64; 3];
+    for tally in reports.iter().filter_map(|r| r.tally.as_ref()) {
+        for (slot, key) in counts.iter_mut().zip(["total", "passed", "failed"]) {
+            *slot += tally.counts().get(key).and_then(Value::as_u64).unwrap_or(0);
+        }
+    }
+    let steps: Vec<Value> = reports
+        .iter()
+        .map(|r| {
+            let mut step = json!({
+                "stepIndex": r.index,
+                "surface": r.surface,
+                "preset": r.preset,
+                "suiteId": r.suite_id,
+                "status": r.status.as_str(),
+                "output": r.output,
+            });
+            if let Some(dir) = &r.output_dir {
+                step["outputDir"] = json!(dir);
+                step["summaryFile"] = json!(format!("{dir}/eval-summary.json"));
+            }
+            if let Some(error) = &r.error {
+                step["error"] = json!(error);
+            }
+            step
+        })
+        .collect();
+    json!({
+        "schemaVersion": SUMMARY_SCHEMA,
+        "suiteId": fixture.suite_id,
+        "suiteDisplayName": fixture.suite_display_name,
+        "recommendation": recommendation,
+        "evaluationCounts": {"total": counts[0], "passed": counts[1], "failed": counts[2]},
+        "steps": steps,
+        "evaluatedAt": records::now_rfc3339(),
+    })
+}
+
+/// A step's output: its last case's node, and every case's under `cases`
+/// when it has several.
+fn step_output(nodes: &[Value]) -> Value {
+    let mut output = nodes.last().cloned().unwrap_or_else(|| json!({}));
+    if nodes.len() > 1
+        && let Value::Object(map) = &mut output
+    {
+        let cases: Map<String, Value> = nodes
+            .iter()
+            .map(|node| {
+                let id = node["caseId"].as_str().unwrap_or_default().to_string();
+                (id, node.clone())
+            })
+            .collect();
+        map.insert("cases".into(), Value::Object(cases));
+    }
+    output
+}
+
+/// What later steps can read of one case: `text` and `finalText` (its
+/// final text), `messages`, and, when the final text is a JSON object, its
+/// fields at the top. Taken from the first sample the provider answered.
+pub fn case_output(case_id: &str, run: &CaseRun) -> Value {
+    let observation = run.samples.iter().find_map(|s| s.outcome.as_ref().ok());
+    let final_text = observation.and_then(|o| o.final_text.clone());
+    let mut node = match final_text
+        .as_deref()
+        .and_then(|t| serde_json::from_str::<Value>(t).ok())
+    {
+        Some(Value::Object(fields)) => fields,
+        _ => Map::new(),
+    };
+    let messages: Vec<Value> = observation
+        .map(|o| {
+            o.messages
+                .iter()
+                .map(|m| json!({"role": m.role, "content": m.content}))
+                .collect()
+        })
+        .unwrap_or_default();
+    node.insert("caseId".into(), json!(case_id));
+    node.insert("text".into(), json!(final_text));
+    node.insert("finalText".into(), json!(final_text));
+    node.insert("messages".into(), Value::Array(messages));
+    if observation.is_none()
+        && let Some(Err(error)) = run.samples.first().map(|s| &s.outcome)
+    {
+        node.insert("error".into(), json!(error));
+    }
+    Value::Object(node)
+}
+
+/// Prints each step (and its cases) and the run's recommendation.
+pub fn print_summary(out: &mut impl std::io::Write, outcome: &StepsOutcome) -> std::io::Result<()> {
+    for step in &outcome.steps {
+        writeln!(
+            out,
+            "step {} `{}` ({}/{}): {}",
+            step.index,
+            step.suite_id,
+            step.surface,
+            step.preset,
+            step.status.as_str()
+        )?;
+        if let Some(tally) = &step.tally {
+            super::report::print_summary(out, tally)?;
+        }
+    }
+    let ran = outcome.steps.iter().filter(|s| s.tally.is_some()).count();
+    writeln!(
+        out,
+        "recommendation: {} ({ran} of {} steps ran)",
+        outcome.recommendation,
+        outcome.steps.len()
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_step_output_is_its_last_case_with_every_case_under_cases() {
+        let nodes = vec![
+            json!({"caseId": "a", "text": "1"}),
+            json!({"caseId": "b", "text": "2"}),
+        ];
+        let output = step_output(&nodes);
+        assert_eq!(output["text"], "2");
+        assert_eq!(output["cases"]["a"]["text"], "1");
+        assert!(step_output(&nodes[..1]).get("cases").is_none());
+    }
+}
