@@ -134,3 +134,131 @@ fn bad_assertions_are_definition_errors_naming_the_path() {
         assert!(stderr.contains(want), "{from}: {stderr}");
     }
 }
+
+/// Each optional assertion of `host-checks.fixture.yaml`: (name, passed,
+/// text its detail contains).
+const HOST_CHECKS: &[(&str, bool, &str)] = &[
+    ("grader-json-pass", true, "found hello"),
+    (
+        "grader-json-fail",
+        false,
+        "failed: mentions goodbye; no goodbye in the output",
+    ),
+    ("plain-exit-0", true, ""),
+    (
+        "plain-crash",
+        false,
+        "exited with status 3; stderr: grader exploded",
+    ),
+    ("grader-timeout", false, "timed out after 300 ms"),
+    ("duration-within", true, ""),
+    (
+        "tool-calls-uncaptured",
+        false,
+        "tool_calls uncaptured: the provider did not report it",
+    ),
+    ("judge-pass", true, "fixture judge: found [\"hello\"]"),
+    ("judge-fail", false, "fixture judge: missing [\"goodbye\"]"),
+];
+
+#[test]
+fn code_graders_metrics_and_judges_pass_and_fail() {
+    let fixture = repo().join("fixtures/eval/assertions/host-checks.fixture.yaml");
+    let (code, stdout, stderr, summary) = eval_test(&fixture);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let outcomes = case(&summary, "greeting")["assertions"].as_array().unwrap();
+    assert_eq!(outcomes.len(), HOST_CHECKS.len());
+    for (outcome, (name, passed, detail)) in outcomes.iter().zip(HOST_CHECKS) {
+        assert_eq!(outcome["name"], *name);
+        assert_eq!(outcome["passed"], *passed, "{outcome}");
+        let got = outcome["detail"].as_str().unwrap_or_default();
+        assert!(got.contains(detail), "{name}: {got}");
+    }
+    // A plain string is a required criterion graded by the judge.
+    let plain = &case(&summary, "plain-criteria")["assertions"][0];
+    assert_eq!(plain["name"], "The answer contains \"thanks\"");
+    assert_eq!(plain["passed"], true);
+    assert_eq!(plain["required"], true);
+}
+
+#[test]
+fn a_failed_required_host_check_fails_the_case() {
+    let dir = tempfile::tempdir().unwrap();
+    let base =
+        std::fs::read_to_string(repo().join("fixtures/eval/assertions/host-checks.fixture.yaml"))
+            .unwrap()
+            .replace(
+                "./graders/",
+                &format!("{}/fixtures/eval/assertions/graders/", repo().display()),
+            );
+    for (from, to, want) in [
+        (
+            "'The answer contains \"thanks\"'",
+            "'The answer contains \"sorry\"'",
+            "assertion `The answer contains \"sorry\"` failed: fixture judge: missing",
+        ),
+        (
+            "'The answer contains \"thanks\"'",
+            "{ type: execution-metrics, max_llm_calls: 1 }",
+            "llm_calls uncaptured",
+        ),
+        (
+            "'The answer contains \"thanks\"'",
+            "{ type: code-grader, command: [sh, -c, \"echo nope >&2; exit 1\"] }",
+            "the code grader exited with status 1; stderr: nope",
+        ),
+    ] {
+        let fixture = dir.path().join("required.yaml");
+        std::fs::write(&fixture, base.replace(from, to)).unwrap();
+        let (code, stdout, stderr, summary) = eval_test(&fixture);
+        assert_eq!(code, 1, "{to}: {stdout}{stderr}");
+        let failed = case(&summary, "plain-criteria");
+        assert_eq!(failed["status"], "failed", "{to}");
+        assert!(stdout.contains(want), "{to}: {stdout}");
+    }
+}
+
+#[test]
+fn host_check_and_judge_definitions_are_checked_before_running() {
+    let (code, stdout, stderr, summary) =
+        eval_test(&repo().join("fixtures/eval/assertions/no-judge.fixture.yaml"));
+    assert_eq!(code, 2, "{stdout}");
+    assert!(summary.is_null(), "nothing ran");
+    assert!(
+        stderr.contains("cases[0].assertions[0]: a natural-language criterion (or `type: judge`) is graded by a judge model, and this suite has none; configure a judge model at suite level, e.g. `judge: {provider:"),
+        "{stderr}"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let base =
+        std::fs::read_to_string(repo().join("fixtures/eval/assertions/host-checks.fixture.yaml"))
+            .unwrap();
+    for (from, to, want) in [
+        (
+            "max_tool_calls: 5",
+            "max_tool_callz: 5",
+            "cases[0].assertions[6]: unknown execution-metrics bound `max_tool_callz`",
+        ),
+        (
+            "command: [sh, -c, \"exit 0\"]",
+            "command: []",
+            "cases[0].assertions[2]: `command` is missing",
+        ),
+        (
+            "command: [sh, ./graders/mentions.sh, hello]",
+            "command: [./graders/missing.sh]",
+            "cases[0].assertions[0]: program `./graders/missing.sh` not found",
+        ),
+        (
+            "judge: { provider: fixture, model: fixture-judge }",
+            "judge: { provider: fixture }",
+            "judge.model: is missing or empty",
+        ),
+    ] {
+        let fixture = dir.path().join("bad.yaml");
+        std::fs::write(&fixture, base.replace(from, to)).unwrap();
+        let (code, stdout, stderr, summary) = eval_test(&fixture);
+        assert_eq!(code, 2, "{to}: {stdout}{stderr}");
+        assert!(summary.is_null(), "nothing ran");
+        assert!(stderr.contains(want), "{to}: {stderr}");
+    }
+}

@@ -156,3 +156,42 @@ fn environment_variables_are_interpolated_or_named_when_missing() {
         "{stderr}"
     );
 }
+
+#[test]
+fn case_directories_resolve_paths_and_copy_their_workspace() {
+    let template = repo().join("fixtures/eval/compose/case-dirs/cases/with-workspace/workspace");
+    let (code, stdout, stderr, cases, summary) = eval_test("case-dirs/suite.fixture.yaml", &[]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert_eq!(
+        case_ids(&cases, "cases"),
+        ["snapshot-here", "with-workspace"]
+    );
+    // `./golden.txt` in cases/snapshot-here/case.yaml is that directory's file.
+    assert_eq!(summary["evaluations"][0]["match"], true);
+    // The grader ran in a copy of workspace/ (it checks), and wrote there,
+    // not into the template.
+    let grader = &summary["evaluations"][1]["assertions"][0];
+    assert_eq!(grader["passed"], true, "{grader}");
+    assert!(!template.join("written-by-grader.txt").exists());
+    // The host-private origin never reaches the records.
+    assert!(!cases.to_string().contains("$origin"));
+}
+
+#[test]
+fn errors_in_a_discovered_case_name_its_own_file() {
+    let (code, _, stderr) = crate::support::run(&[
+        "eval",
+        "validate",
+        "--fixture",
+        repo()
+            .join("fixtures/eval/invalid/discovered-case-error/fixture.json")
+            .to_str()
+            .unwrap(),
+    ]);
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("cases[0] (")
+            && stderr.contains("cases/bad/case.yaml): input: is missing or empty"),
+        "{stderr}"
+    );
+}

@@ -222,7 +222,7 @@ fn invalid_fixtures_are_rejected_before_anything_runs() {
         );
         checked += 1;
     }
-    assert_eq!(checked, 6);
+    assert_eq!(checked, 11);
 }
 
 #[test]

@@ -8,6 +8,8 @@
 //! - `cache`: the compiled cache is observably used by a second load;
 //! - `cli`: commands, output and exit codes;
 //! - `eval`: `eval test|evaluate|validate` with proof and negative fixtures;
+//! - `compose`, `steps`, `snapshots`, `assertions`: fixture composition
+//!   (C1–C4, discovery, interpolation) and assertions of every type;
 //! - `scaffold`: `plugin new scorer` builds and loads.
 
 mod assertions;
@@ -20,5 +22,7 @@ mod sandbox;
 mod scaffold;
 mod schemas;
 mod scorers;
+mod snapshots;
+mod steps;
 mod support;
 mod worlds;

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
-use crate::support::{repo, run, score};
+use crate::support::{read_json, repo, run, score};
 
 fn committed(id: &str) -> PathBuf {
     repo().join("schemas").join(cautilus::schema::file_name(id))
@@ -182,8 +182,37 @@ fn composed_fixtures_validate() {
         "fixtures/eval/compose/extends/child.fixture.json",
         "fixtures/eval/compose/discovery/suite.yaml",
         "fixtures/eval/compose/case-files/csv.fixture.yaml",
+        "fixtures/eval/compose/steps/two-step.fixture.yaml",
+        "fixtures/eval/compose/steps/whole-output.fixture.yaml",
+        "fixtures/eval/compose/snapshot/snapshot.fixture.yaml",
+        "fixtures/eval/compose/case-dirs/suite.fixture.yaml",
+        "fixtures/eval/assertions/scorers.fixture.yaml",
+        "fixtures/eval/assertions/host-checks.fixture.yaml",
     ] {
         validates("cautilus.evaluation_input.v1", &load(&repo().join(file)))
             .unwrap_or_else(|e| panic!("{file}: {e}"));
+    }
+}
+
+#[test]
+fn a_steps_run_summary_validates() {
+    let out = tempfile::tempdir().unwrap();
+    for fixture in ["two-step.fixture.yaml", "stops.fixture.yaml"] {
+        let (code, _, stderr) = run(&[
+            "eval",
+            "test",
+            "--fixture",
+            &repo()
+                .join("fixtures/eval/compose/steps")
+                .join(fixture)
+                .display()
+                .to_string(),
+            "--output-dir",
+            &out.path().display().to_string(),
+        ]);
+        assert!(code == 0 || code == 1, "{stderr}");
+        let summary = read_json(&out.path().join("eval-summary.json"));
+        validates("cautilus.evaluation_summary.v1", &summary)
+            .unwrap_or_else(|e| panic!("{fixture}: {e}"));
     }
 }

@@ -94,3 +94,47 @@ pub fn output(out: Output) -> (i32, String, String) {
 pub fn component(name: &str) -> String {
     cautilus_tests::component(name).display().to_string()
 }
+
+/// A finished `cautilus eval test` run with its records directory.
+pub struct EvalRun {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+    pub dir: tempfile::TempDir,
+}
+
+impl EvalRun {
+    /// A record of the run (relative to its directory), or null if absent.
+    pub fn packet(&self, name: &str) -> Value {
+        let path = self.dir.path().join(name);
+        if path.exists() {
+            read_json(&path)
+        } else {
+            Value::Null
+        }
+    }
+}
+
+/// Runs `cautilus eval test --fixture <fixture> <args>` with a fresh
+/// output directory and the repository as the workspace.
+pub fn eval_run(fixture: &std::path::Path, args: &[&str]) -> EvalRun {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, stdout, stderr) = output(
+        cautilus()
+            .args(["eval", "test", "--fixture"])
+            .arg(fixture)
+            .arg("--workspace")
+            .arg(repo())
+            .arg("--output-dir")
+            .arg(dir.path())
+            .args(args)
+            .output()
+            .unwrap(),
+    );
+    EvalRun {
+        code,
+        stdout,
+        stderr,
+        dir,
+    }
+}

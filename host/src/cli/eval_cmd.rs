@@ -181,7 +181,7 @@ fn validate(args: ValidateArgs) -> anyhow::Result<ExitCode> {
                     )
                     .map_err(|e| eval::EvalError::Step {
                         index: step.index,
-                        source: Box::new(e),
+                        error: Box::new(e),
                     })?;
                 }
             }

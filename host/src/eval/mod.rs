@@ -54,12 +54,8 @@ pub enum EvalError {
     #[error("{}: {message}", path.display())]
     Input { path: PathBuf, message: String },
     /// A step of a multi-step fixture could not run.
-    #[error("step {index}: {source}")]
-    Step {
-        index: usize,
-        #[source]
-        source: Box<EvalError>,
-    },
+    #[error("step {index}: {error}")]
+    Step { index: usize, error: Box<EvalError> },
     /// A batch stopped early because another one failed (never reported:
     /// the first error is).
     #[error("the run stopped after an earlier error")]
@@ -79,7 +75,7 @@ impl EvalError {
         match self {
             Self::Fixture(_) | Self::Cases { .. } | Self::Input { .. } => true,
             Self::Plugin(e) => e.is_definition_error(),
-            Self::Step { source, .. } => source.is_definition_error(),
+            Self::Step { error, .. } => error.is_definition_error(),
             Self::Write { .. } | Self::Stopped => false,
         }
     }

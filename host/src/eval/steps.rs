@@ -138,7 +138,7 @@ pub fn run(
                 stopped = true;
                 failure = Some(EvalError::Step {
                     index: step.index,
-                    source: Box::new(error),
+                    error: Box::new(error),
                 });
             }
         }

@@ -23,6 +23,71 @@ pub struct SuiteFields {
     /// A base fixture, relative to this file's directory, deep-merged under
     /// this one (objects merge; arrays and scalars here replace the base's).
     pub extends: Option<String>,
+    /// Assertions appended after every case's own.
+    pub assertions: Option<Vec<Assertion>>,
+    /// The model that grades natural-language criteria.
+    pub judge: Option<Judge>,
+}
+
+/// A check run after the preset's expectations: a natural-language
+/// criterion (graded by the judge), or `{type, ...config}`.
+#[derive(Serialize, JsonSchema)]
+#[serde(untagged)]
+pub enum Assertion {
+    Criterion(String),
+    Check(AssertionCheck),
+}
+
+/// `{type, ...config}`: a built-in scorer id, a `.wasm` path,
+/// `code-grader` or `execution-metrics`, with its config.
+#[derive(Serialize, JsonSchema)]
+pub struct AssertionCheck {
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// Shown in records (default: the type).
+    pub name: Option<String>,
+    /// Weight in `assertionScore` (default 1).
+    #[schemars(range(min = 0))]
+    pub weight: Option<f64>,
+    /// A failed required assertion fails the case (default true).
+    pub required: Option<bool>,
+    /// Flip pass and fail.
+    pub negate: Option<bool>,
+    /// The type's own config.
+    #[serde(flatten)]
+    pub config: serde_json::Map<String, Value>,
+}
+
+/// `judge: {provider, model}`.
+#[derive(Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Judge {
+    /// A provider id or a `.wasm` path (`fixture` judges deterministically).
+    pub provider: String,
+    pub model: String,
+}
+
+/// A multi-step fixture: steps instead of cases.
+#[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct StepsFixture {
+    /// Always `cautilus.evaluation_input.v1`.
+    pub schema_version: String,
+    /// Default: the file name without `.fixture` and extension.
+    pub suite_id: Option<String>,
+    pub suite_display_name: Option<String>,
+    pub extends: Option<String>,
+    /// Run in order; a later step reads `${steps[i].output…}`.
+    pub steps: Vec<Step>,
+}
+
+/// A step: `$ref` to a fixture and/or inline fixture keys merged over it.
+#[derive(Serialize, JsonSchema)]
+pub struct Step {
+    #[serde(rename = "$ref")]
+    pub reference: Option<String>,
+    #[serde(flatten)]
+    pub inline: serde_json::Map<String, Value>,
 }
 
 /// Cases inline, or a path (relative to this file): a directory with one
@@ -88,6 +153,8 @@ pub struct AppPromptCase {
     /// The single user turn.
     pub input: String,
     pub expected: Option<AppExpected>,
+    pub metadata: Option<serde_json::Map<String, Value>>,
+    pub assertions: Option<Vec<Assertion>>,
 }
 
 /// One app/chat case.
@@ -102,6 +169,9 @@ pub struct AppChatCase {
     /// The conversation so far; the last message is the user's.
     pub messages: Vec<Message>,
     pub expected: Option<AppExpected>,
+    /// Free-form data carried to the records and to scorers.
+    pub metadata: Option<serde_json::Map<String, Value>>,
+    pub assertions: Option<Vec<Assertion>>,
 }
 
 /// A chat message.
@@ -113,12 +183,28 @@ pub struct Message {
     pub content: String,
 }
 
-/// What an app case expects.
+/// What an app case expects: a substring, or a golden file.
+#[derive(Serialize, JsonSchema)]
+#[serde(untagged)]
+pub enum AppExpected {
+    FinalText(ExpectedFinalText),
+    Snapshot(ExpectedSnapshot),
+}
+
 #[derive(Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct AppExpected {
+pub struct ExpectedFinalText {
     /// A case-sensitive substring the final text must contain.
     pub final_text: String,
+}
+
+#[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ExpectedSnapshot {
+    /// A golden file relative to the fixture (or the case's directory);
+    /// byte-equal, or structurally equal for `.json`. Written only with
+    /// `--update-snapshots`.
+    pub snapshot: String,
 }
 
 /// A repo/whole-repo fixture: an agent routed through a real workspace.
@@ -153,6 +239,7 @@ pub struct WholeRepoCase {
     /// The first tool call must be one of these, exactly.
     pub allowed_first_tool_calls: Option<Vec<String>>,
     pub expected_routing: Option<ExpectedRouting>,
+    pub assertions: Option<Vec<Assertion>>,
 }
 
 /// Routing expectations; tokens match when equal or equal after the last `:`.
@@ -218,6 +305,7 @@ pub struct SkillCase {
     pub forbidden_command_fragments: Option<Vec<String>>,
     /// Requires `turns`.
     pub audit_kind: Option<String>,
+    pub assertions: Option<Vec<Assertion>>,
 }
 
 /// Execution thresholds (non-negative numbers).

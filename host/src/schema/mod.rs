@@ -64,11 +64,11 @@ pub fn schema(id: &str) -> Option<Value> {
             "repo",
             "whole-repo",
         ),
-        "cautilus.evaluation_summary.v1" => packet(
+        "cautilus.evaluation_summary.v1" => evaluation_summary(packet(
             generate::<SummaryPacket<WholeRepoScored>>(),
             "repo",
             "whole-repo",
-        ),
+        )),
         "cautilus.skill_evaluation_inputs.v1" => packet(
             generate::<ObservedPacket<SkillEvaluation>>(),
             "repo",
@@ -78,6 +78,42 @@ pub fn schema(id: &str) -> Option<Value> {
             packet(generate::<SummaryPacket<SkillScored>>(), "repo", "skill")
         }
         _ => return None,
+    })
+}
+
+/// `cautilus.evaluation_summary.v1` names two packets: the repo/whole-repo
+/// summary and the summary of a multi-step run (as upstream does). The
+/// schema accepts either; a `steps` list tells them apart.
+fn evaluation_summary(whole_repo: Value) -> Value {
+    let id = "cautilus.evaluation_summary.v1";
+    let mut whole_repo = whole_repo;
+    let mut defs = whole_repo
+        .as_object_mut()
+        .and_then(|s| s.remove("$defs"))
+        .and_then(|d| d.as_object().cloned())
+        .unwrap_or_default();
+    for key in ["$schema", "$id", "title", "description"] {
+        whole_repo.as_object_mut().map(|s| s.remove(key));
+    }
+    let mut steps = pinned(id, generate::<packets::StepsSummary>(), &[]);
+    if let Some(nested) = steps.as_object_mut().and_then(|s| s.remove("$defs")) {
+        defs.extend(nested.as_object().cloned().unwrap_or_default());
+    }
+    for key in ["$schema", "$id", "title"] {
+        steps.as_object_mut().map(|s| s.remove(key));
+    }
+    defs.insert("WholeRepoSummary".into(), whole_repo);
+    defs.insert("StepsSummary".into(), steps);
+    json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": format!("https://cautilus.dev/schemas/{}", file_name(id)),
+        "title": id,
+        "description": "The summary packet of repo/whole-repo, or of a multi-step run.",
+        "anyOf": [
+            {"$ref": "#/$defs/WholeRepoSummary"},
+            {"$ref": "#/$defs/StepsSummary"}
+        ],
+        "$defs": defs,
     })
 }
 
@@ -107,7 +143,7 @@ fn pinned(id: &str, mut schema: Value, pins: &[(&str, &str)]) -> Value {
 /// The fixture: one of the four preset shapes, told apart by `surface` and
 /// `preset`, or a fixture that extends a base (and may be partial).
 fn fixture_schema() -> Value {
-    use fixture::{AppChatFixture, AppPromptFixture, SkillFixture, WholeRepoFixture};
+    use fixture::{AppChatFixture, AppPromptFixture, SkillFixture, StepsFixture, WholeRepoFixture};
     let id = "cautilus.evaluation_input.v1";
     let variants = [
         (generate::<AppPromptFixture>(), "app", "prompt"),
@@ -134,6 +170,16 @@ fn fixture_schema() -> Value {
         one_of.push(json!({"$ref": format!("#/$defs/{title}")}));
         defs.insert(title, schema);
     }
+    let mut steps = generate::<StepsFixture>();
+    if let Some(nested) = steps.as_object_mut().and_then(|s| s.remove("$defs")) {
+        defs.extend(nested.as_object().cloned().unwrap_or_default());
+    }
+    for key in ["$schema", "title"] {
+        steps.as_object_mut().map(|s| s.remove(key));
+    }
+    steps["properties"]["schemaVersion"] = json!({"const": id});
+    defs.insert("StepsFixture".into(), steps);
+    one_of.push(json!({"$ref": "#/$defs/StepsFixture"}));
     one_of.push(json!({
         "description": "A fixture that extends a base: any field may come from the base.",
         "type": "object",

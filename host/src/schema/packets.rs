@@ -288,3 +288,45 @@ pub struct SummaryPacket<E> {
     #[serde(flatten)]
     pub trailer: SummaryTrailer,
 }
+
+/// The summary of a multi-step run (`steps:` fixture).
+#[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct StepsSummary {
+    pub schema_version: String,
+    pub suite_id: String,
+    pub suite_display_name: String,
+    /// `accept-now` when every step passed, else `reject`.
+    pub recommendation: String,
+    /// Summed over the steps that ran.
+    pub evaluation_counts: StepsCounts,
+    pub steps: Vec<StepEntry>,
+    pub evaluated_at: String,
+}
+
+#[derive(Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StepsCounts {
+    pub total: u64,
+    pub passed: u64,
+    pub failed: u64,
+}
+
+/// One step of a multi-step run.
+#[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct StepEntry {
+    pub step_index: u64,
+    pub surface: String,
+    pub preset: String,
+    pub suite_id: String,
+    /// `passed`, `failed`, `errored` or `not-run`.
+    pub status: String,
+    /// What later steps read as `${steps[i].output…}` (null if not run).
+    pub output: Value,
+    /// The step's records, relative to the run directory.
+    pub output_dir: Option<String>,
+    pub summary_file: Option<String>,
+    /// Why the step could not run.
+    pub error: Option<String>,
+}
