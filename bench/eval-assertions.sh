@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 n=${1:-5000}
 bin=${CAUTILUS_BIN:-target/release/cautilus}
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+trap '[ -n "${KEEP:-}" ] || rm -rf "$work"' EXIT
 
 python3 - "$n" "$work" <<'PY'
 import json, random, sys
