@@ -1,5 +1,6 @@
 //! `cautilus eval test|evaluate|validate`.
 
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -126,27 +127,16 @@ fn test(args: TestArgs) -> anyhow::Result<ExitCode> {
     let registry = registry()?;
     match eval::test(&registry, &options)? {
         eval::TestRun::Suite(outcome) => finish(&outcome, args.json),
-        eval::TestRun::Steps(outcome) => finish_steps(&outcome, args.json),
+        eval::TestRun::Steps(outcome) => print(
+            &outcome.summary_path,
+            outcome.recommendation,
+            args.json,
+            |out| {
+                eval::steps::print_summary(out, &outcome)?;
+                writeln!(out, "records: {}", outcome.output_dir.display())
+            },
+        ),
     }
-}
-
-fn finish_steps(outcome: &eval::steps::StepsOutcome, json: bool) -> anyhow::Result<ExitCode> {
-    use std::io::Write;
-    let stdout = std::io::stdout();
-    let mut out = std::io::BufWriter::new(stdout.lock());
-    if json {
-        let mut summary = std::fs::File::open(&outcome.summary_path)?;
-        std::io::copy(&mut summary, &mut out)?;
-    } else {
-        eval::steps::print_summary(&mut out, outcome)?;
-        writeln!(out, "records: {}", outcome.output_dir.display())?;
-    }
-    out.flush()?;
-    Ok(if outcome.recommendation == "accept-now" {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
-    })
 }
 
 fn evaluate(args: EvaluateArgs) -> anyhow::Result<ExitCode> {
@@ -215,20 +205,37 @@ fn jobs(flag: Option<u16>) -> usize {
 }
 
 fn finish(outcome: &Outcome, json: bool) -> anyhow::Result<ExitCode> {
-    use std::io::Write;
+    print(
+        &outcome.summary_path,
+        outcome.recommendation(),
+        json,
+        |out| {
+            eval::report::print_summary(out, &outcome.tally)?;
+            match &outcome.output_dir {
+                Some(dir) => writeln!(out, "records: {}", dir.display()),
+                None => Ok(()),
+            }
+        },
+    )
+}
+
+/// Prints the summary packet (`--json`) or the readable summary, and turns
+/// the recommendation into the exit status.
+fn print(
+    summary: &std::path::Path,
+    recommendation: &str,
+    json: bool,
+    readable: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> anyhow::Result<ExitCode> {
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     if json {
-        let mut summary = std::fs::File::open(&outcome.summary_path)?;
-        std::io::copy(&mut summary, &mut out)?;
+        std::io::copy(&mut std::fs::File::open(summary)?, &mut out)?;
     } else {
-        eval::report::print_summary(&mut out, &outcome.tally)?;
-        if let Some(dir) = &outcome.output_dir {
-            writeln!(out, "records: {}", dir.display())?;
-        }
+        readable(&mut out)?;
     }
     out.flush()?;
-    Ok(if outcome.recommendation() == "accept-now" {
+    Ok(if recommendation == "accept-now" {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)

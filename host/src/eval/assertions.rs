@@ -497,14 +497,7 @@ fn host_outcome(assertion: &CaseAssertion, checked: Checked, negate: bool) -> Ou
     } else {
         (checked.passed, checked.score, checked.detail)
     };
-    Outcome {
-        name: assertion.name.clone(),
-        passed,
-        score,
-        detail,
-        required: assertion.required,
-        weight: assertion.weight,
-    }
+    Outcome::of(assertion, passed, score, detail)
 }
 
 fn outcome(
@@ -527,13 +520,24 @@ fn outcome(
         },
         Err(error) => (false, None, Some(format!("the scorer failed: {error}"))),
     };
-    Outcome {
-        name: assertion.name.clone(),
-        passed,
-        score,
-        detail,
-        required: assertion.required,
-        weight: assertion.weight,
+    Outcome::of(assertion, passed, score, detail)
+}
+
+impl Outcome {
+    fn of(
+        assertion: &CaseAssertion,
+        passed: bool,
+        score: Option<f64>,
+        detail: Option<String>,
+    ) -> Self {
+        Self {
+            name: assertion.name.clone(),
+            passed,
+            score,
+            detail,
+            required: assertion.required,
+            weight: assertion.weight,
+        }
     }
 }
 

@@ -77,22 +77,12 @@ pub fn write_bytes(path: &Path, bytes: &[u8]) -> Result<(), EvalError> {
 /// Writes `value` as pretty JSON to `path` atomically (temp file + rename),
 /// streaming it through a buffered writer.
 pub fn write_json(path: &Path, value: &Value) -> Result<(), EvalError> {
-    let error = |source| EvalError::Write {
+    let mut text = serde_json::to_vec_pretty(value).map_err(|e| EvalError::Write {
         path: path.to_path_buf(),
-        source,
-    };
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir).map_err(error)?;
-    let file = tempfile::NamedTempFile::new_in(dir).map_err(error)?;
-    let mut writer = BufWriter::new(file);
-    serde_json::to_writer_pretty(&mut writer, value).map_err(|e| error(e.into()))?;
-    writer.write_all(b"\n").map_err(error)?;
-    let file = writer.into_inner().map_err(|e| error(e.into_error()))?;
-    file.persist(path).map_err(|e| error(e.error))?;
-    Ok(())
+        source: e.into(),
+    })?;
+    text.push(b'\n');
+    write_bytes(path, &text)
 }
 
 /// A packet written as it is produced: the header fields, then one list

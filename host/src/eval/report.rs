@@ -7,7 +7,7 @@ use super::tally::Tally;
 use crate::plugin::bindings::preset::exports::cautilus::plugin::preset_api::CaseStatus;
 
 /// Prints the per-case lines and the recommendation of a tally.
-pub fn print_summary(out: &mut impl Write, tally: &Tally) -> std::io::Result<()> {
+pub fn print_summary(out: &mut (impl Write + ?Sized), tally: &Tally) -> std::io::Result<()> {
     for case in tally.cases() {
         let tag = match case.status {
             CaseStatus::Passed => "PASS ",

@@ -255,7 +255,10 @@ pub fn case_output(case_id: &str, run: &CaseRun) -> Value {
 }
 
 /// Prints each step (and its cases) and the run's recommendation.
-pub fn print_summary(out: &mut impl std::io::Write, outcome: &StepsOutcome) -> std::io::Result<()> {
+pub fn print_summary(
+    out: &mut (impl std::io::Write + ?Sized),
+    outcome: &StepsOutcome,
+) -> std::io::Result<()> {
     for step in &outcome.steps {
         writeln!(
             out,
