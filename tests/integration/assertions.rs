@@ -6,24 +6,12 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::support::{repo, run};
+use crate::support::{eval_run, repo};
 
 fn eval_test(fixture: &Path) -> (i32, String, String, Value) {
-    let out = tempfile::tempdir().unwrap();
-    let (code, stdout, stderr) = run(&[
-        "eval",
-        "test",
-        "--fixture",
-        &fixture.display().to_string(),
-        "--workspace",
-        &repo().display().to_string(),
-        "--output-dir",
-        &out.path().display().to_string(),
-    ]);
-    let summary = std::fs::read_to_string(out.path().join("eval-summary.json"))
-        .map(|t| serde_json::from_str(&t).unwrap())
-        .unwrap_or(Value::Null);
-    (code, stdout, stderr, summary)
+    let run = eval_run(fixture, &[]);
+    let summary = run.packet("eval-summary.json");
+    (run.code, run.stdout, run.stderr, summary)
 }
 
 fn case<'a>(summary: &'a Value, id: &str) -> &'a Value {
@@ -261,4 +249,40 @@ fn host_check_and_judge_definitions_are_checked_before_running() {
         assert!(summary.is_null(), "nothing ran");
         assert!(stderr.contains(want), "{to}: {stderr}");
     }
+}
+
+#[test]
+fn every_scorer_that_requests_a_model_gets_the_suite_judge() {
+    // Your own judge-like scorer (it requests `model` and asks it to repeat
+    // the output): granted the suite's judge, refused without one.
+    let dir = tempfile::tempdir().unwrap();
+    let probe = crate::support::component("judge-probe");
+    let fixture = dir.path().join("own-judge.yaml");
+    let suite = |judge: &str| {
+        format!(
+            "schemaVersion: cautilus.evaluation_input.v1\nsurface: app\npreset: prompt\nsuiteId: own-judge\nprovider: fixture\nmodel: m\n{judge}cases:\n  - caseId: a\n    input: Say hello.\n    assertions:\n      - {{ type: '{probe}', required: false }}\n"
+        )
+    };
+    std::fs::write(&fixture, suite("judge: { provider: fixture, model: j }\n")).unwrap();
+    let (code, stdout, stderr, summary) = eval_test(&fixture);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let detail = case(&summary, "a")["assertions"][0]["detail"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    // The call reached the judge provider (which wants the judge scorer's
+    // JSON message), so it was granted, not denied.
+    assert!(detail.contains("fixture judge needs"), "{detail}");
+    assert!(!detail.contains("Denied"), "{detail}");
+
+    std::fs::write(&fixture, suite("")).unwrap();
+    let (code, _, stderr, summary) = eval_test(&fixture);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(summary.is_null());
+    assert!(
+        stderr.contains(
+            "scorer `ask-model` calls a model, and this suite has none; configure a judge model"
+        ),
+        "{stderr}"
+    );
 }

@@ -4,42 +4,28 @@
 
 use serde_json::Value;
 
-use crate::support::{cautilus, output, read_json, repo};
+use crate::support::{cautilus, eval_run_with, output, repo};
 
 /// Runs `eval test` on a fixture of `fixtures/eval/compose/` with `env`;
 /// returns (exit code, stdout, stderr, cases packet, summary packet).
 fn eval_test(fixture: &str, env: &[(&str, &str)]) -> (i32, String, String, Value, Value) {
-    let out = tempfile::tempdir().unwrap();
-    let mut command = cautilus();
-    command
-        .args(["eval", "test", "--fixture"])
-        .arg(repo().join("fixtures/eval/compose").join(fixture))
-        .arg("--workspace")
-        .arg(repo())
-        .arg("--output-dir")
-        .arg(out.path());
-    for name in ["CAUTILUS_EXAMPLE_MODEL", "CAUTILUS_EXAMPLE_TOPIC"] {
-        command.env_remove(name);
-    }
-    for (name, value) in env {
-        command.env(name, value);
-    }
-    let (code, stdout, stderr) = output(command.output().unwrap());
-    let packet = |name: &str| {
-        let path = out.path().join(name);
-        if path.exists() {
-            read_json(&path)
-        } else {
-            Value::Null
-        }
-    };
-    (
-        code,
-        stdout,
-        stderr,
-        packet("eval-cases.json"),
-        packet("eval-summary.json"),
-    )
+    let run = eval_run_with(
+        &repo().join("fixtures/eval/compose").join(fixture),
+        &[],
+        |command| {
+            for name in ["CAUTILUS_EXAMPLE_MODEL", "CAUTILUS_EXAMPLE_TOPIC"] {
+                command.env_remove(name);
+            }
+            for (name, value) in env {
+                command.env(name, value);
+            }
+        },
+    );
+    let (cases, summary) = (
+        run.packet("eval-cases.json"),
+        run.packet("eval-summary.json"),
+    );
+    (run.code, run.stdout, run.stderr, cases, summary)
 }
 
 fn case_ids(packet: &Value, list: &str) -> Vec<String> {

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
-use crate::support::{read_json, repo, run, score};
+use crate::support::{eval_run, repo, run, score};
 
 fn committed(id: &str) -> PathBuf {
     repo().join("schemas").join(cautilus::schema::file_name(id))
@@ -196,22 +196,13 @@ fn composed_fixtures_validate() {
 
 #[test]
 fn a_steps_run_summary_validates() {
-    let out = tempfile::tempdir().unwrap();
     for fixture in ["two-step.fixture.yaml", "stops.fixture.yaml"] {
-        let (code, _, stderr) = run(&[
-            "eval",
-            "test",
-            "--fixture",
-            &repo()
-                .join("fixtures/eval/compose/steps")
-                .join(fixture)
-                .display()
-                .to_string(),
-            "--output-dir",
-            &out.path().display().to_string(),
-        ]);
-        assert!(code == 0 || code == 1, "{stderr}");
-        let summary = read_json(&out.path().join("eval-summary.json"));
+        let run = eval_run(
+            &repo().join("fixtures/eval/compose/steps").join(fixture),
+            &[],
+        );
+        assert!(run.code == 0 || run.code == 1, "{}", run.stderr);
+        let summary = run.packet("eval-summary.json");
         validates("cautilus.evaluation_summary.v1", &summary)
             .unwrap_or_else(|e| panic!("{fixture}: {e}"));
     }

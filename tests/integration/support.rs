@@ -118,19 +118,27 @@ impl EvalRun {
 /// Runs `cautilus eval test --fixture <fixture> <args>` with a fresh
 /// output directory and the repository as the workspace.
 pub fn eval_run(fixture: &std::path::Path, args: &[&str]) -> EvalRun {
+    eval_run_with(fixture, args, |_| {})
+}
+
+/// [`eval_run`], with `configure` adjusting the command (e.g. its environment).
+pub fn eval_run_with(
+    fixture: &std::path::Path,
+    args: &[&str],
+    configure: impl FnOnce(&mut Command),
+) -> EvalRun {
     let dir = tempfile::tempdir().unwrap();
-    let (code, stdout, stderr) = output(
-        cautilus()
-            .args(["eval", "test", "--fixture"])
-            .arg(fixture)
-            .arg("--workspace")
-            .arg(repo())
-            .arg("--output-dir")
-            .arg(dir.path())
-            .args(args)
-            .output()
-            .unwrap(),
-    );
+    let mut command = cautilus();
+    command
+        .args(["eval", "test", "--fixture"])
+        .arg(fixture)
+        .arg("--workspace")
+        .arg(repo())
+        .arg("--output-dir")
+        .arg(dir.path())
+        .args(args);
+    configure(&mut command);
+    let (code, stdout, stderr) = output(command.output().unwrap());
     EvalRun {
         code,
         stdout,

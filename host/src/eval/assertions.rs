@@ -27,7 +27,10 @@ use crate::plugin::bindings::preset::exports::cautilus::plugin::preset_api::{
     CasePlan, CaseRun, CaseStatus, Recommendation, Verdict,
 };
 use crate::plugin::bindings::types::{CaseView, Observation};
-use crate::plugin::{Grants, Limits, Plugin, PluginError, Registry, ScoreInput, ScorerSession};
+use crate::plugin::scorer::{negate, split_host_keys};
+use crate::plugin::{
+    Grants, Limits, Plugin, PluginError, Registry, Score, ScoreInput, ScorerSession,
+};
 
 /// Scorer sessions a worker keeps between batches before it drops the ones
 /// the last batch did not use.
@@ -265,12 +268,14 @@ fn resolve_spec(
     judge: Option<&Judge>,
 ) -> Result<ScorerSpec, String> {
     if reference == CODE_GRADER || reference == EXECUTION_METRICS {
-        let mut config = config.as_object().cloned().unwrap_or_default();
-        let negate = match config.remove("negate") {
-            None | Some(Value::Null) => false,
-            Some(Value::Bool(b)) => b,
-            Some(_) => return Err("`negate` must be true or false".into()),
-        };
+        // `negate` is the host's for every assertion type, as for scorers.
+        let (config, negate) = split_host_keys(config).map_err(|(field, message)| {
+            if field.is_empty() {
+                message
+            } else {
+                format!("`{field}`: {message}")
+            }
+        })?;
         let check = if reference == CODE_GRADER {
             Check::CodeGrader(CodeGrader::parse(&config, base)?)
         } else {
@@ -278,40 +283,37 @@ fn resolve_spec(
         };
         return Ok(ScorerSpec { check, negate });
     }
-    let (limits, grants) = match (reference, judge) {
-        (JUDGE, None) => {
-            return Err(format!(
-                "a natural-language criterion (or `type: judge`) is graded by a judge model, and this suite has none; {HOW_TO_CONFIGURE}"
-            ));
-        }
-        (JUDGE, Some(judge)) => (
-            judge.limits.clone(),
-            Arc::new(Grants {
-                model: Some(judge.model.clone()),
-                ..Grants::default()
-            }),
-        ),
-        _ => (Limits::default(), Arc::new(Grants::default())),
-    };
-    scorer_spec(registry, base, reference, config, limits, grants).map_err(|e| e.to_string())
-}
-
-/// A scorer reference: a path (relative to `base`) or a built-in id.
-fn scorer_spec(
-    registry: &Registry,
-    base: &Path,
-    reference: &str,
-    config: &Value,
-    limits: Limits,
-    grants: Arc<Grants>,
-) -> Result<ScorerSpec, PluginError> {
     let looks_like_path = reference.contains('/') || reference.ends_with(".wasm");
     let resolved = if looks_like_path && Path::new(reference).is_relative() {
         base.join(reference).display().to_string()
     } else {
         reference.to_string()
     };
-    let (plugin, scorer) = registry.resolve_scorer(&resolved)?;
+    let (plugin, scorer) = registry
+        .resolve_scorer(&resolved)
+        .map_err(|e| e.to_string())?;
+    // A scorer that requests `model` (the built-in `judge`, or your own) is
+    // granted the suite's judge model, with the judge's limits.
+    let (limits, grants) = match (plugin.requested().model(), judge) {
+        (false, _) => (Limits::default(), Arc::new(Grants::default())),
+        (true, Some(judge)) => (
+            judge.limits.clone(),
+            Arc::new(Grants {
+                model: Some(judge.model.clone()),
+                ..Grants::default()
+            }),
+        ),
+        (true, None) if reference == JUDGE => {
+            return Err(format!(
+                "a natural-language criterion (or `type: judge`) is graded by a judge model, and this suite has none; {HOW_TO_CONFIGURE}"
+            ));
+        }
+        (true, None) => {
+            return Err(format!(
+                "scorer `{scorer}` calls a model, and this suite has none; {HOW_TO_CONFIGURE}"
+            ));
+        }
+    };
     // Validates the config once, now: a bad one stops the run before it starts.
     ScorerSession::new(
         plugin.clone(),
@@ -319,7 +321,8 @@ fn scorer_spec(
         config,
         limits.clone(),
         grants.clone(),
-    )?;
+    )
+    .map_err(|e| e.to_string())?;
     Ok(ScorerSpec {
         check: Check::Scorer {
             plugin,
@@ -385,7 +388,15 @@ pub fn run_batch(
             for &(k, j) in users {
                 let checked = host_check(spec, &plans[k], &runs[k], &inputs[k], extras, k);
                 let assertion = &plan.per_case[first + k][j];
-                out[k][j] = Some(host_outcome(assertion, checked, spec.negate));
+                let score = Score {
+                    name: assertion.name.clone(),
+                    value: checked.score,
+                    passed: Some(checked.passed),
+                    label: None,
+                    detail: checked.detail,
+                };
+                let score = if spec.negate { negate(score) } else { score };
+                out[k][j] = Some(outcome(assertion, Ok(score)));
             }
             continue;
         }
@@ -484,26 +495,7 @@ fn host_check(
     }
 }
 
-fn host_outcome(assertion: &CaseAssertion, checked: Checked, negate: bool) -> Outcome {
-    let (passed, score, detail) = if negate {
-        (
-            !checked.passed,
-            checked.score.map(|s| 1.0 - s),
-            Some(match checked.detail {
-                Some(detail) => format!("negated: {detail}"),
-                None => "negated: the check passed".into(),
-            }),
-        )
-    } else {
-        (checked.passed, checked.score, checked.detail)
-    };
-    Outcome::of(assertion, passed, score, detail)
-}
-
-fn outcome(
-    assertion: &CaseAssertion,
-    result: Result<crate::plugin::Score, PluginError>,
-) -> Outcome {
+fn outcome(assertion: &CaseAssertion, result: Result<Score, PluginError>) -> Outcome {
     let (passed, score, detail) = match result {
         Ok(score) => match score.passed {
             Some(passed) => (passed, score.value, score.detail),

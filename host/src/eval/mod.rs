@@ -35,7 +35,7 @@ use crate::plugin::PluginError;
 
 pub use pipeline::{
     EvaluateOptions, Outcome, SuiteOptions, TestOptions, TestRun, default_jobs, evaluate, test,
-    validate, validate_suite,
+    validate_suite,
 };
 
 /// Why an evaluation could not run or finish.

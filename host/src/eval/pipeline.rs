@@ -120,22 +120,14 @@ pub struct Validated {
 pub struct SuiteOptions {
     /// Missing golden files are written after the run instead of an error.
     pub update_snapshots: bool,
-    /// Limits of judge model calls (default: a provider's).
+    /// Limits of judge model calls (`eval test` passes its provider limits;
+    /// validation, which calls no model, leaves the default).
     pub judge_limits: Option<Limits>,
 }
 
-/// Offline checks of a one-suite fixture file: suite fields, taxonomy, the
-/// preset's `translate` of every case, and unique case ids.
-pub fn validate(registry: &Registry, fixture: &Path, jobs: usize) -> Result<Validated, EvalError> {
-    validate_suite(
-        registry,
-        fixture::load(fixture)?,
-        jobs,
-        &SuiteOptions::default(),
-    )
-}
-
-/// Offline checks of a loaded suite (see [`validate`]).
+/// Offline checks of a loaded suite: suite fields, taxonomy, case origins
+/// and golden files, assertions, the preset's `translate` of every case,
+/// and unique case ids.
 pub fn validate_suite(
     registry: &Registry,
     mut suite: Suite,
@@ -148,11 +140,11 @@ pub fn validate_suite(
         eprintln!("warning: {warning}");
     }
     let preset = registry.preset_for(suite.pair)?;
-    let mut none = Vec::new();
-    let cases = match suite.body.get_mut("cases") {
-        Some(Value::Array(cases)) => cases,
-        _ => &mut none,
-    };
+    let cases: &mut [Value] = suite
+        .body
+        .get_mut("cases")
+        .and_then(Value::as_array_mut)
+        .map_or(&mut [], Vec::as_mut_slice);
     let origins = origins::take(cases);
     let located = |problems: Vec<(String, String)>| EvalError::Cases {
         file: fixture.to_path_buf(),
@@ -258,10 +250,8 @@ fn judge(
         file: suite.file.clone(),
         problems: vec![problem],
     })?;
-    let limits = options.judge_limits.clone().unwrap_or_else(|| Limits {
-        timeout: Duration::from_secs(600),
-        ..Limits::default()
-    });
+    // Without run limits (offline validation) nothing calls the judge.
+    let limits = options.judge_limits.clone().unwrap_or_default();
     let base = suite.file.parent().unwrap_or(Path::new(""));
     let model = JudgeModel::new(registry, &config, base, limits.clone())?;
     Ok(Some(Judge {

@@ -147,7 +147,7 @@ fn echo_level_from_env() -> Option<LogLevel> {
 pub struct Requested(pub Vec<Capability>);
 
 impl Requested {
-    fn model(&self) -> bool {
+    pub(crate) fn model(&self) -> bool {
         self.0.iter().any(|c| matches!(c, Capability::Model))
     }
 

@@ -122,6 +122,7 @@ impl ScorerSession {
                 field,
                 message,
             })?;
+        let config = Value::Object(config).to_string();
         let mut session = Self {
             plugin,
             scorer: scorer.to_string(),
@@ -263,10 +264,13 @@ impl ScorerSession {
     }
 }
 
-/// Splits host-owned keys off a config; returns the plugin's config JSON.
-fn split_host_keys(config: &Value) -> Result<(String, bool), (String, String)> {
+/// Splits host-owned keys (`negate`) off a config; returns the rest of the
+/// config and whether to negate. Also used by the checks the host runs.
+pub(crate) fn split_host_keys(
+    config: &Value,
+) -> Result<(serde_json::Map<String, Value>, bool), (String, String)> {
     match config {
-        Value::Null => Ok(("{}".into(), false)),
+        Value::Null => Ok((serde_json::Map::new(), false)),
         Value::Object(map) => {
             let negate = match map.get("negate") {
                 None => false,
@@ -283,7 +287,7 @@ fn split_host_keys(config: &Value) -> Result<(String, bool), (String, String)> {
                 .filter(|(k, _)| !HOST_KEYS.contains(&k.as_str()))
                 .map(|(k, v)| (k.clone(), v.clone()))
                 .collect();
-            Ok((Value::Object(rest).to_string(), negate))
+            Ok((rest, negate))
         }
         other => Err((
             String::new(),
@@ -342,7 +346,7 @@ mod tests {
         let config = serde_json::json!({"value": "a", "negate": true});
         let (rest, negate) = split_host_keys(&config).unwrap();
         assert!(negate);
-        assert_eq!(rest, r#"{"value":"a"}"#);
+        assert_eq!(Value::Object(rest).to_string(), r#"{"value":"a"}"#);
         let bad = serde_json::json!({"negate": "yes"});
         assert_eq!(split_host_keys(&bad).unwrap_err().0, "negate");
         assert!(split_host_keys(&serde_json::json!([1])).is_err());
