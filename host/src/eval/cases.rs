@@ -1,10 +1,14 @@
-//! Running one case: its provider invocation (from the preset's case plan),
-//! its samples, and the case run the preset collects.
+//! Running cases: a case's provider invocation (from the preset's case
+//! plan), its samples, the case run the preset collects, and a batch of
+//! cases in their own workspaces.
 
 use std::time::Instant;
 
 use serde_json::{Value, json};
 
+use super::EvalError;
+use super::origins::{self, CaseOrigin};
+use super::workers::Stop;
 use crate::plugin::bindings::preset::exports::cautilus::plugin::preset_api::{
     CasePlan, CaseRun, Sample,
 };
@@ -81,4 +85,39 @@ pub fn run_case(
         mode: context.mode.to_string(),
         samples,
     }
+}
+
+/// Runs a batch of cases in order. A case whose directory has a workspace
+/// template runs in a fresh copy of it (the provider's `process` working
+/// directory for that case only); the copies are returned so they outlive
+/// the case's assertions (code graders run in them).
+pub fn run_cases(
+    plans: &[CasePlan],
+    origins: &[CaseOrigin],
+    context: &RunContext<'_>,
+    provider: &mut ProviderSession,
+    stop: &Stop<'_>,
+) -> Result<(Vec<CaseRun>, Vec<Option<tempfile::TempDir>>), EvalError> {
+    let mut runs = Vec::with_capacity(plans.len());
+    let mut workspaces = Vec::with_capacity(plans.len());
+    for (plan, origin) in plans.iter().zip(origins) {
+        if stop.requested() {
+            return Err(EvalError::Stopped);
+        }
+        let workspace =
+            match origin.workspace_template() {
+                Some(template) => Some(origins::fresh_workspace(&template).map_err(|source| {
+                    EvalError::Write {
+                        path: std::env::temp_dir(),
+                        source,
+                    }
+                })?),
+                None => None,
+            };
+        provider.set_case_workspace(workspace.as_ref().map(|w| w.path().to_path_buf()));
+        runs.push(run_case(plan, context, provider));
+        provider.set_case_workspace(None);
+        workspaces.push(workspace);
+    }
+    Ok((runs, workspaces))
 }

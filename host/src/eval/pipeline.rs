@@ -16,7 +16,7 @@ use serde_json::{Map, Value, json};
 
 use super::EvalError;
 use super::assertions::{self, AssertionPlan, CaseExtras, Judge, Source};
-use super::cases::{RunContext, run_case};
+use super::cases::{RunContext, run_cases};
 use super::judge::{JudgeConfig, JudgeModel};
 use super::origins::{self, CaseOrigin};
 use super::records::{self, PacketWriter};
@@ -440,30 +440,13 @@ pub fn run_suite(
             ))
         },
         |(session, provider, scorers), range, stop| {
-            let mut runs = Vec::with_capacity(range.len());
-            // Cases with a workspace template run in a fresh copy of it,
-            // kept until their assertions are done.
-            let mut workspaces: Vec<Option<tempfile::TempDir>> = Vec::with_capacity(range.len());
-            for (plan, origin) in plans[range.clone()].iter().zip(&origins[range.clone()]) {
-                if stop.requested() {
-                    return Err(EvalError::Stopped);
-                }
-                let workspace = match origin.workspace_template() {
-                    Some(template) => {
-                        Some(origins::fresh_workspace(&template).map_err(|source| {
-                            EvalError::Write {
-                                path: template.clone(),
-                                source,
-                            }
-                        })?)
-                    }
-                    None => None,
-                };
-                provider.set_case_workspace(workspace.as_ref().map(|w| w.path().to_path_buf()));
-                runs.push(run_case(plan, &context, provider));
-                provider.set_case_workspace(None);
-                workspaces.push(workspace);
-            }
+            let (runs, workspaces) = run_cases(
+                &plans[range.clone()],
+                &origins[range.clone()],
+                &context,
+                provider,
+                stop,
+            )?;
             let mut updated: Option<Vec<String>> = None;
             if options.update_snapshots {
                 for (k, i) in range.clone().enumerate() {
