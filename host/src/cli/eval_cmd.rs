@@ -125,7 +125,7 @@ fn test(args: TestArgs) -> anyhow::Result<ExitCode> {
         update_snapshots: args.update_snapshots,
     };
     let registry = registry()?;
-    match eval::test(&registry, &options)? {
+    match eval::test(registry, &options)? {
         eval::TestRun::Suite(outcome) => finish(&outcome, args.json),
         eval::TestRun::Steps(outcome) => print(
             &outcome.summary_path,
@@ -142,7 +142,7 @@ fn test(args: TestArgs) -> anyhow::Result<ExitCode> {
 fn evaluate(args: EvaluateArgs) -> anyhow::Result<ExitCode> {
     let registry = registry()?;
     let outcome = eval::evaluate(
-        &registry,
+        registry,
         &EvaluateOptions {
             input: args.input,
             output: args.output,
@@ -164,7 +164,7 @@ fn validate(args: ValidateArgs) -> anyhow::Result<ExitCode> {
             for step in &steps.steps {
                 if let Ok(suite) = step.suite(&steps.file, &[]) {
                     eval::validate_suite(
-                        &registry,
+                        registry,
                         suite,
                         eval::default_jobs(),
                         &eval::SuiteOptions::default(),
@@ -185,7 +185,7 @@ fn validate(args: ValidateArgs) -> anyhow::Result<ExitCode> {
         }
     };
     let validated = eval::validate_suite(
-        &registry,
+        registry,
         suite,
         eval::default_jobs(),
         &eval::SuiteOptions::default(),

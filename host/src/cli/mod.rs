@@ -118,8 +118,10 @@ fn exit_code_for(error: &anyhow::Error) -> u8 {
     2
 }
 
-/// The registry of this process (runtime with the default cache dir).
-fn registry() -> anyhow::Result<Registry> {
+/// The registry of this process (runtime with the default cache dir). It
+/// lives until the process exits and is never dropped: dropping it would
+/// only make exit wait while the engine unmaps its instance pool.
+fn registry() -> anyhow::Result<&'static Registry> {
     let runtime = Runtime::new(RuntimeConfig::from_env())?;
-    Ok(Registry::new(Arc::new(runtime)))
+    Ok(Box::leak(Box::new(Registry::new(Arc::new(runtime)))))
 }
