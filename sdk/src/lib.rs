@@ -76,6 +76,7 @@ extern crate self as cautilus_sdk;
 
 mod bindings;
 mod config;
+mod json_text;
 pub mod log;
 pub mod model;
 pub mod preset;

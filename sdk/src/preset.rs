@@ -6,7 +6,8 @@
 //!
 //! - [`Preset::translate`] validates and normalizes one case of a suite;
 //! - [`Preset::collect`] turns a case and what the host ran for it into the
-//!   case's observed evaluation;
+//!   case's observed evaluation (which the SDK then scores with
+//!   [`Preset::evaluate`] in the same call);
 //! - [`Preset::evaluate`] scores one observed evaluation (from `collect` or
 //!   any other runner) into a [`Verdict`].
 //!
@@ -181,7 +182,7 @@ pub trait Preset: 'static {
 pub struct PresetExport<P>(PhantomData<P>);
 
 fn json_text(value: &Value) -> String {
-    serde_json::to_string(value).unwrap_or_else(|_| "null".into())
+    crate::json_text::to_text(value)
 }
 
 impl<P: Preset> preset_api::Guest for PresetExport<P> {
@@ -236,7 +237,11 @@ impl<P: Preset> preset_api::Guest for PresetExport<P> {
         }
     }
 
-    fn collect(cases: Vec<String>, runs: Vec<CaseRun>) -> Result<Vec<String>, PluginError> {
+    fn collect(
+        cases: Vec<String>,
+        runs: Vec<CaseRun>,
+        first_index: u32,
+    ) -> Result<Vec<preset_api::Collected>, PluginError> {
         if cases.len() != runs.len() {
             return Err(PluginError::input(
                 "runs",
@@ -250,14 +255,23 @@ impl<P: Preset> preset_api::Guest for PresetExport<P> {
         cases
             .iter()
             .zip(runs)
-            .map(|(text, run)| {
+            .enumerate()
+            .map(|(offset, (text, run))| {
                 let case = serde_json::from_str(text).map_err(|e| {
                     PluginError::input(
                         "cases",
                         format!("case `{}` is not valid JSON: {e}", run.case_id),
                     )
                 })?;
-                Ok(json_text(&P::collect(case, run)))
+                let evaluation = P::collect(case, run);
+                // Scored from the value itself: the same verdict `evaluate`
+                // gives the text, without parsing it back.
+                let text = json_text(&evaluation);
+                let at = format!("evaluations[{}]", first_index as usize + offset);
+                Ok(preset_api::Collected {
+                    evaluation: text,
+                    verdict: verdict_of::<P>(evaluation, &at),
+                })
             })
             .collect()
     }
@@ -271,31 +285,43 @@ impl<P: Preset> preset_api::Guest for PresetExport<P> {
             .enumerate()
             .map(|(offset, text)| {
                 let at = format!("evaluations[{}]", first_index as usize + offset);
-                let verdict = match serde_json::from_str::<Value>(text) {
-                    Ok(evaluation) if evaluation.is_object() => P::evaluate(evaluation, &at),
-                    Ok(other) => Verdict::new(
-                        packet::evaluation_id(&other),
-                        CaseStatus::Errored,
-                        format!("{at} must be an object (an evaluation)"),
-                        Value::Null,
-                    ),
-                    Err(e) => Verdict::new(
+                match serde_json::from_str::<Value>(text) {
+                    Ok(evaluation) => verdict_of::<P>(evaluation, &at),
+                    Err(e) => exported(Verdict::new(
                         "",
                         CaseStatus::Errored,
                         format!("{at} is not valid JSON: {e}"),
                         Value::Null,
-                    ),
-                };
-                preset_api::Verdict {
-                    case_id: verdict.case_id,
-                    status: verdict.status,
-                    recommendation: verdict.recommendation,
-                    tags: verdict.tags,
-                    summary: verdict.summary,
-                    body: json_text(&verdict.body),
+                    )),
                 }
             })
             .collect())
+    }
+}
+
+/// The verdict of the evaluation at `at`: anything but an object is an
+/// `errored` verdict.
+fn verdict_of<P: Preset>(evaluation: Value, at: &str) -> preset_api::Verdict {
+    exported(if evaluation.is_object() {
+        P::evaluate(evaluation, at)
+    } else {
+        Verdict::new(
+            packet::evaluation_id(&evaluation),
+            CaseStatus::Errored,
+            format!("{at} must be an object (an evaluation)"),
+            Value::Null,
+        )
+    })
+}
+
+fn exported(verdict: Verdict) -> preset_api::Verdict {
+    preset_api::Verdict {
+        case_id: verdict.case_id,
+        status: verdict.status,
+        recommendation: verdict.recommendation,
+        tags: verdict.tags,
+        summary: verdict.summary,
+        body: json_text(&verdict.body),
     }
 }
 

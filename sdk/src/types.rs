@@ -201,8 +201,45 @@ impl Default for ConfigSchema {
 
 /// The first `max` characters of `text` in quotes, with an ellipsis when cut.
 pub fn excerpt(text: &str, max: usize) -> String {
-    match text.char_indices().nth(max) {
-        None => format!("{text:?}"),
-        Some((cut, _)) => format!("{:?}… ({} bytes in all)", &text[..cut], text.len()),
+    let (shown, cut) = match text.char_indices().nth(max) {
+        None => (text, false),
+        Some((cut, _)) => (&text[..cut], true),
+    };
+    // Plain printable ASCII prints as `{:?}` would, without its per-character
+    // escape tables (scorers build an excerpt for every failure).
+    let plain = shown
+        .bytes()
+        .all(|b| (b' '..=b'~').contains(&b) && b != b'"' && b != b'\\');
+    let mut out = if plain {
+        format!("\"{shown}\"")
+    } else {
+        format!("{shown:?}")
+    };
+    if cut {
+        out.push_str(&format!("… ({} bytes in all)", text.len()));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::excerpt;
+
+    #[test]
+    fn excerpt_quotes_like_debug_and_cuts_at_max_chars() {
+        for text in [
+            "",
+            "plain text, with 'single' quotes ~",
+            "a \"quoted\" word",
+            "back\\slash",
+            "tab\tnewline\n",
+            "\u{7f} delete",
+            "naïve café ✓",
+            "zero\u{200b}width",
+        ] {
+            assert_eq!(excerpt(text, 100), format!("{text:?}"), "{text}");
+        }
+        assert_eq!(excerpt("abcdef", 3), "\"abc\"… (6 bytes in all)");
+        assert_eq!(excerpt("éé\"é", 3), "\"éé\\\"\"… (7 bytes in all)");
     }
 }

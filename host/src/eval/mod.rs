@@ -26,6 +26,7 @@ pub mod report;
 pub mod snapshots;
 pub mod steps;
 pub mod tally;
+pub mod verdicts;
 pub mod workers;
 
 use std::path::PathBuf;

@@ -25,7 +25,7 @@ use super::tally::Tally;
 use super::workers::{batches, run_ordered};
 use crate::fixture::{self, Suite};
 use crate::plugin::bindings::preset::exports::cautilus::plugin::preset_api::{
-    CasePlan, PresetInfo, Verdict,
+    CasePlan, CaseRun, PresetInfo, Verdict,
 };
 use crate::plugin::preset::PresetSession;
 use crate::plugin::provider::ProviderSession;
@@ -460,8 +460,8 @@ pub fn run_suite(
                 }
             }
             let batch_bodies = updated.as_deref().unwrap_or(&bodies[range.clone()]);
-            let evaluations = session.collect(batch_bodies, &runs)?;
-            let mut verdicts = evaluate_batch(session, &evaluations, range.start, range.len())?;
+            let (evaluations, mut verdicts) =
+                collect_batch(session, batch_bodies, &runs, range.start)?;
             if !assertions.is_empty() {
                 let extras = CaseExtras {
                     metadata: suite.cases()[range.clone()]
@@ -483,7 +483,7 @@ pub fn run_suite(
                     &extras,
                 );
                 for (verdict, outcomes) in verdicts.iter_mut().zip(&outcomes) {
-                    assertions::apply(verdict, outcomes);
+                    super::verdicts::apply(verdict, outcomes);
                 }
             }
             let nodes: Vec<Value> = if keep_outputs {
@@ -630,6 +630,31 @@ fn evaluate_batch(
         }));
     }
     Ok(verdicts)
+}
+
+/// A batch's observed evaluations and their verdicts, one of each per case.
+fn collect_batch(
+    session: &mut PresetSession,
+    bodies: &[String],
+    runs: &[CaseRun],
+    start: usize,
+) -> Result<(Vec<String>, Vec<Verdict>), EvalError> {
+    let first = u32::try_from(start).unwrap_or(u32::MAX);
+    let collected = session.collect(bodies, runs, first)?;
+    if collected.len() != runs.len() {
+        return Err(EvalError::Plugin(PluginError::Guest {
+            plugin: session.info().plugin.id.clone(),
+            message: format!(
+                "collect returned {} evaluations for {} cases",
+                collected.len(),
+                runs.len()
+            ),
+        }));
+    }
+    Ok(collected
+        .into_iter()
+        .map(|c| (c.evaluation, c.verdict))
+        .unzip())
 }
 
 fn write_verdicts(

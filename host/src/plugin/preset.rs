@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use super::bindings::preset::Preset;
 use super::bindings::preset::exports::cautilus::plugin::preset_api::{
-    CasePlan, CaseRun, PresetInfo, Verdict,
+    CasePlan, CaseRun, Collected, PresetInfo, Verdict,
 };
 use super::error::PluginError;
 use super::imports::Grants;
@@ -73,19 +73,25 @@ impl PresetSession {
         Ok(plans)
     }
 
-    /// The observed evaluations of a batch of cases and their runs.
+    /// The observed evaluations of a batch of cases and their runs, each
+    /// with its verdict (`first_index`: the batch's position in the run).
     pub fn collect(
         &mut self,
         cases: &[String],
         runs: &[CaseRun],
-    ) -> Result<Vec<String>, PluginError> {
-        let evaluations = self.instance.call(instantiate, |api, store| {
+        first_index: u32,
+    ) -> Result<Vec<Collected>, PluginError> {
+        let collected = self.instance.call(instantiate, |api, store| {
             api.cautilus_plugin_preset_api()
-                .call_collect(store, cases, runs)
+                .call_collect(store, cases, runs, first_index)
         })?;
-        self.instance
-            .check_output(evaluations.iter().map(String::len).sum())?;
-        Ok(evaluations)
+        self.instance.check_output(
+            collected
+                .iter()
+                .map(|c| c.evaluation.len() + c.verdict.body.len() + c.verdict.summary.len())
+                .sum(),
+        )?;
+        Ok(collected)
     }
 
     /// Scores a batch of observed evaluations.

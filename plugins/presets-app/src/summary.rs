@@ -23,8 +23,9 @@ pub fn evaluate(shape: Shape, e: Value, at: &str) -> Verdict {
             .pointer("/observed/finalText")
             .and_then(Value::as_str)
             .unwrap_or_default();
-        matched = Some(got.contains(want));
-        if got.contains(want) {
+        let found = got.contains(want);
+        matched = Some(found);
+        if found {
             (CaseStatus::Passed, format!("final text contains {want:?}"))
         } else {
             (

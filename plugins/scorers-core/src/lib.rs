@@ -90,10 +90,24 @@ pub fn as_text(value: &Value) -> String {
 
 /// The first `max` characters of `text`, quoted, with an ellipsis and total size when cut.
 pub fn excerpt(text: &str, max: usize) -> String {
-    match text.char_indices().nth(max) {
-        None => format!("{text:?}"),
-        Some((cut, _)) => format!("{:?}… ({} bytes in all)", &text[..cut], text.len()),
+    let (shown, cut) = match text.char_indices().nth(max) {
+        None => (text, false),
+        Some((cut, _)) => (&text[..cut], true),
+    };
+    // Plain printable ASCII prints as `{:?}` would, without its per-character
+    // escape tables (scorers build an excerpt for every failure).
+    let plain = shown
+        .bytes()
+        .all(|b| (b' '..=b'~').contains(&b) && b != b'"' && b != b'\\');
+    let mut out = if plain {
+        format!("\"{shown}\"")
+    } else {
+        format!("{shown:?}")
+    };
+    if cut {
+        out.push_str(&format!("… ({} bytes in all)", text.len()));
     }
+    out
 }
 
 /// Excerpt length used in failure details.

@@ -1,0 +1,241 @@
+//! Folding assertion outcomes into a preset's verdict.
+//!
+//! The preset's verdict body is JSON text. The host adds `assertions` and
+//! `assertionScore` and rewrites `status` and `summary` by editing the
+//! object's top level only: each member's value stays the text the preset
+//! wrote (never rebuilt as a tree), so folding costs a scan of the body,
+//! not a parse and a re-serialization.
+
+use std::fmt;
+
+use serde::de::{self, Deserializer, MapAccess, Visitor};
+use serde_json::value::RawValue;
+
+use super::assertions::Outcome;
+use crate::plugin::bindings::preset::exports::cautilus::plugin::preset_api::{
+    CaseStatus, Recommendation, Verdict,
+};
+
+/// Folds a case's assertion outcomes into its verdict: the list goes into
+/// the summary evaluation (`assertions`, `assertionScore`), and a failed
+/// required assertion fails a case its preset passed.
+pub fn apply(verdict: &mut Verdict, outcomes: &[Outcome]) {
+    if outcomes.is_empty() {
+        return;
+    }
+    let failed: Vec<&Outcome> = outcomes
+        .iter()
+        .filter(|o| o.required && !o.passed)
+        .collect();
+    if !failed.is_empty() && verdict.status == CaseStatus::Passed {
+        verdict.status = CaseStatus::Failed;
+        verdict.recommendation = Recommendation::Reject;
+        let why: Vec<String> = failed
+            .iter()
+            .map(|o| match &o.detail {
+                Some(detail) => format!("assertion `{}` failed: {detail}", o.name),
+                None => format!("assertion `{}` failed", o.name),
+            })
+            .collect();
+        verdict.summary = why.join("; ");
+    }
+    let total_weight: f64 = outcomes.iter().map(|o| o.weight).sum();
+    let weighted: f64 = outcomes
+        .iter()
+        .map(|o| o.weight * o.score.unwrap_or(if o.passed { 1.0 } else { 0.0 }))
+        .sum();
+    let entries: Vec<Entry<'_>> = outcomes.iter().map(Entry::from).collect();
+    let mut fields = vec![
+        ("assertions", json_text(&entries)),
+        (
+            "status",
+            json_text(&super::tally::status_name(verdict.status)),
+        ),
+        ("summary", json_text(&verdict.summary)),
+    ];
+    if total_weight > 0.0 {
+        fields.push(("assertionScore", json_text(&(weighted / total_weight))));
+    }
+    // A body that is not an object (a foreign preset's) is left as it is.
+    if let Some(body) = set_members(&verdict.body, &fields) {
+        verdict.body = body;
+    }
+}
+
+fn json_text<T: serde::Serialize + ?Sized>(value: &T) -> String {
+    serde_json::to_string(value).expect("outcomes serialize to JSON")
+}
+
+/// One entry of a summary evaluation's `assertions`.
+#[derive(serde::Serialize)]
+struct Entry<'a> {
+    name: &'a str,
+    passed: bool,
+    score: Option<f64>,
+    required: bool,
+    weight: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    detail: Option<&'a str>,
+}
+
+impl<'a> From<&'a Outcome> for Entry<'a> {
+    fn from(o: &'a Outcome) -> Self {
+        Self {
+            name: &o.name,
+            passed: o.passed,
+            score: o.score,
+            required: o.required,
+            weight: o.weight,
+            detail: o.detail.as_deref(),
+        }
+    }
+}
+
+/// `object` (JSON text of an object) with each of `fields` (key, JSON text)
+/// set: a member that exists keeps its place and takes the new value, the
+/// others are appended in order. Every other member is copied as written.
+/// `None` when `object` is not a JSON object.
+fn set_members(object: &str, fields: &[(&str, String)]) -> Option<String> {
+    let members = serde_json::from_str::<Members<'_>>(object).ok()?.0;
+    let mut out =
+        String::with_capacity(object.len() + fields.iter().map(|f| f.1.len() + 24).sum::<usize>());
+    let mut set = vec![false; fields.len()];
+    out.push('{');
+    let push = |out: &mut String, key: &str, value: &str| {
+        if out.len() > 1 {
+            out.push(',');
+        }
+        out.push_str(&json_text(key));
+        out.push(':');
+        out.push_str(value);
+    };
+    for (key, raw) in &members {
+        match fields.iter().position(|(k, _)| k == key) {
+            Some(i) if set[i] => {} // a duplicate key: the new value once
+            Some(i) => {
+                set[i] = true;
+                push(&mut out, key, &fields[i].1);
+            }
+            None => push(&mut out, key, raw.get()),
+        }
+    }
+    for ((key, value), done) in fields.iter().zip(&set) {
+        if !done {
+            push(&mut out, key, value);
+        }
+    }
+    out.push('}');
+    Some(out)
+}
+
+/// An object's members in order, each value left as its JSON text.
+struct Members<'a>(Vec<(String, &'a RawValue)>);
+
+impl<'de> de::Deserialize<'de> for Members<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct MembersVisitor;
+        impl<'de> Visitor<'de> for MembersVisitor {
+            type Value = Members<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut members = Vec::with_capacity(map.size_hint().unwrap_or(16));
+                while let Some(member) = map.next_entry::<String, &'de RawValue>()? {
+                    members.push(member);
+                }
+                Ok(Members(members))
+            }
+        }
+        deserializer.deserialize_map(MembersVisitor)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::Value;
+
+    use super::*;
+
+    fn verdict(body: &str) -> Verdict {
+        Verdict {
+            case_id: "c".into(),
+            status: CaseStatus::Passed,
+            recommendation: Recommendation::AcceptNow,
+            tags: Vec::new(),
+            summary: "ok".into(),
+            body: body.into(),
+        }
+    }
+
+    fn outcome(name: &str, passed: bool, required: bool) -> Outcome {
+        Outcome {
+            name: name.into(),
+            passed,
+            score: Some(if passed { 1.0 } else { 0.0 }),
+            detail: (!passed).then(|| "why \"quoted\"".to_string()),
+            required,
+            weight: 1.0,
+        }
+    }
+
+    #[test]
+    fn passing_assertions_are_appended_to_the_evaluation() {
+        let mut v = verdict(r#"{"caseId":"c","status":"passed","summary":"ok"}"#);
+        apply(
+            &mut v,
+            &[outcome("a", true, true), outcome("b", false, false)],
+        );
+        let body: Value = serde_json::from_str(&v.body).unwrap();
+        assert_eq!(v.status, CaseStatus::Passed);
+        assert_eq!(body["status"], "passed");
+        assert_eq!(body["assertions"][1]["detail"], "why \"quoted\"");
+        assert_eq!(body["assertionScore"], 0.5);
+
+        let mut empty = verdict("{ }");
+        apply(&mut empty, &[outcome("a", true, true)]);
+        let body: Value = serde_json::from_str(&empty.body).unwrap();
+        assert_eq!(body["assertions"][0]["name"], "a");
+    }
+
+    #[test]
+    fn a_failed_required_assertion_rewrites_status_and_summary() {
+        let mut v = verdict(r#"{"caseId":"c","status":"passed","summary":"ok"}"#);
+        apply(&mut v, &[outcome("a", false, true)]);
+        let body: Value = serde_json::from_str(&v.body).unwrap();
+        assert_eq!(v.status, CaseStatus::Failed);
+        assert_eq!(v.recommendation, Recommendation::Reject);
+        assert_eq!(body["status"], "failed");
+        assert_eq!(body["summary"], "assertion `a` failed: why \"quoted\"");
+        assert_eq!(body["assertions"][0]["passed"], false);
+    }
+
+    #[test]
+    fn members_keep_their_text_and_place() {
+        let body = r#"{"a\"b": {"x": [1, 2.50]}, "status": "passed", "n": 1e3, "status": "again"}"#;
+        let out = set_members(
+            body,
+            &[("status", "\"failed\"".into()), ("new", "[]".into())],
+        )
+        .unwrap();
+        assert_eq!(
+            out,
+            r#"{"a\"b":{"x": [1, 2.50]},"status":"failed","n":1e3,"new":[]}"#
+        );
+        assert_eq!(
+            set_members("{ }", &[("k", "1".into())]).unwrap(),
+            r#"{"k":1}"#
+        );
+        assert_eq!(set_members("[1]", &[("k", "1".into())]), None);
+        assert_eq!(set_members("null", &[("k", "1".into())]), None);
+        assert_eq!(set_members(r#"{"a":1"#, &[("k", "1".into())]), None);
+    }
+
+    #[test]
+    fn a_body_that_is_not_an_object_is_left_alone() {
+        let mut v = verdict("null");
+        apply(&mut v, &[outcome("a", false, true)]);
+        assert_eq!(v.body, "null");
+        assert_eq!(v.status, CaseStatus::Failed);
+    }
+}
