@@ -201,9 +201,15 @@ impl Default for ConfigSchema {
 
 /// The first `max` characters of `text` in quotes, with an ellipsis when cut.
 pub fn excerpt(text: &str, max: usize) -> String {
-    let (shown, cut) = match text.char_indices().nth(max) {
-        None => (text, false),
-        Some((cut, _)) => (&text[..cut], true),
+    let (shown, cut) = if text.len() <= max {
+        (text, false) // no more chars than bytes
+    } else if text.as_bytes()[..max].is_ascii() {
+        (&text[..max], true)
+    } else {
+        match text.char_indices().nth(max) {
+            None => (text, false),
+            Some((cut, _)) => (&text[..cut], true),
+        }
     };
     // Plain printable ASCII prints as `{:?}` would, without its per-character
     // escape tables (scorers build an excerpt for every failure).
@@ -241,5 +247,8 @@ mod tests {
         }
         assert_eq!(excerpt("abcdef", 3), "\"abc\"… (6 bytes in all)");
         assert_eq!(excerpt("éé\"é", 3), "\"éé\\\"\"… (7 bytes in all)");
+        assert_eq!(excerpt("abc", 3), "\"abc\"");
+        assert_eq!(excerpt("ééé", 3), "\"ééé\"");
+        assert_eq!(excerpt("ab✓d", 3), "\"ab✓\"… (6 bytes in all)");
     }
 }

@@ -90,9 +90,15 @@ pub fn as_text(value: &Value) -> String {
 
 /// The first `max` characters of `text`, quoted, with an ellipsis and total size when cut.
 pub fn excerpt(text: &str, max: usize) -> String {
-    let (shown, cut) = match text.char_indices().nth(max) {
-        None => (text, false),
-        Some((cut, _)) => (&text[..cut], true),
+    let (shown, cut) = if text.len() <= max {
+        (text, false) // no more chars than bytes
+    } else if text.as_bytes()[..max].is_ascii() {
+        (&text[..max], true)
+    } else {
+        match text.char_indices().nth(max) {
+            None => (text, false),
+            Some((cut, _)) => (&text[..cut], true),
+        }
     };
     // Plain printable ASCII prints as `{:?}` would, without its per-character
     // escape tables (scorers build an excerpt for every failure).
