@@ -296,7 +296,3 @@ export_scorers!(
     IsJson,
     JsonDiff,
 );
-
-#[cfg(all(not(target_feature = "atomics"), target_family = "wasm"))]
-#[global_allocator]
-static TALC: talc::wasm::WasmDynamicTalc = talc::wasm::new_wasm_dynamic_allocator();

@@ -30,7 +30,3 @@ impl Preset for Chat {
 }
 
 export_preset!(Chat);
-
-#[cfg(all(not(target_feature = "atomics"), target_family = "wasm"))]
-#[global_allocator]
-static TALC: talc::wasm::WasmDynamicTalc = talc::wasm::new_wasm_dynamic_allocator();

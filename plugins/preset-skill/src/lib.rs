@@ -71,7 +71,3 @@ impl Preset for Skill {
 }
 
 export_preset!(Skill);
-
-#[cfg(all(not(target_feature = "atomics"), target_family = "wasm"))]
-#[global_allocator]
-static TALC: talc::wasm::WasmDynamicTalc = talc::wasm::new_wasm_dynamic_allocator();

@@ -60,7 +60,3 @@ impl Preset for WholeRepo {
 }
 
 export_preset!(WholeRepo);
-
-#[cfg(all(not(target_feature = "atomics"), target_family = "wasm"))]
-#[global_allocator]
-static TALC: talc::wasm::WasmDynamicTalc = talc::wasm::new_wasm_dynamic_allocator();

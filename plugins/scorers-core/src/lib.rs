@@ -13,6 +13,8 @@ pub mod json;
 pub mod pattern;
 pub mod text;
 
+/// Failure excerpts are the SDK's, so every plugin quotes output the same way.
+pub use cautilus_sdk::excerpt;
 use serde_json::Value;
 
 /// The outcome of one score.
@@ -86,34 +88,6 @@ pub fn as_text(value: &Value) -> String {
         Value::String(s) => s.clone(),
         other => other.to_string(),
     }
-}
-
-/// The first `max` characters of `text`, quoted, with an ellipsis and total size when cut.
-pub fn excerpt(text: &str, max: usize) -> String {
-    let (shown, cut) = if text.len() <= max {
-        (text, false) // no more chars than bytes
-    } else if text.as_bytes()[..max].is_ascii() {
-        (&text[..max], true)
-    } else {
-        match text.char_indices().nth(max) {
-            None => (text, false),
-            Some((cut, _)) => (&text[..cut], true),
-        }
-    };
-    // Plain printable ASCII prints as `{:?}` would, without its per-character
-    // escape tables (scorers build an excerpt for every failure).
-    let plain = shown
-        .bytes()
-        .all(|b| (b' '..=b'~').contains(&b) && b != b'"' && b != b'\\');
-    let mut out = if plain {
-        format!("\"{shown}\"")
-    } else {
-        format!("{shown:?}")
-    };
-    if cut {
-        out.push_str(&format!("… ({} bytes in all)", text.len()));
-    }
-    out
 }
 
 /// Excerpt length used in failure details.
