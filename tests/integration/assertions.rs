@@ -286,3 +286,31 @@ fn every_scorer_that_requests_a_model_gets_the_suite_judge() {
         "{stderr}"
     );
 }
+
+#[test]
+fn a_scorer_path_with_a_scorer_id_resolves_against_the_fixture() {
+    // `type: probe.wasm#ask-model` (no `/`) names a file beside the fixture,
+    // whatever the current directory.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        crate::support::component("judge-probe"),
+        dir.path().join("probe.wasm"),
+    )
+    .unwrap();
+    let fixture = dir.path().join("suite.yaml");
+    std::fs::write(
+        &fixture,
+        "schemaVersion: cautilus.evaluation_input.v1\nsurface: app\npreset: prompt\nsuiteId: beside\nprovider: fixture\nmodel: m\njudge: { provider: fixture, model: j }\ncases:\n  - caseId: a\n    input: Say hello.\n    assertions:\n      - { type: 'probe.wasm#ask-model', required: false }\n",
+    )
+    .unwrap();
+    let (code, stdout, stderr, summary) = eval_test(&fixture);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let assertion = &case(&summary, "a")["assertions"][0];
+    assert_eq!(assertion["name"], "probe.wasm#ask-model");
+    assert!(
+        assertion["detail"]
+            .as_str()
+            .is_some_and(|d| d.contains("fixture judge needs")),
+        "{assertion}"
+    );
+}

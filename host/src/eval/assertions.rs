@@ -27,7 +27,7 @@ use crate::plugin::bindings::preset::exports::cautilus::plugin::preset_api::{Cas
 use crate::plugin::bindings::types::{CaseView, Observation};
 use crate::plugin::scorer::{negate, split_host_keys};
 use crate::plugin::{
-    Grants, Limits, Plugin, PluginError, Registry, Score, ScoreInput, ScorerSession,
+    Grants, Limits, Plugin, PluginError, Registry, Score, ScoreInput, ScorerSession, reference_in,
 };
 
 /// Scorer sessions a worker keeps between batches before it drops the ones
@@ -58,12 +58,6 @@ enum Check {
     Metrics(Metrics),
 }
 
-/// The judge model of a suite and the limits of judge calls.
-pub struct Judge {
-    pub model: Arc<JudgeModel>,
-    pub limits: Limits,
-}
-
 /// One assertion of one case.
 #[derive(Debug, Clone)]
 pub struct CaseAssertion {
@@ -77,8 +71,10 @@ pub struct CaseAssertion {
 #[derive(Default)]
 pub struct AssertionPlan {
     specs: Vec<ScorerSpec>,
-    /// Per case, in order: its own assertions, then the suite's.
-    per_case: Vec<Vec<CaseAssertion>>,
+    /// Per case, in order, its own assertions; the suite's follow each list.
+    own: Vec<Vec<CaseAssertion>>,
+    /// The suite-level assertions, after every case's own.
+    shared: Vec<CaseAssertion>,
 }
 
 /// Where an assertion list came from, for error paths.
@@ -98,10 +94,10 @@ impl AssertionPlan {
         fixture: &Path,
         cases: &[Option<Source<'_>>],
         suite: Option<Source<'_>>,
-        judge: Option<&Judge>,
+        judge: Option<&Arc<JudgeModel>>,
     ) -> Result<Self, EvalError> {
         let mut specs: Vec<ScorerSpec> = Vec::new();
-        let mut keys: HashMap<(String, String, PathBuf), usize> = HashMap::new();
+        let mut keys: HashMap<(String, String, Option<PathBuf>), usize> = HashMap::new();
         let mut problems = Vec::new();
         let mut resolve = |source: &Source<'_>, problems: &mut Vec<(String, String)>| {
             let mut out = Vec::new();
@@ -114,27 +110,27 @@ impl AssertionPlan {
                 match parse(raw, &at) {
                     Err(problem) => problems.push(problem),
                     Ok((reference, config, name, weight, required)) => {
-                        // Relative paths differ by directory; nothing else does.
-                        let key = (reference.clone(), config.to_string(), source.base.clone());
+                        // One spec per resolved scorer and config, whichever
+                        // directory names it; a code grader's command
+                        // resolves against its directory, so that counts.
+                        let resolved = reference_in(&source.base, &reference);
+                        let base = (reference == CODE_GRADER).then(|| source.base.clone());
+                        let key = (resolved, config.to_string(), base);
                         let spec = match keys.get(&key) {
                             Some(spec) => *spec,
-                            None => match resolve_spec(
-                                registry,
-                                &source.base,
-                                &reference,
-                                &config,
-                                judge,
-                            ) {
-                                Ok(spec) => {
-                                    specs.push(spec);
-                                    keys.insert(key, specs.len() - 1);
-                                    specs.len() - 1
+                            None => {
+                                match resolve_spec(registry, &source.base, &key.0, &config, judge) {
+                                    Ok(spec) => {
+                                        specs.push(spec);
+                                        keys.insert(key, specs.len() - 1);
+                                        specs.len() - 1
+                                    }
+                                    Err(message) => {
+                                        problems.push((at, message));
+                                        continue;
+                                    }
                                 }
-                                Err(message) => {
-                                    problems.push((at, message));
-                                    continue;
-                                }
-                            },
+                            }
                         };
                         out.push(CaseAssertion {
                             spec,
@@ -150,17 +146,17 @@ impl AssertionPlan {
         let shared = suite
             .map(|s| resolve(&s, &mut problems))
             .unwrap_or_default();
-        let mut per_case = Vec::with_capacity(cases.len());
-        for source in cases {
-            let mut own = source
-                .as_ref()
-                .map(|s| resolve(s, &mut problems))
-                .unwrap_or_default();
-            own.extend(shared.iter().cloned());
-            per_case.push(own);
-        }
+        let own = cases
+            .iter()
+            .map(|source| {
+                source
+                    .as_ref()
+                    .map(|s| resolve(s, &mut problems))
+                    .unwrap_or_default()
+            })
+            .collect();
         if problems.is_empty() {
-            Ok(Self { specs, per_case })
+            Ok(Self { specs, own, shared })
         } else {
             Err(EvalError::Cases {
                 file: fixture.to_path_buf(),
@@ -170,7 +166,12 @@ impl AssertionPlan {
     }
 
     pub fn is_empty(&self) -> bool {
-        self.per_case.iter().all(Vec::is_empty)
+        self.specs.is_empty() // every assertion has a spec
+    }
+
+    /// Case `case`'s assertions, in order: its own, then the suite's.
+    fn of_case(&self, case: usize) -> impl Iterator<Item = &CaseAssertion> {
+        self.own[case].iter().chain(&self.shared)
     }
 
     /// One session slot per spec, for a worker thread.
@@ -256,14 +257,15 @@ const JUDGE: &str = "judge";
 const CODE_GRADER: &str = "code-grader";
 const EXECUTION_METRICS: &str = "execution-metrics";
 
-/// Resolves an assertion type with its config: a host check, a built-in
-/// scorer id, or a scorer path (relative to `base`).
+/// Resolves an assertion type with its config: a host check (a code
+/// grader's command relative to `base`), a built-in scorer id, or a scorer
+/// path (already seen from `base`, [`reference_in`]).
 fn resolve_spec(
     registry: &Registry,
     base: &Path,
     reference: &str,
     config: &Value,
-    judge: Option<&Judge>,
+    judge: Option<&Arc<JudgeModel>>,
 ) -> Result<ScorerSpec, String> {
     if reference == CODE_GRADER || reference == EXECUTION_METRICS {
         // `negate` is the host's for every assertion type, as for scorers.
@@ -281,23 +283,17 @@ fn resolve_spec(
         };
         return Ok(ScorerSpec { check, negate });
     }
-    let looks_like_path = reference.contains('/') || reference.ends_with(".wasm");
-    let resolved = if looks_like_path && Path::new(reference).is_relative() {
-        base.join(reference).display().to_string()
-    } else {
-        reference.to_string()
-    };
     let (plugin, scorer) = registry
-        .resolve_scorer(&resolved)
+        .resolve_scorer(reference)
         .map_err(|e| e.to_string())?;
     // A scorer that requests `model` (the built-in `judge`, or your own) is
     // granted the suite's judge model, with the judge's limits.
     let (limits, grants) = match (plugin.requested().model(), judge) {
         (false, _) => (Limits::default(), Arc::new(Grants::default())),
         (true, Some(judge)) => (
-            judge.limits.clone(),
+            judge.limits().clone(),
             Arc::new(Grants {
-                model: Some(judge.model.clone()),
+                model: Some(judge.clone()),
                 ..Grants::default()
             }),
         ),
@@ -365,7 +361,7 @@ pub fn run_batch(
     extras: &CaseExtras<'_>,
 ) -> Vec<Vec<Outcome>> {
     let mut out: Vec<Vec<Option<Outcome>>> = (0..plans.len())
-        .map(|k| vec![None; plan.per_case[first + k].len()])
+        .map(|k| vec![None; plan.of_case(first + k).count()])
         .collect();
     // One input per case, shared by every scorer that looks at the case.
     let inputs: Vec<ScoreInput> = plans
@@ -373,19 +369,21 @@ pub fn run_batch(
         .zip(runs)
         .map(|(plan, run)| score_input(plan, run))
         .collect();
-    // This batch's assertions by scorer config: config → [(case, assertion)].
-    let mut groups: BTreeMap<usize, Vec<(usize, usize)>> = BTreeMap::new();
+    // This batch's assertions by scorer config: config → [(case, j, assertion)].
+    let mut groups: BTreeMap<usize, Vec<(usize, usize, &CaseAssertion)>> = BTreeMap::new();
     for k in 0..plans.len() {
-        for (j, assertion) in plan.per_case[first + k].iter().enumerate() {
-            groups.entry(assertion.spec).or_default().push((k, j));
+        for (j, assertion) in plan.of_case(first + k).enumerate() {
+            groups
+                .entry(assertion.spec)
+                .or_default()
+                .push((k, j, assertion));
         }
     }
     for (&spec_index, users) in &groups {
         let spec = &plan.specs[spec_index];
         if !matches!(spec.check, Check::Scorer { .. }) {
-            for &(k, j) in users {
+            for &(k, j, assertion) in users {
                 let checked = host_check(spec, &plans[k], &runs[k], &inputs[k], extras, k);
-                let assertion = &plan.per_case[first + k][j];
                 let score = Score {
                     name: assertion.name.clone(),
                     value: checked.score,
@@ -398,15 +396,16 @@ pub fn run_batch(
             }
             continue;
         }
-        // A suite-level assertion covers every case of the batch, in order:
-        // score the shared inputs as they are.
-        let every_case =
-            users.len() == plans.len() && users.iter().enumerate().all(|(i, (k, _))| i == *k);
+        // Cases that follow each other (a suite-level assertion, any
+        // single case) are scored from the shared inputs as they are; only
+        // scattered ones are gathered.
+        let first_case = users[0].0;
+        let consecutive = users.iter().enumerate().all(|(i, u)| u.0 == first_case + i);
         let gathered: Vec<ScoreInput>;
-        let batch: &[ScoreInput] = if every_case {
-            &inputs
+        let batch: &[ScoreInput] = if consecutive {
+            &inputs[first_case..first_case + users.len()]
         } else {
-            gathered = users.iter().map(|(k, _)| inputs[*k].clone()).collect();
+            gathered = users.iter().map(|u| inputs[u.0].clone()).collect();
             &gathered
         };
         let results = match session(spec, &mut sessions[spec_index]) {
@@ -416,8 +415,7 @@ pub fn run_batch(
                 .map(|_| Err(PluginError::Host(error.to_string())))
                 .collect(),
         };
-        for (&(k, j), result) in users.iter().zip(results) {
-            let assertion = &plan.per_case[first + k][j];
+        for (&(k, j, assertion), result) in users.iter().zip(results) {
             out[k][j] = Some(outcome(assertion, result));
         }
     }

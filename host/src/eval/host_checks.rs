@@ -30,7 +30,7 @@ use crate::plugin::bindings::types::Observation;
 const GRADER_TIMEOUT_MS: u64 = 60_000;
 /// Most bytes read from a grader's stdout and from its stderr.
 const GRADER_OUTPUT_BYTES: usize = 1024 * 1024;
-/// Bytes of stderr quoted in a failure.
+/// Characters of stderr quoted in a failure.
 const STDERR_EXCERPT: usize = 400;
 /// Score at or above which a grader's answer passes when it says no `passed`.
 const PASS_SCORE: f64 = 0.5;
@@ -142,7 +142,7 @@ impl CodeGrader {
             Ok(output) => output,
             Err(error) => return failed(format!("the code grader could not run: {error:?}")),
         };
-        let stderr = excerpt(&String::from_utf8_lossy(&output.stderr));
+        let stderr = stderr_note(&String::from_utf8_lossy(&output.stderr));
         if output.timed_out {
             return failed(format!(
                 "the code grader timed out after {} ms{stderr}",
@@ -177,17 +177,12 @@ fn failed(detail: String) -> Checked {
     }
 }
 
-fn excerpt(stderr: &str) -> String {
-    let stderr = stderr.trim();
-    if stderr.is_empty() {
-        return String::new();
+/// `; stderr: <excerpt>` for a failure detail, or nothing without stderr.
+fn stderr_note(stderr: &str) -> String {
+    match stderr.trim() {
+        "" => String::new(),
+        text => format!("; stderr: {}", crate::plugin::excerpt(text, STDERR_EXCERPT)),
     }
-    let mut cut = stderr.len().min(STDERR_EXCERPT);
-    while !stderr.is_char_boundary(cut) {
-        cut -= 1;
-    }
-    let more = if cut < stderr.len() { "…" } else { "" };
-    format!("; stderr: {}{more}", &stderr[..cut])
 }
 
 /// A grader's JSON answer: `passed` if given, else `score >= 0.5`, else

@@ -70,21 +70,20 @@ pub struct JudgeModel {
 }
 
 impl JudgeModel {
-    /// Resolves the judge's provider (relative `.wasm` paths against `base`).
+    /// Resolves the judge's provider (a relative path against `base`).
+    /// The limits of every judge call (and of the scorers it is granted to).
+    pub fn limits(&self) -> &Limits {
+        &self.limits
+    }
+
     pub fn new(
         registry: &Registry,
         config: &JudgeConfig,
         base: &std::path::Path,
         limits: Limits,
     ) -> Result<Self, PluginError> {
-        let reference = if config.provider.ends_with(".wasm")
-            && std::path::Path::new(&config.provider).is_relative()
-        {
-            base.join(&config.provider).display().to_string()
-        } else {
-            config.provider.clone()
-        };
-        let plugin = registry.resolve_provider(&reference)?;
+        let plugin =
+            registry.resolve_provider(&crate::plugin::reference_in(base, &config.provider))?;
         // Checks the provider's world now, before any case runs.
         ProviderSession::new(plugin.clone(), limits.clone(), Arc::new(Grants::default()))?;
         Ok(Self {

@@ -15,7 +15,7 @@ use std::time::Duration;
 use serde_json::{Map, Value, json};
 
 use super::EvalError;
-use super::assertions::{self, AssertionPlan, CaseExtras, Judge, Source};
+use super::assertions::{self, AssertionPlan, CaseExtras, Source};
 use super::cases::{RunContext, run_cases};
 use super::judge::{JudgeConfig, JudgeModel};
 use super::origins::{self, CaseOrigin};
@@ -25,7 +25,7 @@ use super::tally::Tally;
 use super::workers::{batches, run_ordered};
 use crate::fixture::{self, Suite};
 use crate::plugin::bindings::preset::exports::cautilus::plugin::preset_api::{
-    CasePlan, CaseRun, PresetInfo, Verdict,
+    CasePlan, PresetInfo, Verdict,
 };
 use crate::plugin::preset::PresetSession;
 use crate::plugin::provider::ProviderSession;
@@ -187,17 +187,8 @@ pub fn validate_suite(
         || PresetSession::new(preset.clone(), preset_limits()).map_err(EvalError::from),
         |session, range, _| {
             let texts: Vec<String> = cases[range.clone()].iter().map(Value::to_string).collect();
-            let first = u32::try_from(range.start).unwrap_or(u32::MAX);
-            match session.translate(&suite_json, &texts, first) {
-                Ok(batch) if batch.len() == range.len() => Ok(Ok(batch)),
-                Ok(batch) => Err(EvalError::Plugin(PluginError::Guest {
-                    plugin: preset.id().to_string(),
-                    message: format!(
-                        "translate returned {} plans for {} cases",
-                        batch.len(),
-                        range.len()
-                    ),
-                })),
+            match session.translate(&suite_json, &texts, range.start) {
+                Ok(batch) => Ok(Ok(batch)),
                 Err(PluginError::InvalidInput { errors, .. }) => Ok(Err(errors)),
                 Err(other) => Err(other.into()),
             }
@@ -242,7 +233,7 @@ fn judge(
     registry: &Registry,
     suite: &Suite,
     options: &SuiteOptions,
-) -> Result<Option<Judge>, EvalError> {
+) -> Result<Option<Arc<JudgeModel>>, EvalError> {
     let Some(value) = suite.body.get("judge") else {
         return Ok(None);
     };
@@ -253,11 +244,9 @@ fn judge(
     // Without run limits (offline validation) nothing calls the judge.
     let limits = options.judge_limits.clone().unwrap_or_default();
     let base = suite.file.parent().unwrap_or(Path::new(""));
-    let model = JudgeModel::new(registry, &config, base, limits.clone())?;
-    Ok(Some(Judge {
-        model: Arc::new(model),
-        limits,
-    }))
+    Ok(Some(Arc::new(JudgeModel::new(
+        registry, &config, base, limits,
+    )?)))
 }
 
 /// The suite's and every case's `assertions`, resolved and checked.
@@ -266,7 +255,7 @@ fn assertion_plan(
     fixture: &Path,
     suite: &Suite,
     origins: &[CaseOrigin],
-    judge: Option<&Judge>,
+    judge: Option<&Arc<JudgeModel>>,
 ) -> Result<AssertionPlan, EvalError> {
     let per_case: Vec<Option<Source<'_>>> = suite
         .cases()
@@ -460,8 +449,11 @@ pub fn run_suite(
                 }
             }
             let batch_bodies = updated.as_deref().unwrap_or(&bodies[range.clone()]);
-            let (evaluations, mut verdicts) =
-                collect_batch(session, batch_bodies, &runs, range.start)?;
+            let (evaluations, mut verdicts): (Vec<String>, Vec<Verdict>) = session
+                .collect(batch_bodies, &runs, range.start)?
+                .into_iter()
+                .map(|c| (c.evaluation, c.verdict))
+                .unzip();
             if !assertions.is_empty() {
                 let extras = CaseExtras {
                     metadata: suite.cases()[range.clone()]
@@ -584,14 +576,7 @@ pub fn evaluate(registry: &Registry, options: &EvaluateOptions) -> Result<Outcom
         ),
         options.jobs,
         || PresetSession::new(preset.clone(), preset_limits()).map_err(EvalError::from),
-        |session, range, _| {
-            evaluate_batch(
-                session,
-                &evaluations[range.clone()],
-                range.start,
-                range.len(),
-            )
-        },
+        |session, range, _| Ok(session.evaluate(&evaluations[range.clone()], range.start)?),
         |_, verdicts| write_verdicts(&mut summary_out, &mut tally, &verdicts),
     )
     .map_err(|e| match e {
@@ -609,52 +594,6 @@ pub fn evaluate(registry: &Registry, options: &EvaluateOptions) -> Result<Outcom
         outputs: Vec::new(),
         _scratch: scratch,
     })
-}
-
-fn evaluate_batch(
-    session: &mut PresetSession,
-    evaluations: &[String],
-    start: usize,
-    expected: usize,
-) -> Result<Vec<Verdict>, EvalError> {
-    let first = u32::try_from(start).unwrap_or(u32::MAX);
-    let verdicts = session.evaluate(evaluations, first)?;
-    if verdicts.len() != expected || evaluations.len() != expected {
-        return Err(EvalError::Plugin(PluginError::Guest {
-            plugin: session.info().plugin.id.clone(),
-            message: format!(
-                "returned {} evaluations and {} verdicts for {expected} cases",
-                evaluations.len(),
-                verdicts.len()
-            ),
-        }));
-    }
-    Ok(verdicts)
-}
-
-/// A batch's observed evaluations and their verdicts, one of each per case.
-fn collect_batch(
-    session: &mut PresetSession,
-    bodies: &[String],
-    runs: &[CaseRun],
-    start: usize,
-) -> Result<(Vec<String>, Vec<Verdict>), EvalError> {
-    let first = u32::try_from(start).unwrap_or(u32::MAX);
-    let collected = session.collect(bodies, runs, first)?;
-    if collected.len() != runs.len() {
-        return Err(EvalError::Plugin(PluginError::Guest {
-            plugin: session.info().plugin.id.clone(),
-            message: format!(
-                "collect returned {} evaluations for {} cases",
-                collected.len(),
-                runs.len()
-            ),
-        }));
-    }
-    Ok(collected
-        .into_iter()
-        .map(|c| (c.evaluation, c.verdict))
-        .unzip())
 }
 
 fn write_verdicts(

@@ -37,7 +37,7 @@ pub use cache::CacheStatus;
 pub use error::PluginError;
 pub use imports::{Grants, ModelBackend};
 pub use limits::Limits;
-pub use registry::Registry;
+pub use registry::{Registry, reference_in};
 pub use runtime::{Plugin, PluginSource, Runtime, RuntimeConfig};
 pub use scorer::{ScoreInput, ScorerSession};
 

@@ -61,15 +61,21 @@ impl PresetSession {
         &mut self,
         suite: &str,
         cases: &[String],
-        first_index: u32,
+        first_index: usize,
     ) -> Result<Vec<CasePlan>, PluginError> {
+        // The bindings take `&String`.
         let suite = suite.to_string();
         let plans = self.instance.call(instantiate, |api, store| {
-            api.cautilus_plugin_preset_api()
-                .call_translate(store, &suite, cases, first_index)
+            api.cautilus_plugin_preset_api().call_translate(
+                store,
+                &suite,
+                cases,
+                index(first_index),
+            )
         })?;
         self.instance
             .check_output(plans.iter().map(|p| p.body.len()).sum())?;
+        self.one_per_input("translate", plans.len(), cases.len())?;
         Ok(plans)
     }
 
@@ -79,11 +85,11 @@ impl PresetSession {
         &mut self,
         cases: &[String],
         runs: &[CaseRun],
-        first_index: u32,
+        first_index: usize,
     ) -> Result<Vec<Collected>, PluginError> {
         let collected = self.instance.call(instantiate, |api, store| {
             api.cautilus_plugin_preset_api()
-                .call_collect(store, cases, runs, first_index)
+                .call_collect(store, cases, runs, index(first_index))
         })?;
         self.instance.check_output(
             collected
@@ -91,6 +97,7 @@ impl PresetSession {
                 .map(|c| c.evaluation.len() + c.verdict.body.len() + c.verdict.summary.len())
                 .sum(),
         )?;
+        self.one_per_input("collect", collected.len(), cases.len())?;
         Ok(collected)
     }
 
@@ -98,11 +105,11 @@ impl PresetSession {
     pub fn evaluate(
         &mut self,
         evaluations: &[String],
-        first_index: u32,
+        first_index: usize,
     ) -> Result<Vec<Verdict>, PluginError> {
         let verdicts = self.instance.call(instantiate, |api, store| {
             api.cautilus_plugin_preset_api()
-                .call_evaluate(store, evaluations, first_index)
+                .call_evaluate(store, evaluations, index(first_index))
         })?;
         self.instance.check_output(
             verdicts
@@ -110,6 +117,25 @@ impl PresetSession {
                 .map(|v| v.body.len() + v.summary.len())
                 .sum(),
         )?;
+        self.one_per_input("evaluate", verdicts.len(), evaluations.len())?;
         Ok(verdicts)
     }
+
+    /// Every export answers each input of a batch, in order.
+    fn one_per_input(&self, export: &str, got: usize, inputs: usize) -> Result<(), PluginError> {
+        if got == inputs {
+            return Ok(());
+        }
+        Err(PluginError::Guest {
+            plugin: self.info().plugin.id.clone(),
+            message: format!(
+                "{export} returned {got} results for {inputs} inputs; give one per input, in order"
+            ),
+        })
+    }
+}
+
+/// A case's position as the WIT `u32` (error paths past 4 billion saturate).
+fn index(position: usize) -> u32 {
+    u32::try_from(position).unwrap_or(u32::MAX)
 }

@@ -144,6 +144,22 @@ impl Registry {
     }
 }
 
+/// `reference` as seen from `base` (a fixture's or a case's directory): a
+/// relative file path, with or without `#<scorer>`, is joined to `base`;
+/// ids and absolute paths are returned as they are.
+pub fn reference_in(base: &Path, reference: &str) -> String {
+    match split_path_reference(reference) {
+        Some((path, id)) if path.is_relative() => {
+            let joined = base.join(path).display().to_string();
+            match id {
+                Some(id) => format!("{joined}#{id}"),
+                None => joined,
+            }
+        }
+        _ => reference.to_string(),
+    }
+}
+
 /// `Some((path, scorer))` when the reference names a file rather than an id.
 fn split_path_reference(reference: &str) -> Option<(PathBuf, Option<String>)> {
     let (path, id) = match reference.rsplit_once('#') {
@@ -201,6 +217,22 @@ mod tests {
         assert_eq!(
             split_path_reference("dir/component"),
             Some((PathBuf::from("dir/component"), None))
+        );
+    }
+
+    #[test]
+    fn relative_paths_are_seen_from_the_base() {
+        let base = Path::new("/suite/cases/a");
+        assert_eq!(reference_in(base, "contains"), "contains");
+        assert_eq!(reference_in(base, "/abs/x.wasm"), "/abs/x.wasm");
+        assert_eq!(reference_in(base, "x.wasm"), "/suite/cases/a/x.wasm");
+        assert_eq!(
+            reference_in(base, "pack.wasm#rubric"),
+            "/suite/cases/a/pack.wasm#rubric"
+        );
+        assert_eq!(
+            reference_in(base, "../lib/pack.wasm#rubric"),
+            "/suite/cases/a/../lib/pack.wasm#rubric"
         );
     }
 }
