@@ -16,6 +16,7 @@ fn build_wasm_workspace(manifest: &std::path::Path, packages: &[&str]) -> std::p
         .map(std::path::Path::to_path_buf)
         .unwrap_or_else(|| out_dir.clone())
         .join("wasm-plugins");
+    ensure_wasm_target();
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let mut command = std::process::Command::new(&cargo);
     // Run in the workspace so its .cargo/config.toml (target features) applies.
@@ -51,6 +52,58 @@ fn build_wasm_workspace(manifest: &std::path::Path, packages: &[&str]) -> std::p
         manifest.display()
     );
     target_dir.join("wasm32-wasip2").join("release")
+}
+
+/// The guest target. rust-toolchain.toml lists it, but rustup adds listed
+/// targets only when it installs the toolchain: a machine that already had
+/// the pinned toolchain lacks it, and the nested build would fail with
+/// "can't find crate for `std`". Install it through rustup, saying so, or
+/// stop with the exact command to run.
+const WASM_TARGET: &str = "wasm32-wasip2";
+
+fn ensure_wasm_target() {
+    let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
+    let installed = || {
+        std::process::Command::new(&rustc)
+            .args(["--print", "target-libdir", "--target", WASM_TARGET])
+            .output()
+            .ok()
+            .filter(|out| out.status.success())
+            .map(|out| String::from_utf8_lossy(&out.stdout).trim().to_string())
+            .and_then(|dir| std::fs::read_dir(dir).ok())
+            .is_some_and(|entries| {
+                entries.flatten().any(|e| {
+                    let name = e.file_name();
+                    let name = name.to_string_lossy();
+                    name.starts_with("libstd-") && name.ends_with(".rlib")
+                })
+            })
+    };
+    if installed() {
+        return;
+    }
+    // The toolchain rustup chose for this build (from rust-toolchain.toml).
+    let toolchain = std::env::var("RUSTUP_TOOLCHAIN").ok();
+    let mut args = vec!["target", "add", WASM_TARGET];
+    if let Some(toolchain) = toolchain.as_deref() {
+        args.extend(["--toolchain", toolchain]);
+    }
+    let command = format!("rustup {}", args.join(" "));
+    println!(
+        "cargo:warning=the {WASM_TARGET} target (needed for the built-in plugins) is not installed; running `{command}`"
+    );
+    let status = std::process::Command::new("rustup").args(&args).status();
+    match status {
+        Ok(status) if status.success() && installed() => {}
+        Ok(status) => panic!(
+            "`{command}` failed ({status}); the built-in plugins are built for {WASM_TARGET}. \
+             Run `{command}` yourself, then build again."
+        ),
+        Err(error) => panic!(
+            "the {WASM_TARGET} target is not installed and rustup could not be run ({error}). \
+             Install it with `{command}` (or your toolchain manager's equivalent), then build again."
+        ),
+    }
 }
 
 /// Cargo watches only a directory's own mtime; list its files so edits rebuild.
