@@ -81,8 +81,13 @@ pub struct Verdict {
 
 impl Verdict {
     /// A verdict whose recommendation follows its status: `passed` →
-    /// accept-now, `blocked`/`degraded` → defer, `failed`/`errored` → reject.
-    /// The status and summary are also written into `body`.
+    /// accept-now, `blocked`/`degraded`/`unchecked` → defer,
+    /// `failed`/`errored` → reject. The status and summary are also written
+    /// into `body`.
+    ///
+    /// Use [`CaseStatus::Unchecked`] for a case that was observed but
+    /// declares nothing to check: it is not a pass, and a suite with one is
+    /// not `accept-now`.
     pub fn new(
         case_id: impl Into<String>,
         status: CaseStatus,
@@ -105,7 +110,9 @@ impl Verdict {
         }
         let recommendation = match status {
             CaseStatus::Passed => Recommendation::AcceptNow,
-            CaseStatus::Blocked | CaseStatus::Degraded => Recommendation::Defer,
+            CaseStatus::Blocked | CaseStatus::Degraded | CaseStatus::Unchecked => {
+                Recommendation::Defer
+            }
             CaseStatus::Failed | CaseStatus::Errored => Recommendation::Reject,
         };
         Self {
@@ -149,6 +156,7 @@ pub fn status_name(status: CaseStatus) -> &'static str {
         CaseStatus::Errored => "errored",
         CaseStatus::Blocked => "blocked",
         CaseStatus::Degraded => "degraded",
+        CaseStatus::Unchecked => "unchecked",
     }
 }
 
@@ -174,7 +182,8 @@ pub trait Preset: 'static {
     /// Scores one observed evaluation (always a JSON object: the SDK makes
     /// anything else an `errored` verdict); `at` is its JSON path
     /// (`evaluations[3]`). A malformed evaluation is an `errored` verdict
-    /// naming the field.
+    /// naming the field; one that declares nothing to check is
+    /// [`CaseStatus::Unchecked`], never `passed`.
     fn evaluate(evaluation: Value, at: &str) -> Verdict;
 }
 

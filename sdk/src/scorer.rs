@@ -30,6 +30,15 @@ pub trait Scorer: Sized + 'static {
     /// returned [`PluginError::config`] names the bad field.
     fn new(config: Self::Config) -> Result<Self, PluginError>;
 
+    /// Checks a parsed config without keeping a scorer: the host checks
+    /// every config of a suite before anything runs. The default builds the
+    /// scorer and drops it; override it when checking is much cheaper than
+    /// preparing (parse a pattern without compiling it). It must accept
+    /// exactly the configs [`Scorer::new`] accepts.
+    fn check(config: Self::Config) -> Result<(), PluginError> {
+        Self::new(config).map(drop)
+    }
+
     /// Scores one input.
     fn score(&self, input: &ScoreInput) -> Result<Score, PluginError>;
 }
@@ -50,6 +59,7 @@ pub struct ScorerEntry {
     id: &'static str,
     info: fn() -> ScorerInfo,
     prepare: fn(&str) -> Result<Box<dyn DynScorerHandle>, PluginError>,
+    check: fn(&str) -> Result<(), PluginError>,
 }
 
 #[doc(hidden)]
@@ -70,6 +80,7 @@ impl ScorerEntry {
             id: T::ID,
             info: info_of::<T>,
             prepare: prepare_of::<T>,
+            check: check_of::<T>,
         }
     }
 }
@@ -86,6 +97,10 @@ fn info_of<T: Scorer>() -> ScorerInfo {
 fn prepare_of<T: Scorer>(config: &str) -> Result<Box<dyn DynScorerHandle>, PluginError> {
     let config: T::Config = crate::parse_config(config)?;
     Ok(Box::new(T::new(config)?))
+}
+
+fn check_of<T: Scorer>(config: &str) -> Result<(), PluginError> {
+    T::check(crate::parse_config(config)?)
 }
 
 /// A component's set of scorers; implemented by [`export_scorers!`].
@@ -123,15 +138,37 @@ impl<P: ScorerPack> scorer_api::Guest for PackExport<P> {
     }
 
     fn prepare(id: String, config: String) -> Result<Grader, PluginError> {
-        let entry = P::ENTRIES.iter().find(|e| e.id == id).ok_or_else(|| {
-            let ids: Vec<&str> = P::ENTRIES.iter().map(|e| e.id).collect();
-            PluginError::failed(format!(
-                "no scorer `{id}` in this component (it has: {})",
-                ids.join(", ")
-            ))
-        })?;
+        let entry = entry::<P>(&id)?;
         Ok(Grader::new(GraderImpl((entry.prepare)(&config)?)))
     }
+
+    fn check(id: String, configs: Vec<String>) -> Vec<Result<(), PluginError>> {
+        match entry::<P>(&id) {
+            Ok(entry) => configs.iter().map(|config| (entry.check)(config)).collect(),
+            Err(error) => configs.iter().map(|_| Err(error.clone())).collect(),
+        }
+    }
+
+    fn score_each(id: String, items: Vec<(String, ScoreInput)>) -> Vec<Result<Score, PluginError>> {
+        match entry::<P>(&id) {
+            Ok(entry) => items
+                .iter()
+                .map(|(config, input)| (entry.prepare)(config)?.score(input))
+                .collect(),
+            Err(error) => items.iter().map(|_| Err(error.clone())).collect(),
+        }
+    }
+}
+
+/// The entry of scorer `id` in pack `P`.
+fn entry<P: ScorerPack>(id: &str) -> Result<&'static ScorerEntry, PluginError> {
+    P::ENTRIES.iter().find(|e| e.id == id).ok_or_else(|| {
+        let ids: Vec<&str> = P::ENTRIES.iter().map(|e| e.id).collect();
+        PluginError::failed(format!(
+            "no scorer `{id}` in this component (it has: {})",
+            ids.join(", ")
+        ))
+    })
 }
 
 /// Exports one or more [`Scorer`]s as this component's scorer world.

@@ -140,7 +140,7 @@ fn canned_results_and_failures() {
 }
 
 #[test]
-fn without_expected_text_the_backend_names_the_case() {
+fn without_expected_text_the_backend_names_the_case_and_it_is_unchecked() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("f.json");
     std::fs::write(
@@ -162,12 +162,16 @@ fn without_expected_text_the_backend_names_the_case() {
         &dir.path().display().to_string(),
         "--json",
     ]);
-    assert_eq!(code, 0, "{stderr}");
+    // Nothing to check is not a pass: the case is `unchecked`, the suite `defer`.
+    assert_eq!(code, 1, "{stderr}");
     let summary: Value = serde_json::from_str(&stdout).unwrap();
     assert_eq!(
         summary["evaluations"][0]["observed"]["finalText"],
         "Fixture response for no-expectation."
     );
+    assert_eq!(summary["evaluations"][0]["status"], "unchecked");
+    assert_eq!(summary["evaluationCounts"]["unchecked"], 1);
+    assert_eq!(summary["recommendation"], "defer");
     let runs: Vec<_> = std::fs::read_dir(dir.path().join(".cautilus/runs"))
         .unwrap()
         .collect();
@@ -222,7 +226,53 @@ fn invalid_fixtures_are_rejected_before_anything_runs() {
         );
         checked += 1;
     }
-    assert_eq!(checked, 11);
+    assert_eq!(checked, 12);
+}
+
+#[test]
+fn hostile_nesting_is_refused_quickly_with_its_position() {
+    // Each took from a few to ~25 s to be refused before the depth limit
+    // (the YAML scanner is quadratic in flow nesting); now the scan stops
+    // at level 65. The bound is generous for a loaded debug build.
+    let dir = tempfile::tempdir().unwrap();
+    let indented: String = (0..1_000)
+        .map(|i| format!("{}k:\n", " ".repeat(i)))
+        .collect();
+    let hostile = [
+        (
+            "flow.fixture.yaml",
+            "[".repeat(200_000),
+            "line 1, column 65",
+        ),
+        (
+            "object.fixture.json",
+            "{\"a\":".repeat(40_000),
+            "line 1, column 321",
+        ),
+        (
+            "block.fixture.yml",
+            "- ".repeat(10_000),
+            "line 1, column 129",
+        ),
+        ("indented.fixture.yaml", indented, "line 65, column 65"),
+    ];
+    for (name, text, at) in hostile {
+        let file = dir.path().join(name);
+        std::fs::write(&file, text).unwrap();
+        let started = std::time::Instant::now();
+        let (code, _, stderr) =
+            run(&["eval", "validate", "--fixture", &file.display().to_string()]);
+        let took = started.elapsed();
+        assert_eq!(code, 2, "{name}: {stderr}");
+        assert!(
+            stderr.contains(&format!(
+                "{name}: nested more than 64 levels deep at {at} (the limit"
+            )),
+            "{stderr}"
+        );
+        assert!(stderr.contains("flatten"), "{stderr}");
+        assert!(took < std::time::Duration::from_secs(5), "{name}: {took:?}");
+    }
 }
 
 #[test]

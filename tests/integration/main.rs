@@ -8,8 +8,12 @@
 //! - `cache`: the compiled cache is observably used by a second load;
 //! - `cli`: commands, output and exit codes;
 //! - `eval`: `eval test|evaluate|validate` with proof and negative fixtures;
+//! - `observed`: `eval evaluate`: schemaVersion vs declared pair, app MUST
+//!   fields, `unchecked` cases;
 //! - `compose`, `steps`, `snapshots`, `assertions`: fixture composition
 //!   (C1–C4, discovery, interpolation) and assertions of every type;
+//! - `runs`: runs under load and interruption (per-case assertion configs
+//!   at scale, errored vs failed, SIGINT/SIGKILL and `--resume`);
 //! - `scaffold`: `plugin new scorer` builds and loads.
 
 mod assertions;
@@ -18,6 +22,8 @@ mod capabilities;
 mod cli;
 mod compose;
 mod eval;
+mod observed;
+mod runs;
 mod sandbox;
 mod scaffold;
 mod schemas;

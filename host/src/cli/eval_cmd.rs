@@ -14,9 +14,16 @@ Examples:
   cautilus eval test --fixture fixtures/eval/app/prompt/tagline.fixture.json
   cautilus eval test --fixture fixtures/eval/app/chat/onboarding.fixture.yaml --output-dir /tmp/run --json
   cautilus eval test --fixture suite.json --fixture-results canned.json
+  cautilus eval test --resume .cautilus/runs/<id>
+
+Interrupting (Ctrl-C, SIGTERM) stops the run between cases: every finished
+case is written, run.json says how far it got, and `--resume <run-dir>`
+runs the remaining cases only. A second interrupt stops at once; the
+journal (cells.jsonl) still holds every finished case.
 
 Exit status: 0 the recommendation is accept-now, 1 defer or reject,
-2 the fixture or flags are invalid (nothing was run).";
+2 the fixture or flags are invalid (nothing was run), 130/143 interrupted
+by SIGINT/SIGTERM.";
 
 const EVALUATE_EXAMPLES: &str = "\
 Examples:
@@ -48,8 +55,17 @@ pub enum EvalCommand {
 #[derive(Debug, Args)]
 pub struct TestArgs {
     /// The fixture (JSON or YAML, `cautilus.evaluation_input.v1`)
-    #[arg(long, value_name = "FILE")]
-    fixture: PathBuf,
+    #[arg(long, value_name = "FILE", required_unless_present = "resume")]
+    fixture: Option<PathBuf>,
+    /// Continue an interrupted or killed run: its finished cases are kept,
+    /// the others run, with the options it was started with (from its
+    /// run.json); the fixture must be unchanged
+    #[arg(
+        long,
+        value_name = "RUN_DIR",
+        conflicts_with_all = ["fixture", "workspace", "output_dir", "provider", "fixture_results", "update_snapshots", "jobs"]
+    )]
+    resume: Option<PathBuf>,
     /// The workspace under test (default: the current directory)
     #[arg(long, value_name = "DIR")]
     workspace: Option<PathBuf>,
@@ -57,9 +73,9 @@ pub struct TestArgs {
     /// (default: <workspace>/.cautilus/runs/<id>/)
     #[arg(long, value_name = "DIR")]
     output_dir: Option<PathBuf>,
-    /// Provider id or .wasm path
-    #[arg(long, value_name = "ID|PATH", default_value = "fixture")]
-    provider: String,
+    /// Provider id or .wasm path [default: fixture]
+    #[arg(long, value_name = "ID|PATH")]
+    provider: Option<String>,
     /// Canned results for the fixture backend: a JSON object keyed by caseId
     #[arg(long, value_name = "FILE")]
     fixture_results: Option<PathBuf>,
@@ -110,23 +126,53 @@ pub fn run(command: EvalCommand) -> anyhow::Result<ExitCode> {
 }
 
 fn test(args: TestArgs) -> anyhow::Result<ExitCode> {
-    let workspace = match args.workspace {
-        Some(dir) => dir,
-        None => std::env::current_dir()?,
+    let case_lines = if args.json {
+        eval::CaseLines::Drop
+    } else {
+        eval::CaseLines::Print
     };
-    let options = TestOptions {
-        fixture: args.fixture,
-        workspace,
-        output_dir: args.output_dir,
-        provider: args.provider,
-        fixture_results: args.fixture_results,
-        limits: args.limits.limits(LimitArgs::PROVIDER_TIMEOUT_MS),
-        jobs: args.jobs.map(usize::from),
-        update_snapshots: args.update_snapshots,
+    let options = match (args.resume, args.fixture) {
+        (Some(dir), _) => eval::resume_options(&dir, case_lines)?,
+        (None, Some(fixture)) => TestOptions {
+            fixture,
+            workspace: match args.workspace {
+                Some(dir) => dir,
+                None => std::env::current_dir()?,
+            },
+            output_dir: args.output_dir,
+            provider: args.provider.unwrap_or_else(|| "fixture".into()),
+            fixture_results: args.fixture_results,
+            limits: args.limits.limits(LimitArgs::PROVIDER_TIMEOUT_MS),
+            jobs: args.jobs.map(usize::from),
+            update_snapshots: args.update_snapshots,
+            resume: false,
+            case_lines,
+        },
+        (None, None) => unreachable!("clap requires --fixture without --resume"),
     };
+    // Ctrl-C stops the run between cases and keeps every finished one.
+    eval::interrupt::install()?;
     let registry = registry()?;
     match eval::test(registry, &options)? {
-        eval::TestRun::Suite(outcome) => finish(&outcome, args.json),
+        eval::TestRun::Suite(outcome) => {
+            let code = finish(&outcome, args.json)?;
+            Ok(match outcome.interrupted {
+                Some(signal) => {
+                    eprintln!(
+                        "interrupted by {signal}: {} of {} cases finished and written; continue with `cautilus eval test --resume {}`",
+                        outcome.finished,
+                        outcome.total,
+                        outcome
+                            .output_dir
+                            .as_deref()
+                            .unwrap_or(std::path::Path::new("."))
+                            .display()
+                    );
+                    ExitCode::from(eval::interrupt::exit_status())
+                }
+                None => code,
+            })
+        }
         eval::TestRun::Steps(outcome) => print(
             &outcome.summary_path,
             outcome.recommendation,
@@ -168,6 +214,7 @@ fn validate(args: ValidateArgs) -> anyhow::Result<ExitCode> {
                         suite,
                         eval::default_jobs(),
                         &eval::SuiteOptions::default(),
+                        None,
                     )
                     .map_err(|e| eval::EvalError::Step {
                         index: step.index,
@@ -189,13 +236,14 @@ fn validate(args: ValidateArgs) -> anyhow::Result<ExitCode> {
         suite,
         eval::default_jobs(),
         &eval::SuiteOptions::default(),
+        None,
     )?;
     println!(
         "{}: valid {} fixture `{}` with {} case(s)",
         args.fixture.display(),
         validated.suite.pair,
         validated.suite.suite_id,
-        validated.suite.case_count()
+        validated.case_count
     );
     Ok(ExitCode::SUCCESS)
 }

@@ -7,16 +7,26 @@
 //! checks the host runs itself ([`super::host_checks`]: `code-grader`,
 //! `execution-metrics`). A plain string is a natural-language criterion,
 //! graded by the built-in `judge` scorer with the suite's judge model
-//! ([`super::judge`]). Suite-level `assertions` are
-//! appended after each case's own. Each distinct (scorer, config) is checked
-//! once when the fixture is validated (a bad config is a definition error
-//! naming the assertion's JSON path) and then served by one session per
-//! worker thread, scoring a whole batch of cases in one call. A case passes
-//! when its preset expectations pass and every required assertion passes.
+//! ([`super::judge`]). Suite-level `assertions` are appended after each
+//! case's own.
+//!
+//! Suite-level assertions are resolved once; each batch of cases resolves
+//! its cases' own ([`Assertions::plan_batch`]), so nothing here grows with
+//! the suite. Every distinct (scorer, config) is checked when the fixture
+//! is validated (a bad config is a definition error naming the assertion's
+//! JSON path). Scoring goes through a worker's [`ScorerPool`]: one instance
+//! per scorer plugin, holding a prepared grader per config, and one
+//! `score-batch` call per config per batch.
+//!
+//! A case passes when its preset expectations pass and every required
+//! assertion passes. An assertion whose check could not be carried out (a
+//! scorer that trapped, panicked, hit a limit or could not be
+//! instantiated; a code grader that could not run) is `errored`: the answer
+//! was never judged, so the case is `errored`, not failed.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use serde_json::{Map, Value, json};
 
@@ -27,54 +37,46 @@ use crate::plugin::bindings::preset::exports::cautilus::plugin::preset_api::{Cas
 use crate::plugin::bindings::types::{CaseView, Observation};
 use crate::plugin::scorer::{negate, split_host_keys};
 use crate::plugin::{
-    Grants, Limits, Plugin, PluginError, Registry, Score, ScoreInput, ScorerSession, reference_in,
+    GraderSpec, Grants, Limits, Plugin, PluginError, Registry, Score, ScoreInput, ScorerInstance,
+    reference_in,
 };
-
-/// Scorer sessions a worker keeps between batches before it drops the ones
-/// the last batch did not use.
-const MAX_LIVE_SESSIONS: usize = 32;
 
 /// Keys of an assertion the host reads; everything else is scorer config.
 const ASSERTION_KEYS: &[&str] = &["type", "name", "weight", "required"];
 
-/// A distinct assertion configuration of the suite.
-pub struct ScorerSpec {
+/// Scorer plugins a worker keeps an instance of at once.
+const MAX_INSTANCES: usize = 16;
+
+/// One distinct assertion configuration.
+pub struct Spec {
     check: Check,
-    /// Flip the outcome (host checks; scorers negate in their session).
+    /// Flip the outcome (host checks; scorers negate in their grader spec).
     negate: bool,
 }
 
 /// What checks an assertion.
 enum Check {
-    /// A scorer component, with the limits and grants of its sessions.
-    Scorer {
-        plugin: Arc<Plugin>,
-        scorer: String,
-        config: Value,
-        limits: Limits,
-        grants: Arc<Grants>,
-    },
+    Scorer(ScorerCheck),
     CodeGrader(CodeGrader),
     Metrics(Metrics),
 }
 
+/// A scorer component with one config, and the limits and grants of the
+/// instance that serves it.
+struct ScorerCheck {
+    plugin: Arc<Plugin>,
+    grader: GraderSpec,
+    limits: Limits,
+    grants: Arc<Grants>,
+}
+
 /// One assertion of one case.
-#[derive(Debug, Clone)]
-pub struct CaseAssertion {
-    spec: usize,
+#[derive(Clone)]
+struct CaseAssertion {
+    spec: Arc<Spec>,
     name: String,
     weight: f64,
     required: bool,
-}
-
-/// Every assertion of a suite, resolved and checked.
-#[derive(Default)]
-pub struct AssertionPlan {
-    specs: Vec<ScorerSpec>,
-    /// Per case, in order, its own assertions; the suite's follow each list.
-    own: Vec<Vec<CaseAssertion>>,
-    /// The suite-level assertions, after every case's own.
-    shared: Vec<CaseAssertion>,
 }
 
 /// Where an assertion list came from, for error paths.
@@ -86,97 +88,461 @@ pub struct Source<'a> {
     pub base: PathBuf,
 }
 
-impl AssertionPlan {
-    /// Resolves and checks the assertions of every case. `cases[i]` holds
-    /// the case's own list (if any); `suite` the suite-level list.
-    pub fn build(
+/// A scorer reference resolved to its plugin and scorer id, or why not.
+type Resolved = Result<(Arc<Plugin>, String), String>;
+
+/// Which instance serves a scorer check, and the scorer: configs with the
+/// same key are sent to the guest in one call.
+type CallKey<'a> = (usize, usize, &'a str);
+
+impl ScorerCheck {
+    fn call_key(&self) -> CallKey<'_> {
+        (
+            Arc::as_ptr(&self.plugin) as usize,
+            Arc::as_ptr(&self.grants) as usize,
+            self.grader.scorer.as_str(),
+        )
+    }
+}
+
+/// Appends `item` to the group of `key`, keeping groups in order of first use.
+fn group<K: PartialEq, T>(groups: &mut Vec<(K, Vec<T>)>, key: K, item: T) {
+    match groups.iter_mut().find(|(k, _)| *k == key) {
+        Some((_, list)) => list.push(item),
+        None => groups.push((key, vec![item])),
+    }
+}
+
+/// Spec identity within a suite: (resolved type, config text, the
+/// directory a code grader's command resolves against).
+type SpecKey = (String, String, Option<PathBuf>);
+
+/// A suite's assertions: the suite-level list, resolved once, and what
+/// each batch needs to resolve its cases' own lists.
+pub struct Assertions {
+    shared: Vec<CaseAssertion>,
+    shared_keys: HashMap<SpecKey, Arc<Spec>>,
+    judge: Option<Arc<JudgeModel>>,
+    /// Grants of scorers that request nothing, and of those granted the judge.
+    plain: Arc<Grants>,
+    judged: Option<Arc<Grants>>,
+    /// Scorer references already resolved (a `.wasm` file is read once).
+    resolved: Mutex<HashMap<String, Resolved>>,
+}
+
+/// The own assertions of one batch's cases, resolved.
+#[derive(Default)]
+pub struct BatchPlan {
+    own: Vec<Vec<CaseAssertion>>,
+}
+
+impl Assertions {
+    /// Resolves and checks the suite-level `assertions` (validating each
+    /// config through `pool`).
+    pub fn new(
         registry: &Registry,
         fixture: &Path,
-        cases: &[Option<Source<'_>>],
         suite: Option<Source<'_>>,
-        judge: Option<&Arc<JudgeModel>>,
+        judge: Option<Arc<JudgeModel>>,
+        pool: &mut ScorerPool,
     ) -> Result<Self, EvalError> {
-        let mut specs: Vec<ScorerSpec> = Vec::new();
-        let mut keys: HashMap<(String, String, Option<PathBuf>), usize> = HashMap::new();
-        let mut problems = Vec::new();
-        let mut resolve = |source: &Source<'_>, problems: &mut Vec<(String, String)>| {
-            let mut out = Vec::new();
-            let Some(list) = source.list.as_array() else {
-                problems.push((source.path.clone(), "must be a list of assertions".into()));
-                return out;
-            };
-            for (j, raw) in list.iter().enumerate() {
-                let at = format!("{}[{j}]", source.path);
-                match parse(raw, &at) {
-                    Err(problem) => problems.push(problem),
-                    Ok((reference, config, name, weight, required)) => {
-                        // One spec per resolved scorer and config, whichever
-                        // directory names it; a code grader's command
-                        // resolves against its directory, so that counts.
-                        let resolved = reference_in(&source.base, &reference);
-                        let base = (reference == CODE_GRADER).then(|| source.base.clone());
-                        let key = (resolved, config.to_string(), base);
-                        let spec = match keys.get(&key) {
-                            Some(spec) => *spec,
-                            None => {
-                                match resolve_spec(registry, &source.base, &key.0, &config, judge) {
-                                    Ok(spec) => {
-                                        specs.push(spec);
-                                        keys.insert(key, specs.len() - 1);
-                                        specs.len() - 1
-                                    }
-                                    Err(message) => {
-                                        problems.push((at, message));
-                                        continue;
-                                    }
-                                }
-                            }
-                        };
-                        out.push(CaseAssertion {
-                            spec,
-                            name: name.unwrap_or_else(|| reference.clone()),
-                            weight,
-                            required,
-                        });
-                    }
-                }
-            }
-            out
+        let judged = judge.as_ref().map(|judge| {
+            Arc::new(Grants {
+                model: Some(judge.clone()),
+                ..Grants::default()
+            })
+        });
+        let mut assertions = Self {
+            shared: Vec::new(),
+            shared_keys: HashMap::new(),
+            judge,
+            plain: Arc::new(Grants::default()),
+            judged,
+            resolved: Mutex::new(HashMap::new()),
         };
-        let shared = suite
-            .map(|s| resolve(&s, &mut problems))
-            .unwrap_or_default();
+        if let Some(source) = suite {
+            let mut keys = HashMap::new();
+            let mut problems = Vec::new();
+            let mut new = Vec::new();
+            let shared =
+                assertions.resolve_list(registry, &source, &mut keys, &mut new, &mut problems);
+            check_new(pool, &new, &mut problems);
+            if !problems.is_empty() {
+                return Err(EvalError::Cases {
+                    file: fixture.to_path_buf(),
+                    problems,
+                });
+            }
+            assertions.shared = shared;
+            assertions.shared_keys = keys;
+        }
+        Ok(assertions)
+    }
+
+    /// True when no case of `plan` has any assertion.
+    pub fn none_in(&self, plan: &BatchPlan) -> bool {
+        self.shared.is_empty() && plan.own.iter().all(Vec::is_empty)
+    }
+
+    /// Resolves the own assertions of a batch of cases (`cases[k]` is case
+    /// k's list, if it has one). With `validate`, every config new to this
+    /// batch is prepared once, so a bad one is reported before anything runs.
+    pub fn plan_batch(
+        &self,
+        registry: &Registry,
+        cases: &[Option<Source<'_>>],
+        validate: Option<&mut ScorerPool>,
+    ) -> Result<BatchPlan, Vec<(String, String)>> {
+        let mut keys = self.shared_keys.clone();
+        let mut problems = Vec::new();
+        let mut new = Vec::new();
         let own = cases
             .iter()
-            .map(|source| {
-                source
-                    .as_ref()
-                    .map(|s| resolve(s, &mut problems))
-                    .unwrap_or_default()
+            .map(|source| match source {
+                Some(source) => {
+                    self.resolve_list(registry, source, &mut keys, &mut new, &mut problems)
+                }
+                None => Vec::new(),
             })
             .collect();
+        if let Some(pool) = validate {
+            check_new(pool, &new, &mut problems);
+        }
         if problems.is_empty() {
-            Ok(Self { specs, own, shared })
+            Ok(BatchPlan { own })
         } else {
-            Err(EvalError::Cases {
-                file: fixture.to_path_buf(),
-                problems,
-            })
+            Err(problems)
         }
     }
 
+    /// Case `k`'s assertions, in order: its own, then the suite's.
+    fn of_case<'a>(
+        &'a self,
+        plan: &'a BatchPlan,
+        k: usize,
+    ) -> impl Iterator<Item = &'a CaseAssertion> {
+        plan.own[k].iter().chain(&self.shared)
+    }
+
+    /// Resolves one assertion list; specs it creates are added to `new`
+    /// with the path of their first assertion (for checking).
+    fn resolve_list(
+        &self,
+        registry: &Registry,
+        source: &Source<'_>,
+        keys: &mut HashMap<SpecKey, Arc<Spec>>,
+        new: &mut Vec<(Arc<Spec>, String)>,
+        problems: &mut Vec<(String, String)>,
+    ) -> Vec<CaseAssertion> {
+        let mut out = Vec::new();
+        let Some(list) = source.list.as_array() else {
+            problems.push((source.path.clone(), "must be a list of assertions".into()));
+            return out;
+        };
+        for (j, raw) in list.iter().enumerate() {
+            let at = format!("{}[{j}]", source.path);
+            let (reference, config, name, weight, required) = match parse(raw, &at) {
+                Ok(parsed) => parsed,
+                Err(problem) => {
+                    problems.push(problem);
+                    continue;
+                }
+            };
+            // One spec per resolved scorer and config, whichever directory
+            // names it; a code grader's command resolves against its
+            // directory, so that counts.
+            let resolved = reference_in(&source.base, &reference);
+            let base = (reference == CODE_GRADER).then(|| source.base.clone());
+            let key = (resolved, config.to_string(), base);
+            let spec = match keys.get(&key) {
+                Some(spec) => spec.clone(),
+                None => {
+                    let spec = self.resolve_spec(registry, &source.base, &key.0, &config);
+                    match spec {
+                        Ok(spec) => {
+                            let spec = Arc::new(spec);
+                            keys.insert(key, spec.clone());
+                            new.push((spec.clone(), at.clone()));
+                            spec
+                        }
+                        Err(message) => {
+                            problems.push((at, message));
+                            continue;
+                        }
+                    }
+                }
+            };
+            out.push(CaseAssertion {
+                spec,
+                name: name.unwrap_or_else(|| reference.clone()),
+                weight,
+                required,
+            });
+        }
+        out
+    }
+
+    /// Resolves an assertion type with its config: a host check (a code
+    /// grader's command relative to `base`), a built-in scorer id, or a
+    /// scorer path (already seen from `base`, [`reference_in`]).
+    fn resolve_spec(
+        &self,
+        registry: &Registry,
+        base: &Path,
+        reference: &str,
+        config: &Value,
+    ) -> Result<Spec, String> {
+        if reference == CODE_GRADER || reference == EXECUTION_METRICS {
+            // `negate` is the host's for every assertion type, as for scorers.
+            let (config, negate) = split_host_keys(config).map_err(|(field, message)| {
+                if field.is_empty() {
+                    message
+                } else {
+                    format!("`{field}`: {message}")
+                }
+            })?;
+            let check = if reference == CODE_GRADER {
+                Check::CodeGrader(CodeGrader::parse(&config, base)?)
+            } else {
+                Check::Metrics(Metrics::parse(&config)?)
+            };
+            return Ok(Spec { check, negate });
+        }
+        let (plugin, scorer) = self.resolve_scorer(registry, reference)?;
+        // A scorer that requests `model` (the built-in `judge`, or your own)
+        // is granted the suite's judge model, with the judge's limits.
+        let (limits, grants) = match (plugin.requested().model(), &self.judge, &self.judged) {
+            (false, _, _) => (Limits::default(), self.plain.clone()),
+            (true, Some(judge), Some(grants)) => (judge.limits().clone(), grants.clone()),
+            (true, _, _) if reference == JUDGE => {
+                return Err(format!(
+                    "a natural-language criterion (or `type: judge`) is graded by a judge model, and this suite has none; {HOW_TO_CONFIGURE}"
+                ));
+            }
+            (true, _, _) => {
+                return Err(format!(
+                    "scorer `{scorer}` calls a model, and this suite has none; {HOW_TO_CONFIGURE}"
+                ));
+            }
+        };
+        let grader = GraderSpec::new(&plugin, &scorer, config).map_err(|e| e.to_string())?;
+        Ok(Spec {
+            check: Check::Scorer(ScorerCheck {
+                plugin,
+                grader,
+                limits,
+                grants,
+            }),
+            negate: false,
+        })
+    }
+
+    fn resolve_scorer(
+        &self,
+        registry: &Registry,
+        reference: &str,
+    ) -> Result<(Arc<Plugin>, String), String> {
+        let mut resolved = self.resolved.lock().unwrap_or_else(|e| e.into_inner());
+        resolved
+            .entry(reference.to_string())
+            .or_insert_with(|| {
+                registry
+                    .resolve_scorer(reference)
+                    .map_err(|e| e.to_string())
+            })
+            .clone()
+    }
+
+    /// Runs the assertions of a batch of cases. One guest call per distinct
+    /// scorer config in the batch.
+    pub fn run_batch(
+        &self,
+        plan: &BatchPlan,
+        pool: &mut ScorerPool,
+        plans: &[CasePlan],
+        runs: &[CaseRun],
+        extras: &CaseExtras<'_>,
+    ) -> Vec<Vec<Outcome>> {
+        let mut out: Vec<Vec<Option<Outcome>>> = (0..plans.len())
+            .map(|k| vec![None; self.of_case(plan, k).count()])
+            .collect();
+        // One input per case, shared by every scorer that looks at the case.
+        let inputs: Vec<ScoreInput> = plans
+            .iter()
+            .zip(runs)
+            .map(|(plan, run)| score_input(plan, run))
+            .collect();
+        // This batch's assertions by config, in order of first use.
+        type Users<'a> = Vec<(usize, usize, &'a CaseAssertion)>;
+        let mut groups: Vec<(&Arc<Spec>, Users<'_>)> = Vec::new();
+        let mut index: HashMap<*const Spec, usize> = HashMap::new();
+        for k in 0..plans.len() {
+            for (j, assertion) in self.of_case(plan, k).enumerate() {
+                let slot = *index
+                    .entry(Arc::as_ptr(&assertion.spec))
+                    .or_insert_with(|| {
+                        groups.push((&assertion.spec, Vec::new()));
+                        groups.len() - 1
+                    });
+                groups[slot].1.push((k, j, assertion));
+            }
+        }
+        // Configs one case uses are scored together per scorer, each with
+        // its own config, keeping no grader: (instance key, scorer) → users.
+        type Single<'a> = (&'a ScorerCheck, usize, usize, &'a CaseAssertion);
+        let mut singles: Vec<(CallKey<'_>, Vec<Single<'_>>)> = Vec::new();
+        for (spec, users) in &groups {
+            let Check::Scorer(check) = &spec.check else {
+                for &(k, j, assertion) in users {
+                    let checked = host_check(spec, &plans[k], &runs[k], &inputs[k], extras, k);
+                    out[k][j] = Some(Outcome::checked(assertion, checked, spec.negate));
+                }
+                continue;
+            };
+            if let [(k, j, assertion)] = users.as_slice() {
+                group(&mut singles, check.call_key(), (check, *k, *j, *assertion));
+                continue;
+            }
+            // Cases that follow each other (a suite-level assertion) are
+            // scored from the shared inputs as they are; only scattered
+            // ones are gathered.
+            let first_case = users[0].0;
+            let consecutive = users.iter().enumerate().all(|(i, u)| u.0 == first_case + i);
+            let gathered: Vec<ScoreInput>;
+            let batch: &[ScoreInput] = if consecutive {
+                &inputs[first_case..first_case + users.len()]
+            } else {
+                gathered = users.iter().map(|u| inputs[u.0].clone()).collect();
+                &gathered
+            };
+            let results = match pool.instance(check) {
+                Ok(instance) => instance.score_batch(&check.grader, batch),
+                Err(error) => users
+                    .iter()
+                    .map(|_| Err(PluginError::Host(error.to_string())))
+                    .collect(),
+            };
+            for (&(k, j, assertion), result) in users.iter().zip(results) {
+                out[k][j] = Some(Outcome::scored(assertion, result));
+            }
+        }
+        for (_, users) in &singles {
+            let check = users[0].0;
+            let items: Vec<(&GraderSpec, &ScoreInput)> = users
+                .iter()
+                .map(|(check, k, _, _)| (&check.grader, &inputs[*k]))
+                .collect();
+            let results = match pool.instance(check) {
+                Ok(instance) => instance.score_each(&items),
+                Err(error) => users
+                    .iter()
+                    .map(|_| Err(PluginError::Host(error.to_string())))
+                    .collect(),
+            };
+            for (&(_, k, j, assertion), result) in users.iter().zip(results) {
+                out[k][j] = Some(Outcome::scored(assertion, result));
+            }
+        }
+        out.into_iter()
+            .map(|list| list.into_iter().flatten().collect())
+            .collect()
+    }
+}
+
+/// A worker's scorer instances: one per scorer plugin (and grant set),
+/// each holding the graders of every config it serves. Bounded: past
+/// [`MAX_INSTANCES`] plugins the least recently used instance is dropped.
+#[derive(Default)]
+pub struct ScorerPool {
+    instances: Vec<PoolEntry>,
+    clock: u64,
+}
+
+struct PoolEntry {
+    /// Addresses of the plugin and grants the instance serves (identities).
+    plugin: usize,
+    grants: usize,
+    instance: ScorerInstance,
+    last_used: u64,
+}
+
+impl ScorerPool {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Live instances (for tests).
+    pub fn len(&self) -> usize {
+        self.instances.len()
+    }
+
     pub fn is_empty(&self) -> bool {
-        self.specs.is_empty() // every assertion has a spec
+        self.instances.is_empty()
     }
 
-    /// Case `case`'s assertions, in order: its own, then the suite's.
-    fn of_case(&self, case: usize) -> impl Iterator<Item = &CaseAssertion> {
-        self.own[case].iter().chain(&self.shared)
+    fn instance(&mut self, check: &ScorerCheck) -> Result<&mut ScorerInstance, PluginError> {
+        self.clock += 1;
+        let plugin = Arc::as_ptr(&check.plugin) as usize;
+        let grants = Arc::as_ptr(&check.grants) as usize;
+        let found = self
+            .instances
+            .iter()
+            .position(|e| e.plugin == plugin && e.grants == grants);
+        let at = match found {
+            Some(at) => at,
+            None => {
+                if self.instances.len() >= MAX_INSTANCES {
+                    let oldest = (0..self.instances.len())
+                        .min_by_key(|&i| self.instances[i].last_used)
+                        .expect("the pool is full");
+                    self.instances.swap_remove(oldest);
+                }
+                self.instances.push(PoolEntry {
+                    plugin,
+                    grants,
+                    instance: ScorerInstance::new(
+                        check.plugin.clone(),
+                        check.limits.clone(),
+                        check.grants.clone(),
+                    )?,
+                    last_used: 0,
+                });
+                self.instances.len() - 1
+            }
+        };
+        let entry = &mut self.instances[at];
+        entry.last_used = self.clock;
+        Ok(&mut entry.instance)
     }
+}
 
-    /// One session slot per spec, for a worker thread.
-    pub fn sessions(&self) -> Vec<Option<ScorerSession>> {
-        self.specs.iter().map(|_| None).collect()
+/// Checks the scorer configs of `new` (spec, path of its first
+/// assertion): one `check` call per scorer plugin and scorer.
+fn check_new(
+    pool: &mut ScorerPool,
+    new: &[(Arc<Spec>, String)],
+    problems: &mut Vec<(String, String)>,
+) {
+    let mut groups: Vec<(CallKey<'_>, Vec<(&ScorerCheck, &str)>)> = Vec::new();
+    for (spec, at) in new {
+        if let Check::Scorer(check) = &spec.check {
+            group(&mut groups, check.call_key(), (check, at.as_str()));
+        }
+    }
+    for (_, list) in groups {
+        let specs: Vec<&GraderSpec> = list.iter().map(|(check, _)| &check.grader).collect();
+        let results = match pool.instance(list[0].0) {
+            Ok(instance) => instance.check(&specs),
+            Err(error) => specs
+                .iter()
+                .map(|_| Err(PluginError::Host(error.to_string())))
+                .collect(),
+        };
+        for ((_, at), result) in list.iter().zip(results) {
+            if let Err(error) = result {
+                problems.push(((*at).to_string(), error.to_string()));
+            }
+        }
     }
 }
 
@@ -257,87 +623,98 @@ const JUDGE: &str = "judge";
 const CODE_GRADER: &str = "code-grader";
 const EXECUTION_METRICS: &str = "execution-metrics";
 
-/// Resolves an assertion type with its config: a host check (a code
-/// grader's command relative to `base`), a built-in scorer id, or a scorer
-/// path (already seen from `base`, [`reference_in`]).
-fn resolve_spec(
-    registry: &Registry,
-    base: &Path,
-    reference: &str,
-    config: &Value,
-    judge: Option<&Arc<JudgeModel>>,
-) -> Result<ScorerSpec, String> {
-    if reference == CODE_GRADER || reference == EXECUTION_METRICS {
-        // `negate` is the host's for every assertion type, as for scorers.
-        let (config, negate) = split_host_keys(config).map_err(|(field, message)| {
-            if field.is_empty() {
-                message
-            } else {
-                format!("`{field}`: {message}")
-            }
-        })?;
-        let check = if reference == CODE_GRADER {
-            Check::CodeGrader(CodeGrader::parse(&config, base)?)
-        } else {
-            Check::Metrics(Metrics::parse(&config)?)
-        };
-        return Ok(ScorerSpec { check, negate });
-    }
-    let (plugin, scorer) = registry
-        .resolve_scorer(reference)
-        .map_err(|e| e.to_string())?;
-    // A scorer that requests `model` (the built-in `judge`, or your own) is
-    // granted the suite's judge model, with the judge's limits.
-    let (limits, grants) = match (plugin.requested().model(), judge) {
-        (false, _) => (Limits::default(), Arc::new(Grants::default())),
-        (true, Some(judge)) => (
-            judge.limits().clone(),
-            Arc::new(Grants {
-                model: Some(judge.clone()),
-                ..Grants::default()
-            }),
-        ),
-        (true, None) if reference == JUDGE => {
-            return Err(format!(
-                "a natural-language criterion (or `type: judge`) is graded by a judge model, and this suite has none; {HOW_TO_CONFIGURE}"
-            ));
-        }
-        (true, None) => {
-            return Err(format!(
-                "scorer `{scorer}` calls a model, and this suite has none; {HOW_TO_CONFIGURE}"
-            ));
-        }
-    };
-    // Validates the config once, now: a bad one stops the run before it starts.
-    ScorerSession::new(
-        plugin.clone(),
-        &scorer,
-        config,
-        limits.clone(),
-        grants.clone(),
-    )
-    .map_err(|e| e.to_string())?;
-    Ok(ScorerSpec {
-        check: Check::Scorer {
-            plugin,
-            scorer,
-            config: config.clone(),
-            limits,
-            grants,
-        },
-        negate: false,
-    })
-}
-
 /// The result of one assertion on one case.
 #[derive(Debug, Clone)]
 pub struct Outcome {
     pub name: String,
     pub passed: bool,
+    /// The check could not be carried out; `passed` is false and the case
+    /// is `errored`.
+    pub errored: bool,
     pub score: Option<f64>,
     pub detail: Option<String>,
     pub required: bool,
     pub weight: f64,
+}
+
+impl Outcome {
+    /// `passed`, `failed` or `errored`.
+    pub fn status(&self) -> &'static str {
+        match (self.errored, self.passed) {
+            (true, _) => "errored",
+            (false, true) => "passed",
+            (false, false) => "failed",
+        }
+    }
+
+    fn of(
+        assertion: &CaseAssertion,
+        passed: bool,
+        errored: bool,
+        score: Option<f64>,
+        detail: Option<String>,
+    ) -> Self {
+        Self {
+            name: assertion.name.clone(),
+            passed: passed && !errored,
+            errored,
+            score,
+            detail,
+            required: assertion.required,
+            weight: assertion.weight,
+        }
+    }
+
+    /// What a scorer answered, or why it could not.
+    fn scored(assertion: &CaseAssertion, result: Result<Score, PluginError>) -> Self {
+        match result {
+            Ok(score) => match score.passed {
+                Some(passed) => Self::of(assertion, passed, false, score.value, score.detail),
+                None => Self::of(
+                    assertion,
+                    false,
+                    false,
+                    score.value,
+                    Some(format!(
+                        "not applicable: {}",
+                        score
+                            .detail
+                            .unwrap_or_else(|| "the scorer gave no verdict".into())
+                    )),
+                ),
+            },
+            Err(error) => Self::of(
+                assertion,
+                false,
+                true,
+                None,
+                Some(format!("the scorer could not check the answer: {error}")),
+            ),
+        }
+    }
+
+    /// What a host check concluded (negated on request; an errored check
+    /// stays errored).
+    fn checked(assertion: &CaseAssertion, checked: Checked, negated: bool) -> Self {
+        if checked.errored {
+            return Self::of(assertion, false, true, None, checked.detail);
+        }
+        let score = Score {
+            name: assertion.name.clone(),
+            value: checked.score,
+            passed: Some(checked.passed),
+            label: None,
+            detail: checked.detail,
+        };
+        let score = if negated { negate(score) } else { score };
+        Self::of(
+            assertion,
+            score.passed.unwrap_or(false),
+            false,
+            score.value,
+            score.detail,
+        )
+    }
 }
 
 /// What the host checks see of a batch's cases besides plan and run.
@@ -350,117 +727,9 @@ pub struct CaseExtras<'a> {
     pub default_dir: &'a Path,
 }
 
-/// Runs the assertions of a batch of cases (`first` = index of `plans[0]`).
-/// One guest call per distinct scorer config in the batch.
-pub fn run_batch(
-    plan: &AssertionPlan,
-    sessions: &mut [Option<ScorerSession>],
-    first: usize,
-    plans: &[CasePlan],
-    runs: &[CaseRun],
-    extras: &CaseExtras<'_>,
-) -> Vec<Vec<Outcome>> {
-    let mut out: Vec<Vec<Option<Outcome>>> = (0..plans.len())
-        .map(|k| vec![None; plan.of_case(first + k).count()])
-        .collect();
-    // One input per case, shared by every scorer that looks at the case.
-    let inputs: Vec<ScoreInput> = plans
-        .iter()
-        .zip(runs)
-        .map(|(plan, run)| score_input(plan, run))
-        .collect();
-    // This batch's assertions by scorer config: config → [(case, j, assertion)].
-    let mut groups: BTreeMap<usize, Vec<(usize, usize, &CaseAssertion)>> = BTreeMap::new();
-    for k in 0..plans.len() {
-        for (j, assertion) in plan.of_case(first + k).enumerate() {
-            groups
-                .entry(assertion.spec)
-                .or_default()
-                .push((k, j, assertion));
-        }
-    }
-    for (&spec_index, users) in &groups {
-        let spec = &plan.specs[spec_index];
-        if !matches!(spec.check, Check::Scorer { .. }) {
-            for &(k, j, assertion) in users {
-                let checked = host_check(spec, &plans[k], &runs[k], &inputs[k], extras, k);
-                let score = Score {
-                    name: assertion.name.clone(),
-                    value: checked.score,
-                    passed: Some(checked.passed),
-                    label: None,
-                    detail: checked.detail,
-                };
-                let score = if spec.negate { negate(score) } else { score };
-                out[k][j] = Some(outcome(assertion, Ok(score)));
-            }
-            continue;
-        }
-        // Cases that follow each other (a suite-level assertion, any
-        // single case) are scored from the shared inputs as they are; only
-        // scattered ones are gathered.
-        let first_case = users[0].0;
-        let consecutive = users.iter().enumerate().all(|(i, u)| u.0 == first_case + i);
-        let gathered: Vec<ScoreInput>;
-        let batch: &[ScoreInput] = if consecutive {
-            &inputs[first_case..first_case + users.len()]
-        } else {
-            gathered = users.iter().map(|u| inputs[u.0].clone()).collect();
-            &gathered
-        };
-        let results = match session(spec, &mut sessions[spec_index]) {
-            Ok(session) => session.score_batch(batch),
-            Err(error) => users
-                .iter()
-                .map(|_| Err(PluginError::Host(error.to_string())))
-                .collect(),
-        };
-        for (&(k, j, assertion), result) in users.iter().zip(results) {
-            out[k][j] = Some(outcome(assertion, result));
-        }
-    }
-    // Per-case configs would otherwise keep a store each for the whole run.
-    if sessions.iter().flatten().count() > MAX_LIVE_SESSIONS {
-        for (spec_index, slot) in sessions.iter_mut().enumerate() {
-            if !groups.contains_key(&spec_index) {
-                *slot = None;
-            }
-        }
-    }
-    out.into_iter()
-        .map(|list| list.into_iter().flatten().collect())
-        .collect()
-}
-
-fn session<'a>(
-    spec: &ScorerSpec,
-    slot: &'a mut Option<ScorerSession>,
-) -> Result<&'a mut ScorerSession, PluginError> {
-    let Check::Scorer {
-        plugin,
-        scorer,
-        config,
-        limits,
-        grants,
-    } = &spec.check
-    else {
-        unreachable!("host checks have no session")
-    };
-    if slot.is_none() {
-        *slot = Some(ScorerSession::new(
-            plugin.clone(),
-            scorer,
-            config,
-            limits.clone(),
-            grants.clone(),
-        )?);
-    }
-    Ok(slot.as_mut().expect("just set"))
-}
-
 /// Runs a host check (code grader, execution metrics) on case `k`.
 fn host_check(
-    spec: &ScorerSpec,
+    spec: &Spec,
     plan: &CasePlan,
     run: &CaseRun,
     input: &ScoreInput,
@@ -487,45 +756,7 @@ fn host_check(
             };
             grader.run(&case, workspace.unwrap_or(extras.default_dir))
         }
-        Check::Scorer { .. } => unreachable!("scorers run in batches"),
-    }
-}
-
-fn outcome(assertion: &CaseAssertion, result: Result<Score, PluginError>) -> Outcome {
-    let (passed, score, detail) = match result {
-        Ok(score) => match score.passed {
-            Some(passed) => (passed, score.value, score.detail),
-            None => (
-                false,
-                score.value,
-                Some(format!(
-                    "not applicable: {}",
-                    score
-                        .detail
-                        .unwrap_or_else(|| "the scorer gave no verdict".into())
-                )),
-            ),
-        },
-        Err(error) => (false, None, Some(format!("the scorer failed: {error}"))),
-    };
-    Outcome::of(assertion, passed, score, detail)
-}
-
-impl Outcome {
-    fn of(
-        assertion: &CaseAssertion,
-        passed: bool,
-        score: Option<f64>,
-        detail: Option<String>,
-    ) -> Self {
-        Self {
-            name: assertion.name.clone(),
-            passed,
-            score,
-            detail,
-            required: assertion.required,
-            weight: assertion.weight,
-        }
+        Check::Scorer(_) => unreachable!("scorers run in batches"),
     }
 }
 

@@ -90,7 +90,9 @@ pub fn run_case(
 /// Runs a batch of cases in order. A case whose directory has a workspace
 /// template runs in a fresh copy of it (the provider's `process` working
 /// directory for that case only); the copies are returned so they outlive
-/// the case's assertions (code graders run in them).
+/// the case's assertions (code graders run in them). When the run is
+/// interrupted, the cases finished so far are returned (a prefix); when
+/// another batch failed, the batch stops with [`EvalError::Stopped`].
 pub fn run_cases(
     plans: &[CasePlan],
     origins: &[CaseOrigin],
@@ -101,8 +103,11 @@ pub fn run_cases(
     let mut runs = Vec::with_capacity(plans.len());
     let mut workspaces = Vec::with_capacity(plans.len());
     for (plan, origin) in plans.iter().zip(origins) {
-        if stop.requested() {
+        if stop.failed() {
             return Err(EvalError::Stopped);
+        }
+        if stop.interrupted() {
+            break;
         }
         let workspace =
             match origin.workspace_template() {

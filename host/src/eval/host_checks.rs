@@ -8,7 +8,9 @@
 //!   It answers `{score, passed?, assertions: [{text, passed}], details}` on
 //!   stdout, or, as a plain program, passes by exiting 0. A program that
 //!   crashes or exits non-zero without a JSON answer fails the assertion
-//!   with an excerpt of its stderr, never a silent 0.
+//!   with an excerpt of its stderr, never a silent 0. A grader that cannot
+//!   start, times out or is killed judged nothing: the assertion is
+//!   `errored` (and so is the case), not failed.
 //! - `execution-metrics`: bounds on what the provider captured (tool calls,
 //!   model calls, tokens, cost, duration). A bounded metric the provider did
 //!   not capture is `uncaptured` and fails the assertion: an unmeasured
@@ -39,6 +41,9 @@ const PASS_SCORE: f64 = 0.5;
 #[derive(Debug, Clone, PartialEq)]
 pub struct Checked {
     pub passed: bool,
+    /// The check could not be carried out (the grader could not run, timed
+    /// out or was killed): nothing was judged.
+    pub errored: bool,
     pub score: Option<f64>,
     pub detail: Option<String>,
 }
@@ -140,11 +145,11 @@ impl CodeGrader {
             GRADER_OUTPUT_BYTES,
         ) {
             Ok(output) => output,
-            Err(error) => return failed(format!("the code grader could not run: {error:?}")),
+            Err(error) => return errored(format!("the code grader could not run: {error:?}")),
         };
         let stderr = stderr_note(&String::from_utf8_lossy(&output.stderr));
         if output.timed_out {
-            return failed(format!(
+            return errored(format!(
                 "the code grader timed out after {} ms{stderr}",
                 self.timeout.as_millis()
             ));
@@ -156,11 +161,12 @@ impl CodeGrader {
         match output.status {
             Some(0) => Checked {
                 passed: true,
+                errored: false,
                 score: Some(1.0),
                 detail: None,
             },
             Some(code) => failed(format!("the code grader exited with status {code}{stderr}")),
-            None => failed(format!("the code grader was killed by a signal{stderr}")),
+            None => errored(format!("the code grader was killed by a signal{stderr}")),
         }
     }
 }
@@ -172,7 +178,18 @@ fn absolute(path: &Path) -> PathBuf {
 fn failed(detail: String) -> Checked {
     Checked {
         passed: false,
+        errored: false,
         score: Some(0.0),
+        detail: Some(detail),
+    }
+}
+
+/// The grader did not judge the case: no score, and the case is `errored`.
+fn errored(detail: String) -> Checked {
+    Checked {
+        passed: false,
+        errored: true,
+        score: None,
         detail: Some(detail),
     }
 }
@@ -226,6 +243,7 @@ fn from_answer(answer: &Map<String, Value>) -> Checked {
     }
     Checked {
         passed,
+        errored: false,
         score: score.or(Some(if passed { 1.0 } else { 0.0 })),
         detail: (!detail.is_empty()).then(|| detail.join("; ")),
     }
@@ -364,6 +382,7 @@ impl Metrics {
         }
         Checked {
             passed: problems.is_empty(),
+            errored: false,
             score: Some(f64::from(within) / f64::from(checked.max(1))),
             detail: (!problems.is_empty()).then(|| problems.join("; ")),
         }

@@ -2,7 +2,16 @@
 //! summary), `eval evaluate` (score an observed packet from any runner) and
 //! `eval validate` (offline checks).
 //!
-//! - [`pipeline`]: the steps, in order;
+//! - [`pipeline`]: the options and entry of `eval test`, what its passes share;
+//! - [`validate`]: the checking pass (every case, before anything runs);
+//! - [`suite_run`]: the run pass (cases through provider, preset, assertions);
+//! - [`batch`]: one batch of cases made ready for the preset;
+//! - [`run_records`]: packets, journal, tally and case lines as a run writes them;
+//! - [`journal`]: `cells.jsonl`, one line per finished case (resume, crashes);
+//! - [`run_state`]: `run.json`, how a run was started and how it ended;
+//! - [`interrupt`]: SIGINT/SIGTERM stop a run between cases;
+//! - [`observed`]: `eval evaluate` (which preset scores a packet, and the
+//!   scoring);
 //! - [`workers`]: ordered parallel batches (one set of stores per thread);
 //! - [`cases`]: running one case (invocation, samples, the case run);
 //! - [`steps`]: multi-step fixtures, each step a suite of its own;
@@ -16,16 +25,24 @@
 //! - [`report`]: the terminal summary.
 
 pub mod assertions;
+pub mod batch;
 pub mod cases;
 pub mod host_checks;
+pub mod interrupt;
+pub mod journal;
 pub mod judge;
+pub mod observed;
 pub mod origins;
 pub mod pipeline;
 pub mod records;
 pub mod report;
+pub mod run_records;
+pub mod run_state;
 pub mod snapshots;
 pub mod steps;
+pub mod suite_run;
 pub mod tally;
+pub mod validate;
 pub mod verdicts;
 pub mod workers;
 
@@ -34,10 +51,12 @@ use std::path::PathBuf;
 use crate::fixture::FixtureError;
 use crate::plugin::PluginError;
 
+pub use observed::{EvaluateOptions, evaluate};
 pub use pipeline::{
-    EvaluateOptions, Outcome, SuiteOptions, TestOptions, TestRun, default_jobs, evaluate, test,
-    validate_suite,
+    Outcome, SuiteOptions, TestOptions, TestRun, default_jobs, test, validate_suite,
 };
+pub use run_records::CaseLines;
+pub use suite_run::resume_options;
 
 /// Why an evaluation could not run or finish.
 #[derive(Debug, thiserror::Error)]

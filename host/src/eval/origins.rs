@@ -74,8 +74,9 @@ pub fn take(cases: &mut [Value]) -> Vec<CaseOrigin> {
 }
 
 /// Rewrites a problem path `cases[3].expected` to name the case's own file
-/// when it has one: `cases[3] (cases/a/case.yaml): expected`.
-pub fn locate(path: &str, origins: &[CaseOrigin]) -> String {
+/// when it has one: `cases[3] (cases/a/case.yaml): expected`. `origins[k]`
+/// is the origin of case `indices[k]` (ascending).
+pub fn locate(path: &str, origins: &[CaseOrigin], indices: &[usize]) -> String {
     let Some(rest) = path.strip_prefix("cases[") else {
         return path.to_string();
     };
@@ -85,7 +86,8 @@ pub fn locate(path: &str, origins: &[CaseOrigin]) -> String {
     let Some(described) = rest[..close]
         .parse::<usize>()
         .ok()
-        .and_then(|i| origins.get(i))
+        .and_then(|i| indices.binary_search(&i).ok())
+        .and_then(|k| origins.get(k))
         .and_then(CaseOrigin::describe)
     else {
         return path.to_string();
@@ -142,13 +144,16 @@ mod tests {
         ];
         let origins = take(&mut cases);
         assert!(cases[1].get(ORIGIN_KEY).is_none());
-        assert_eq!(locate("cases[0].input", &origins), "cases[0].input");
         assert_eq!(
-            locate("cases[1].expected.finalText", &origins),
+            locate("cases[0].input", &origins, &[0, 1, 2]),
+            "cases[0].input"
+        );
+        assert_eq!(
+            locate("cases[1].expected.finalText", &origins, &[0, 1, 2]),
             "cases[1] (cases/b/case.yaml): expected.finalText"
         );
         assert_eq!(
-            locate("cases[2]", &origins),
+            locate("cases[2]", &origins, &[0, 1, 2]),
             "cases[2] (more.jsonl entry 2)"
         );
         assert_eq!(origins[1].base(Path::new("x/f.yaml")), Path::new("cases/b"));

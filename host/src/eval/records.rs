@@ -1,12 +1,12 @@
 //! Run directories, atomic JSON writes (whole values, or packets streamed
 //! element by element) and timestamps.
 
+use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde_json::{Map, Value};
-use tempfile::NamedTempFile;
 
 use super::EvalError;
 
@@ -86,13 +86,24 @@ pub fn write_json(path: &Path, value: &Value) -> Result<(), EvalError> {
 }
 
 /// A packet written as it is produced: the header fields, then one list
-/// element per line as they arrive, then trailer fields. The file appears
-/// (atomically, by rename) only when [`PacketWriter::finish`] succeeds, so
-/// a failed run never leaves a truncated record.
+/// element per line as they arrive, then trailer fields. It is written to
+/// `<name>.partial` beside its path and appears (atomically, by rename)
+/// only when [`PacketWriter::finish`] succeeds, so a failed run never
+/// leaves a truncated record; an unfinished writer removes its partial
+/// file when dropped (a killed process leaves it for `--resume` to clean).
 pub struct PacketWriter {
     path: PathBuf,
-    out: BufWriter<NamedTempFile>,
+    partial: PathBuf,
+    out: Option<BufWriter<File>>,
     first: bool,
+    elements: u64,
+}
+
+/// The in-progress file of a record at `path`.
+pub fn partial_path(path: &Path) -> PathBuf {
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(".partial");
+    path.with_file_name(name)
 }
 
 impl PacketWriter {
@@ -111,11 +122,14 @@ impl PacketWriter {
             source,
         };
         std::fs::create_dir_all(dir).map_err(error)?;
-        let file = NamedTempFile::new_in(dir).map_err(error)?;
+        let partial = partial_path(path);
+        let file = File::create(&partial).map_err(error)?;
         let mut writer = Self {
             path: path.to_path_buf(),
-            out: BufWriter::with_capacity(256 * 1024, file),
+            partial,
+            out: Some(BufWriter::with_capacity(256 * 1024, file)),
             first: true,
+            elements: 0,
         };
         writer.write(b"{\n")?;
         for (key, value) in header {
@@ -125,6 +139,15 @@ impl PacketWriter {
         let key = Value::String(list_key.to_string()).to_string();
         writer.write(format!("  {key}: [").as_bytes())?;
         Ok(writer)
+    }
+
+    /// Elements written so far.
+    pub fn len(&self) -> u64 {
+        self.elements
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.elements == 0
     }
 
     /// Appends one element: `json` must be one JSON value (checked, so a
@@ -140,6 +163,7 @@ impl PacketWriter {
         }
         let separator: &[u8] = if self.first { b"\n    " } else { b",\n    " };
         self.first = false;
+        self.elements += 1;
         self.write(separator)?;
         self.write(json.as_bytes())
     }
@@ -153,13 +177,14 @@ impl PacketWriter {
             self.field(key, value)?;
         }
         self.write(b"\n}\n")?;
-        let path = self.path;
-        let error = |source| EvalError::Write {
-            path: path.clone(),
+        let error = |path: &Path, source| EvalError::Write {
+            path: path.to_path_buf(),
             source,
         };
-        let file = self.out.into_inner().map_err(|e| error(e.into_error()))?;
-        file.persist(&path).map_err(|e| error(e.error))?;
+        let out = self.out.take().expect("open until finished");
+        out.into_inner()
+            .map_err(|e| error(&self.path, e.into_error()))?;
+        std::fs::rename(&self.partial, &self.path).map_err(|e| error(&self.path, e))?;
         Ok(())
     }
 
@@ -171,12 +196,19 @@ impl PacketWriter {
     }
 
     fn write(&mut self, bytes: &[u8]) -> Result<(), EvalError> {
-        self.out
-            .write_all(bytes)
-            .map_err(|source| EvalError::Write {
-                path: self.path.clone(),
-                source,
-            })
+        let out = self.out.as_mut().expect("open until finished");
+        out.write_all(bytes).map_err(|source| EvalError::Write {
+            path: self.path.clone(),
+            source,
+        })
+    }
+}
+
+impl Drop for PacketWriter {
+    fn drop(&mut self) {
+        if self.out.take().is_some() {
+            let _ = std::fs::remove_file(&self.partial);
+        }
     }
 }
 
@@ -209,6 +241,10 @@ mod tests {
         header.insert("schemaVersion".into(), "x.v1".into());
         let mut writer = PacketWriter::create(&path, &header, "cases").unwrap();
         assert!(!path.exists(), "nothing appears before finish");
+        assert!(
+            partial_path(&path).exists(),
+            "the partial file is where a resume looks"
+        );
         writer.push(r#"{"caseId":"a"}"#).unwrap();
         writer.push(r#"{"caseId":"b","n":[1,2]}"#).unwrap();
         assert!(writer.push("{not json").is_err());
@@ -228,6 +264,13 @@ mod tests {
             .unwrap();
         let value: Value = serde_json::from_str(&std::fs::read_to_string(&empty).unwrap()).unwrap();
         assert_eq!(value["evaluations"], serde_json::json!([]));
+
+        let dropped = dir.path().join("dropped.json");
+        drop(PacketWriter::create(&dropped, &Map::new(), "evaluations").unwrap());
+        assert!(
+            !dropped.exists() && !partial_path(&dropped).exists(),
+            "nothing is left"
+        );
     }
 
     #[test]

@@ -3,26 +3,38 @@
 
 use std::io::Write;
 
-use super::tally::Tally;
+use super::tally::{CaseLine, Tally};
 use crate::plugin::bindings::preset::exports::cautilus::plugin::preset_api::CaseStatus;
 
-/// Prints the per-case lines and the recommendation of a tally.
+/// Prints the per-case lines (if the tally kept them) and the
+/// recommendation of a tally.
 pub fn print_summary(out: &mut (impl Write + ?Sized), tally: &Tally) -> std::io::Result<()> {
     for case in tally.cases() {
-        let tag = match case.status {
-            CaseStatus::Passed => "PASS ",
-            CaseStatus::Failed => "FAIL ",
-            CaseStatus::Errored => "ERROR",
-            CaseStatus::Blocked => "BLOCK",
-            CaseStatus::Degraded => "DEGR ",
-        };
-        let id = if case.case_id.is_empty() {
-            "?"
-        } else {
-            &case.case_id
-        };
-        writeln!(out, "  {tag} {id} — {}", case.summary)?;
+        print_case(out, case)?;
     }
+    print_totals(out, tally)
+}
+
+/// One case's line: status tag, id, and why.
+pub fn print_case(out: &mut (impl Write + ?Sized), case: &CaseLine) -> std::io::Result<()> {
+    let tag = match case.status {
+        CaseStatus::Passed => "PASS ",
+        CaseStatus::Failed => "FAIL ",
+        CaseStatus::Errored => "ERROR",
+        CaseStatus::Blocked => "BLOCK",
+        CaseStatus::Degraded => "DEGR ",
+        CaseStatus::Unchecked => "UNCHK",
+    };
+    let id = if case.case_id.is_empty() {
+        "?"
+    } else {
+        &case.case_id
+    };
+    writeln!(out, "  {tag} {id} — {}", case.summary)
+}
+
+/// The recommendation and the counts.
+pub fn print_totals(out: &mut (impl Write + ?Sized), tally: &Tally) -> std::io::Result<()> {
     let counts = tally.counts();
     let parts: Vec<String> = counts
         .iter()

@@ -29,17 +29,20 @@ pub struct Snapshot {
 }
 
 /// Reads the golden file of every case that names one, into its
-/// `expected.snapshotText`. Returns each case's snapshot, in order, or the
-/// problems (JSON path, message).
+/// `expected.snapshotText`. `indices[k]` is case k's index in the suite
+/// (for messages). Returns each case's snapshot, in order, or the problems
+/// (JSON path, message).
 pub fn resolve(
     fixture: &Path,
     cases: &mut [Value],
+    indices: &[usize],
     origins: &[CaseOrigin],
     update: bool,
 ) -> Result<Vec<Option<Snapshot>>, Vec<(String, String)>> {
     let mut problems = Vec::new();
     let mut out = Vec::with_capacity(cases.len());
-    for (i, case) in cases.iter_mut().enumerate() {
+    for (k, case) in cases.iter_mut().enumerate() {
+        let i = indices.get(k).copied().unwrap_or(k);
         let Some(expected) = case.get_mut("expected").and_then(Value::as_object_mut) else {
             out.push(None);
             continue;
@@ -54,7 +57,7 @@ pub fn resolve(
         };
         let shown = shown.clone();
         let at = format!("cases[{i}].expected.snapshot");
-        let base = origins.get(i).map_or_else(
+        let base = origins.get(k).map_or_else(
             || fixture.parent().unwrap_or(Path::new("")),
             |o| o.base(fixture),
         );

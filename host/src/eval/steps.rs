@@ -29,6 +29,9 @@ pub const SUMMARY_SCHEMA: &str = "cautilus.evaluation_summary.v1";
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum StepStatus {
     Passed,
+    /// Nothing in the step had anything to check (a step that only
+    /// produces output for later ones); the run goes on.
+    Unchecked,
     Failed,
     /// The step could not run (e.g. a placeholder path that does not resolve).
     Errored,
@@ -39,6 +42,7 @@ impl StepStatus {
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Passed => "passed",
+            Self::Unchecked => "unchecked",
             Self::Failed => "failed",
             Self::Errored => "errored",
             Self::NotRun => "not-run",
@@ -113,6 +117,7 @@ pub fn run(
         let step_options = TestOptions {
             fixture: step.file.clone(),
             output_dir: Some(output_dir.join(&relative)),
+            case_lines: super::CaseLines::Keep,
             ..options.clone()
         };
         let result = step
@@ -120,10 +125,25 @@ pub fn run(
             .map_err(EvalError::from)
             .and_then(|suite| run_suite(registry, &step_options, suite, true));
         match result {
+            Ok(outcome) if outcome.interrupted.is_some() => {
+                report.status = StepStatus::Errored;
+                report.error = Some(format!(
+                    "interrupted ({}) after {} of {} cases",
+                    outcome.interrupted.unwrap_or("signal"),
+                    outcome.finished,
+                    outcome.total
+                ));
+                report.output_dir = Some(relative);
+                report.tally = Some(outcome.tally);
+                stopped = true;
+            }
             Ok(outcome) => {
                 report.output = step_output(&outcome.outputs);
                 report.status = if outcome.recommendation() == "accept-now" {
                     StepStatus::Passed
+                } else if outcome.tally.checked_recommendation() == "accept-now" {
+                    // Held back only by cases with nothing to check.
+                    StepStatus::Unchecked
                 } else {
                     stopped = true;
                     StepStatus::Failed
@@ -144,10 +164,15 @@ pub fn run(
         }
         reports.push(report);
     }
-    let recommendation = if reports.iter().all(|r| r.status == StepStatus::Passed) {
+    let ran_clean = reports
+        .iter()
+        .all(|r| matches!(r.status, StepStatus::Passed | StepStatus::Unchecked));
+    let recommendation = if !ran_clean {
+        "reject"
+    } else if reports.iter().any(|r| r.status == StepStatus::Passed) {
         "accept-now"
     } else {
-        "reject"
+        "defer" // nothing in the whole run was checked
     };
     let summary_path = output_dir.join("eval-summary.json");
     records::write_json(&summary_path, &summary(fixture, &reports, recommendation))?;

@@ -17,6 +17,7 @@ pub fn status_name(status: CaseStatus) -> &'static str {
         CaseStatus::Errored => "errored",
         CaseStatus::Blocked => "blocked",
         CaseStatus::Degraded => "degraded",
+        CaseStatus::Unchecked => "unchecked",
     }
 }
 
@@ -38,7 +39,13 @@ fn severity(recommendation: Recommendation) -> u8 {
 
 /// Count keys only the host sets.
 const RESERVED: &[&str] = &[
-    "total", "passed", "failed", "errored", "blocked", "degraded",
+    "total",
+    "passed",
+    "failed",
+    "errored",
+    "blocked",
+    "degraded",
+    "unchecked",
 ];
 
 /// One case as the terminal shows it.
@@ -54,7 +61,11 @@ pub struct CaseLine {
 pub struct Tally {
     counts: Map<String, Value>,
     recommendation: Recommendation,
+    /// What the checked cases ask for (every case but the `unchecked` ones).
+    checked: Recommendation,
+    /// Each case's line, when kept (not for runs that print them as they go).
     cases: Vec<CaseLine>,
+    keep_lines: bool,
 }
 
 impl Tally {
@@ -68,7 +79,29 @@ impl Tally {
         Self {
             counts,
             recommendation: Recommendation::AcceptNow,
+            checked: Recommendation::AcceptNow,
             cases: Vec::new(),
+            keep_lines: true,
+        }
+    }
+
+    /// Counts only: no per-case line is kept, so memory does not grow with
+    /// the suite.
+    pub fn without_lines(declared: &[String]) -> Self {
+        Self {
+            keep_lines: false,
+            ..Self::new(declared)
+        }
+    }
+
+    /// Raises the recommendation to at least `floor` (an interrupted run is
+    /// never `accept-now`).
+    pub fn at_least(&mut self, floor: Recommendation) {
+        if severity(floor) > severity(self.recommendation) {
+            self.recommendation = floor;
+        }
+        if severity(floor) > severity(self.checked) {
+            self.checked = floor;
         }
     }
 
@@ -86,11 +119,18 @@ impl Tally {
         if severity(verdict.recommendation) > severity(self.recommendation) {
             self.recommendation = verdict.recommendation;
         }
-        self.cases.push(CaseLine {
-            case_id: verdict.case_id.clone(),
-            status: verdict.status,
-            summary: verdict.summary.clone(),
-        });
+        if verdict.status != CaseStatus::Unchecked
+            && severity(verdict.recommendation) > severity(self.checked)
+        {
+            self.checked = verdict.recommendation;
+        }
+        if self.keep_lines {
+            self.cases.push(CaseLine {
+                case_id: verdict.case_id.clone(),
+                status: verdict.status,
+                summary: verdict.summary.clone(),
+            });
+        }
     }
 
     /// A key that was not declared is still counted (nothing is hidden).
@@ -101,6 +141,14 @@ impl Tally {
 
     pub fn recommendation(&self) -> &'static str {
         recommendation_name(self.recommendation)
+    }
+
+    /// The recommendation of the checked cases alone (`unchecked` ones left
+    /// out): `accept-now` here while [`Tally::recommendation`] is `defer`
+    /// means only cases with nothing to check held the suite back (e.g. a
+    /// step that just produces output for later steps).
+    pub fn checked_recommendation(&self) -> &'static str {
+        recommendation_name(self.checked)
     }
 
     pub fn counts(&self) -> &Map<String, Value> {
@@ -153,6 +201,26 @@ mod tests {
             &["unstable"],
         ));
         assert_eq!(tally.recommendation(), "reject");
+    }
+
+    #[test]
+    fn an_unchecked_case_is_counted_and_keeps_the_suite_from_accept_now() {
+        let mut tally = Tally::new(&["passed".into(), "failed".into()]);
+        tally.add(&verdict(CaseStatus::Passed, Recommendation::AcceptNow, &[]));
+        tally.add(&verdict(
+            CaseStatus::Unchecked,
+            Recommendation::Defer,
+            &["unchecked", "passed"],
+        ));
+        assert_eq!(tally.recommendation(), "defer");
+        assert_eq!(tally.checked_recommendation(), "accept-now");
+        let counts = tally.counts();
+        assert_eq!(counts["unchecked"], 1, "{counts:?}");
+        // A tag cannot pose as a status: `passed` counts the passed case only.
+        assert_eq!(counts["passed"], 1, "{counts:?}");
+        assert_eq!(status_name(CaseStatus::Unchecked), "unchecked");
+        tally.add(&verdict(CaseStatus::Blocked, Recommendation::Defer, &[]));
+        assert_eq!(tally.checked_recommendation(), "defer");
     }
 
     #[test]

@@ -23,21 +23,49 @@ pub fn apply(verdict: &mut Verdict, outcomes: &[Outcome]) {
     if outcomes.is_empty() {
         return;
     }
+    let required = |o: &&Outcome| o.required;
+    let errored: Vec<&Outcome> = outcomes
+        .iter()
+        .filter(required)
+        .filter(|o| o.errored)
+        .collect();
     let failed: Vec<&Outcome> = outcomes
         .iter()
-        .filter(|o| o.required && !o.passed)
+        .filter(required)
+        .filter(|o| !o.passed && !o.errored)
         .collect();
-    if !failed.is_empty() && verdict.status == CaseStatus::Passed {
-        verdict.status = CaseStatus::Failed;
-        verdict.recommendation = Recommendation::Reject;
-        let why: Vec<String> = failed
-            .iter()
+    let why = |list: &[&Outcome], verb: &str| -> Vec<String> {
+        list.iter()
             .map(|o| match &o.detail {
-                Some(detail) => format!("assertion `{}` failed: {detail}", o.name),
-                None => format!("assertion `{}` failed", o.name),
+                Some(detail) => format!("assertion `{}` {verb}: {detail}", o.name),
+                None => format!("assertion `{}` {verb}", o.name),
             })
-            .collect();
-        verdict.summary = why.join("; ");
+            .collect()
+    };
+    // A case its preset had nothing to check is checked by its assertions.
+    if verdict.status == CaseStatus::Unchecked {
+        verdict.status = CaseStatus::Passed;
+        if verdict.recommendation == Recommendation::Defer {
+            verdict.recommendation = Recommendation::AcceptNow;
+        }
+        let passed = outcomes.iter().filter(|o| o.passed).count();
+        verdict.summary = format!(
+            "checked by its assertions: {passed} of {} passed",
+            outcomes.len()
+        );
+    }
+    // A definite failure (the preset's or an assertion's) stands; a check
+    // that could not be carried out leaves a passing case unjudged.
+    if verdict.status == CaseStatus::Passed {
+        if !failed.is_empty() {
+            verdict.status = CaseStatus::Failed;
+            verdict.recommendation = Recommendation::Reject;
+            verdict.summary = why(&failed, "failed").join("; ");
+        } else if !errored.is_empty() {
+            verdict.status = CaseStatus::Errored;
+            verdict.recommendation = Recommendation::Reject;
+            verdict.summary = why(&errored, "could not be checked").join("; ");
+        }
     }
     let total_weight: f64 = outcomes.iter().map(|o| o.weight).sum();
     let weighted: f64 = outcomes
@@ -70,6 +98,8 @@ fn json_text<T: serde::Serialize + ?Sized>(value: &T) -> String {
 #[derive(serde::Serialize)]
 struct Entry<'a> {
     name: &'a str,
+    /// `passed`, `failed` or `errored`.
+    status: &'static str,
     passed: bool,
     score: Option<f64>,
     required: bool,
@@ -82,6 +112,7 @@ impl<'a> From<&'a Outcome> for Entry<'a> {
     fn from(o: &'a Outcome) -> Self {
         Self {
             name: &o.name,
+            status: o.status(),
             passed: o.passed,
             score: o.score,
             required: o.required,
@@ -172,6 +203,7 @@ mod tests {
         Outcome {
             name: name.into(),
             passed,
+            errored: false,
             score: Some(if passed { 1.0 } else { 0.0 }),
             detail: (!passed).then(|| "why \"quoted\"".to_string()),
             required,
@@ -208,6 +240,68 @@ mod tests {
         assert_eq!(body["status"], "failed");
         assert_eq!(body["summary"], "assertion `a` failed: why \"quoted\"");
         assert_eq!(body["assertions"][0]["passed"], false);
+    }
+
+    #[test]
+    fn an_errored_required_assertion_makes_a_passing_case_errored() {
+        let broken = Outcome {
+            errored: true,
+            passed: false,
+            score: None,
+            detail: Some("plugin `equals` trapped".into()),
+            ..outcome("equals", false, true)
+        };
+        let mut v = verdict(r#"{"caseId":"c","status":"passed","summary":"ok"}"#);
+        apply(&mut v, &[outcome("a", true, true), broken.clone()]);
+        let body: Value = serde_json::from_str(&v.body).unwrap();
+        assert_eq!(v.status, CaseStatus::Errored);
+        assert_eq!(body["status"], "errored");
+        assert_eq!(body["assertions"][1]["status"], "errored");
+        assert_eq!(
+            body["summary"],
+            "assertion `equals` could not be checked: plugin `equals` trapped"
+        );
+        // A definite failure stands over an errored check.
+        let mut v = verdict(r#"{"caseId":"c","status":"passed"}"#);
+        apply(&mut v, &[outcome("a", false, true), broken.clone()]);
+        assert_eq!(v.status, CaseStatus::Failed);
+        // An optional errored check is listed but does not change the case.
+        let mut v = verdict(r#"{"caseId":"c","status":"passed"}"#);
+        apply(
+            &mut v,
+            &[Outcome {
+                required: false,
+                ..broken
+            }],
+        );
+        assert_eq!(v.status, CaseStatus::Passed);
+    }
+
+    #[test]
+    fn assertions_check_a_case_its_preset_left_unchecked() {
+        let unchecked = || Verdict {
+            status: CaseStatus::Unchecked,
+            recommendation: Recommendation::Defer,
+            ..verdict(r#"{"caseId":"c","status":"unchecked"}"#)
+        };
+        let mut v = unchecked();
+        apply(&mut v, &[outcome("a", true, true)]);
+        assert_eq!(
+            (v.status, v.recommendation),
+            (CaseStatus::Passed, Recommendation::AcceptNow)
+        );
+        let body: Value = serde_json::from_str(&v.body).unwrap();
+        assert_eq!(body["status"], "passed");
+        let mut v = unchecked();
+        apply(&mut v, &[outcome("a", false, true)]);
+        assert_eq!(v.status, CaseStatus::Failed);
+        let mut v = unchecked();
+        apply(&mut v, &[]);
+        assert_eq!(
+            v.status,
+            CaseStatus::Unchecked,
+            "no assertion, still unchecked"
+        );
     }
 
     #[test]

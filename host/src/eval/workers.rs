@@ -17,40 +17,63 @@ pub fn batches(len: usize, size: usize) -> Vec<Range<usize>> {
         .collect()
 }
 
-/// Lets a batch notice that the run is stopping (after another batch's
-/// error), so it can return early instead of finishing work that will be
-/// thrown away.
-pub struct Stop<'a>(&'a AtomicBool);
+/// Lets a batch notice that the run is stopping: after another batch's
+/// error (its work will be thrown away) or because the user interrupted
+/// the run (its finished cases are kept).
+pub struct Stop<'a> {
+    failed: &'a AtomicBool,
+    interrupted: &'a (dyn Fn() -> bool + Sync),
+}
 
 impl Stop<'_> {
-    pub fn requested(&self) -> bool {
-        self.0.load(Ordering::SeqCst)
+    /// Another batch failed: stop, nothing of this batch will be kept.
+    pub fn failed(&self) -> bool {
+        self.failed.load(Ordering::SeqCst)
+    }
+
+    /// The run was interrupted: finish the case in hand and return what is
+    /// done.
+    pub fn interrupted(&self) -> bool {
+        (self.interrupted)()
     }
 }
 
-/// Runs `work` over every batch on up to `jobs` threads and hands each result
-/// to `sink` on the calling thread, in batch order.
+/// A [`Stop`] that never fires (for callers that run one batch by hand).
+pub fn never() -> &'static (dyn Fn() -> bool + Sync) {
+    &|| false
+}
+
+/// Runs `work` over every batch `source` yields, on up to `jobs` threads,
+/// and hands each result to `sink` on the calling thread, in the order the
+/// batches were taken from `source`.
 ///
-/// Each thread builds its state once with `state`. The first error (from a
-/// state, a batch or the sink) stops the run: workers take no new batch,
-/// running batches can check [`Stop`], and that first error is returned.
-/// Results already delivered stay delivered. Workers stay within a window
-/// of batches ahead of the writer, so a slow batch never makes the others
-/// pile up in memory.
-pub fn run_ordered<S, T, E>(
-    batches: &[Range<usize>],
+/// Batches are pulled lazily, so a source can stream a suite of any size.
+/// Each thread builds its state once with `state`. The first error (from
+/// the source, a state, a batch or the sink) stops the run: workers take no
+/// new batch, running batches can check [`Stop::failed`], and that first
+/// error is returned. Results already delivered stay delivered. When
+/// `interrupted()` turns true, workers take no new batch, and every batch
+/// already taken is still worked (it can return early with what it
+/// finished) and delivered, so nothing that finished is lost. Workers stay
+/// within a window of batches ahead of the writer, so a slow batch never
+/// makes the others pile up in memory.
+pub fn run_ordered<B, S, T, E>(
+    source: impl Iterator<Item = Result<B, E>> + Send,
     jobs: usize,
+    interrupted: &(dyn Fn() -> bool + Sync),
     state: impl Fn() -> Result<S, E> + Sync,
-    work: impl Fn(&mut S, Range<usize>, &Stop<'_>) -> Result<T, E> + Sync,
-    mut sink: impl FnMut(Range<usize>, T) -> Result<(), E>,
+    work: impl Fn(&mut S, B, &Stop<'_>) -> Result<T, E> + Sync,
+    mut sink: impl FnMut(T) -> Result<(), E>,
 ) -> Result<(), E>
 where
+    B: Send,
     T: Send,
     E: Send,
 {
-    let jobs = jobs.clamp(1, batches.len().max(1));
+    let upper = source.size_hint().1.unwrap_or(usize::MAX);
+    let jobs = jobs.clamp(1, upper.max(1));
     let window = jobs * 4;
-    let next = AtomicUsize::new(0);
+    let source = Mutex::new((0usize, source));
     let delivered = AtomicUsize::new(0);
     let stop = AtomicBool::new(false);
     let failure: Mutex<Option<E>> = Mutex::new(None);
@@ -66,25 +89,40 @@ where
     std::thread::scope(|scope| {
         for _ in 0..jobs {
             let send = send.clone();
-            let (next, delivered, stop, state, work, fail) =
-                (&next, &delivered, &stop, &state, &work, &fail);
+            let (source, delivered, stop, state, work, fail) =
+                (&source, &delivered, &stop, &state, &work, &fail);
             scope.spawn(move || {
                 let mut own = match state() {
                     Ok(own) => own,
                     Err(error) => return fail(error),
                 };
-                while !stop.load(Ordering::SeqCst) {
-                    let index = next.fetch_add(1, Ordering::SeqCst);
-                    let Some(range) = batches.get(index) else {
-                        break;
+                let halt = Stop {
+                    failed: stop,
+                    interrupted,
+                };
+                while !stop.load(Ordering::SeqCst) && !interrupted() {
+                    let (index, batch) = {
+                        let mut source = source.lock().unwrap_or_else(|p| p.into_inner());
+                        let (next, batches) = &mut *source;
+                        match batches.next() {
+                            None => break,
+                            Some(Err(error)) => return fail(error),
+                            Some(Ok(batch)) => {
+                                *next += 1;
+                                (*next - 1, batch)
+                            }
+                        }
                     };
                     while index >= delivered.load(Ordering::SeqCst) + window {
                         if stop.load(Ordering::SeqCst) {
                             return;
                         }
+                        if interrupted() {
+                            break; // the batch is taken: work it (briefly) and deliver it
+                        }
                         std::thread::sleep(std::time::Duration::from_millis(1));
                     }
-                    match work(&mut own, range.clone(), &Stop(stop)) {
+                    match work(&mut own, batch, &halt) {
                         Ok(value) => {
                             if send.send((index, value)).is_err() {
                                 break;
@@ -104,7 +142,7 @@ where
             }
             pending.insert(index, value);
             while let Some(value) = pending.remove(&expected) {
-                if let Err(error) = sink(batches[expected].clone(), value) {
+                if let Err(error) = sink(value) {
                     fail(error);
                     break;
                 }
@@ -117,6 +155,12 @@ where
         Some(error) => Err(error),
         None => Ok(()),
     }
+}
+
+/// The batches of `0..len` (at most `size` items each) as a source for
+/// [`run_ordered`].
+pub fn ranges<E>(len: usize, size: usize) -> impl Iterator<Item = Result<Range<usize>, E>> + Send {
+    batches(len, size).into_iter().map(Ok)
 }
 
 #[cfg(test)]
@@ -132,11 +176,11 @@ mod tests {
 
     #[test]
     fn results_arrive_in_batch_order() {
-        let ranges = batches(1000, 7);
         let mut seen = Vec::new();
-        run_ordered::<(), _, String>(
-            &ranges,
+        run_ordered::<_, (), _, String>(
+            ranges(1000, 7),
             4,
+            never(),
             || Ok(()),
             |_, range, _| {
                 // Later batches finish first half of the time.
@@ -145,7 +189,7 @@ mod tests {
                 }
                 Ok(range.clone().collect::<Vec<_>>())
             },
-            |_, items| {
+            |items| {
                 seen.extend(items);
                 Ok(())
             },
@@ -156,11 +200,11 @@ mod tests {
 
     #[test]
     fn an_error_stops_the_run_and_is_returned() {
-        let ranges = batches(100, 1);
         let mut delivered = 0;
-        let result = run_ordered::<(), _, String>(
-            &ranges,
+        let result = run_ordered::<_, (), _, String>(
+            ranges(100, 1),
             2,
+            never(),
             || Ok(()),
             |_, range, _| {
                 if range.start == 10 {
@@ -169,7 +213,7 @@ mod tests {
                     Ok(())
                 }
             },
-            |_, ()| {
+            |()| {
                 delivered += 1;
                 Ok(())
             },
@@ -183,14 +227,48 @@ mod tests {
 
     #[test]
     fn a_state_error_is_returned() {
-        let ranges = batches(4, 1);
-        let result = run_ordered::<(), (), String>(
-            &ranges,
+        let result = run_ordered::<_, (), (), String>(
+            ranges(4, 1),
             2,
+            never(),
             || Err("no store".to_string()),
             |_, _, _| Ok(()),
-            |_, ()| Ok(()),
+            |()| Ok(()),
         );
         assert_eq!(result, Err("no store".to_string()));
+    }
+
+    #[test]
+    fn an_interruption_delivers_every_batch_taken_and_no_other() {
+        // Batch 3 interrupts the run while batches after it may be taken.
+        let flag = AtomicBool::new(false);
+        let interrupted = || flag.load(Ordering::SeqCst);
+        let mut seen: Vec<(usize, bool)> = Vec::new();
+        run_ordered::<_, (), _, String>(
+            ranges(1000, 10),
+            2,
+            &interrupted,
+            || Ok(()),
+            |_, range, stop| {
+                if range.start == 30 {
+                    flag.store(true, Ordering::SeqCst);
+                }
+                Ok((range.start, stop.interrupted()))
+            },
+            |item| {
+                seen.push(item);
+                Ok(())
+            },
+        )
+        .unwrap();
+        let starts: Vec<usize> = seen.iter().map(|(s, _)| *s).collect();
+        let expected: Vec<usize> = (0..starts.len()).map(|i| i * 10).collect();
+        assert_eq!(starts, expected, "delivered in order without gaps");
+        assert!(starts.contains(&30), "the interrupting batch is delivered");
+        assert!(
+            starts.len() < 100,
+            "the run stopped early: {}",
+            starts.len()
+        );
     }
 }

@@ -6,7 +6,8 @@
 //! - [`runtime`]: loading components, world/version detection, stores;
 //! - [`limits`]: per-store limits and store state (WASI without authority);
 //! - [`imports`]: host imports (`log`, `model`, `http`, `process`) behind grants;
-//! - [`scorer`]: scorer sessions (prepare once, score many, negation);
+//! - [`scorer`]: scorer configurations and sessions (prepare once, score many, negation);
+//! - [`scorer_instance`]: one instance of a scorer plugin serving many configurations;
 //! - [`oneshot`]: single provider calls, and guest errors to typed errors;
 //! - `live`: one live instance serving many calls (preset and provider sessions);
 //! - [`preset`]: preset sessions (one store serving a run's batches);
@@ -31,6 +32,7 @@ pub mod provider;
 pub mod registry;
 pub mod runtime;
 pub mod scorer;
+pub mod scorer_instance;
 
 pub use bindings::types::{CaseView, Observation, Score};
 pub use cache::CacheStatus;
@@ -39,7 +41,8 @@ pub use imports::{Grants, ModelBackend};
 pub use limits::Limits;
 pub use registry::{Registry, reference_in};
 pub use runtime::{Plugin, PluginSource, Runtime, RuntimeConfig};
-pub use scorer::{ScoreInput, ScorerSession};
+pub use scorer::{GraderSpec, ScoreInput, ScorerSession};
+pub use scorer_instance::ScorerInstance;
 
 /// The WIT package every plugin is built against.
 pub const WIT_PACKAGE: &str = "cautilus:plugin";

@@ -89,21 +89,31 @@ impl Registry {
         })
     }
 
-    /// The built-in preset whose observed packet has `schema`, and the known schemas.
+    /// The built-in preset whose observed packet has `schema`, and every
+    /// built-in preset's observed schema with the pair that reads it
+    /// (`cautilus.app_chat_evaluation_inputs.v1 (app/chat)`), for messages.
+    ///
+    /// A schema id selects one preset: each built-in preset reads its own
+    /// observed schema only. `eval evaluate` also checks that a packet which
+    /// declares its `surface`/`preset` names the same preset.
     pub fn preset_for_observed(
         &self,
         schema: &str,
     ) -> Result<(Option<Arc<Plugin>>, Vec<String>), PluginError> {
+        let mut found = None;
         let mut known = Vec::new();
         for plugin in self.builtins()? {
             if let Description::Preset(info) = &plugin.description {
-                if info.observed_schema == schema {
-                    return Ok((Some(plugin.clone()), known));
+                if found.is_none() && info.observed_schema == schema {
+                    found = Some(plugin.clone());
                 }
-                known.push(info.observed_schema.clone());
+                known.push(format!(
+                    "{} ({}/{})",
+                    info.observed_schema, info.surface, info.preset
+                ));
             }
         }
-        Ok((None, known))
+        Ok((found, known))
     }
 
     /// A provider: a built-in id (`fixture`) or a `.wasm` path.

@@ -1,11 +1,13 @@
-//! Scorer sessions: a scorer bound to one config, scoring many inputs.
+//! Scorer configurations ([`GraderSpec`]) and sessions: a scorer bound to
+//! one config, scoring many inputs.
 //!
-//! A session owns at most one live store. The config is validated once
-//! (`prepare`) when the session is created, so a bad config is reported
-//! before anything is scored. A call that traps or hits a limit discards the
-//! store; the next call instantiates a fresh one and prepares again, so one
-//! bad input never poisons the inputs after it. Stores never cross sessions,
-//! so nothing leaks between plugins, configs or runs.
+//! The config is validated once (`prepare`) when the session is created, so
+//! a bad config is reported before anything is scored. A call that traps or
+//! hits a limit discards the store; the next call instantiates a fresh one
+//! and prepares again, so one bad input never poisons the inputs after it.
+//! Runs that score many configurations share one
+//! [`ScorerInstance`](super::scorer_instance::ScorerInstance) per plugin
+//! instead of a session each.
 //!
 //! Negation (`negate: true` in the config) is applied here, by the host, so
 //! every scorer supports it the same way, including third-party ones.
@@ -13,16 +15,14 @@
 use std::sync::Arc;
 
 use serde_json::Value;
-use wasmtime::Store;
-use wasmtime::component::ResourceAny;
 
-use super::bindings::scorer::Scorer;
 use super::bindings::scorer::exports::cautilus::plugin::scorer_api;
 use super::bindings::types::{CaseView, Observation, PluginError as GuestError, Score};
 use super::error::PluginError;
 use super::imports::Grants;
-use super::limits::{Limits, StoreState};
-use super::runtime::{Plugin, PluginPre, arm, classify, new_store};
+use super::limits::Limits;
+use super::runtime::Plugin;
+use super::scorer_instance::ScorerInstance;
 use super::{Description, PluginKind};
 
 pub use scorer_api::ScoreInput;
@@ -68,35 +68,25 @@ impl Observation {
 /// Keys of a scorer config that the host consumes itself.
 const HOST_KEYS: &[&str] = &["negate"];
 
-/// A scorer bound to one configuration.
-pub struct ScorerSession {
-    plugin: Arc<Plugin>,
-    scorer: String,
-    config: String,
-    negate: bool,
-    limits: Limits,
-    grants: Arc<Grants>,
-    live: Option<Live>,
+/// One configuration of one scorer of a plugin: what a `grader` is
+/// prepared from. Checked against the plugin's `describe` when built; the
+/// config itself is checked by the plugin's `prepare`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct GraderSpec {
+    /// The scorer id within the plugin.
+    pub scorer: String,
+    /// The config as JSON text, without the host's keys.
+    pub config: String,
+    /// Invert the outcome (`negate: true`), done by the host.
+    pub negate: bool,
 }
 
-struct Live {
-    store: Store<StoreState>,
-    bindings: Scorer,
-    grader: ResourceAny,
-}
-
-impl ScorerSession {
-    /// Binds `scorer` of `plugin` to `config` (a JSON object, or null for none).
+impl GraderSpec {
+    /// Binds `scorer` of `plugin` to `config` (a JSON object, or null).
     ///
-    /// Fails with a definition error when the plugin is not a scorer, has no
-    /// such scorer, or rejects the config.
-    pub fn new(
-        plugin: Arc<Plugin>,
-        scorer: &str,
-        config: &Value,
-        limits: Limits,
-        grants: Arc<Grants>,
-    ) -> Result<Self, PluginError> {
+    /// Fails with a definition error when the plugin is not a scorer, has
+    /// no such scorer, or `negate` is not a boolean.
+    pub fn new(plugin: &Plugin, scorer: &str, config: &Value) -> Result<Self, PluginError> {
         let Description::Scorer(pack) = &plugin.description else {
             return Err(PluginError::WrongWorld {
                 plugin: plugin.label.clone(),
@@ -122,145 +112,73 @@ impl ScorerSession {
                 field,
                 message,
             })?;
-        let config = Value::Object(config).to_string();
-        let mut session = Self {
-            plugin,
+        Ok(Self {
             scorer: scorer.to_string(),
-            config,
+            config: Value::Object(config).to_string(),
             negate,
-            limits,
-            grants,
-            live: None,
-        };
-        session.live()?;
-        Ok(session)
+        })
+    }
+
+    pub(crate) fn guest_error(&self, error: GuestError) -> PluginError {
+        super::oneshot::guest_error(&self.scorer, error)
+    }
+
+    /// Checks the output size and applies negation.
+    pub(crate) fn finish(&self, score: Score, limits: &Limits) -> Result<Score, PluginError> {
+        let bytes = score.name.len()
+            + score.label.as_ref().map_or(0, String::len)
+            + score.detail.as_ref().map_or(0, String::len);
+        if bytes > limits.output_bytes {
+            return Err(PluginError::OutputTooLarge {
+                plugin: self.scorer.clone(),
+                bytes,
+                limit: limits.output_bytes,
+            });
+        }
+        Ok(if self.negate { negate(score) } else { score })
+    }
+}
+
+/// A scorer bound to one configuration: a [`ScorerInstance`] serving one
+/// grader. Runs that score many configurations share instances instead.
+pub struct ScorerSession {
+    spec: GraderSpec,
+    instance: ScorerInstance,
+}
+
+impl ScorerSession {
+    /// Binds `scorer` of `plugin` to `config` (a JSON object, or null for
+    /// none) and prepares it, so a bad config is reported now.
+    ///
+    /// Fails with a definition error when the plugin is not a scorer, has no
+    /// such scorer, or rejects the config.
+    pub fn new(
+        plugin: Arc<Plugin>,
+        scorer: &str,
+        config: &Value,
+        limits: Limits,
+        grants: Arc<Grants>,
+    ) -> Result<Self, PluginError> {
+        let spec = GraderSpec::new(&plugin, scorer, config)?;
+        let mut instance = ScorerInstance::new(plugin, limits, grants)?;
+        instance.prepare(&spec)?;
+        Ok(Self { spec, instance })
     }
 
     /// The scorer id this session runs.
     pub fn scorer(&self) -> &str {
-        &self.scorer
+        &self.spec.scorer
     }
 
     /// Scores one input.
     pub fn score(&mut self, input: &ScoreInput) -> Result<Score, PluginError> {
-        let limits = self.limits.clone();
-        let scorer = self.scorer.clone();
-        let live = self.live()?;
-        arm(&mut live.store, &limits);
-        let result = live
-            .bindings
-            .cautilus_plugin_scorer_api()
-            .grader()
-            .call_score(&mut live.store, live.grader, input);
-        let result = result.map_err(|trap| classify(trap, &live.store, &limits, &scorer));
-        let outcome = match result {
-            Ok(Ok(score)) => self.finish(score),
-            Ok(Err(error)) => Err(self.guest_error(error)),
-            Err(error) => Err(error),
-        };
-        if let Err(error) = &outcome
-            && error.poisons_store()
-        {
-            self.live = None;
-        }
-        outcome
+        self.instance.score(&self.spec, input)
     }
 
     /// Scores many inputs in one guest call; falls back to one call per input
     /// after a trap so that one bad input fails alone.
     pub fn score_batch(&mut self, inputs: &[ScoreInput]) -> Vec<Result<Score, PluginError>> {
-        let limits = self.limits.clone();
-        let live = match self.live() {
-            Ok(live) => live,
-            Err(error) => {
-                let message = error.to_string();
-                return inputs
-                    .iter()
-                    .map(|_| Err(PluginError::Host(message.clone())))
-                    .collect();
-            }
-        };
-        arm(&mut live.store, &limits);
-        let result = live
-            .bindings
-            .cautilus_plugin_scorer_api()
-            .grader()
-            .call_score_batch(&mut live.store, live.grader, inputs);
-        match result {
-            Ok(results) if results.len() == inputs.len() => {
-                let scored: Vec<_> = results
-                    .into_iter()
-                    .map(|r| match r {
-                        Ok(score) => self.finish(score),
-                        Err(error) => Err(self.guest_error(error)),
-                    })
-                    .collect();
-                if scored
-                    .iter()
-                    .any(|r| r.as_ref().is_err_and(PluginError::poisons_store))
-                {
-                    self.live = None;
-                }
-                scored
-            }
-            _ => {
-                self.live = None;
-                inputs.iter().map(|input| self.score(input)).collect()
-            }
-        }
-    }
-
-    fn live(&mut self) -> Result<&mut Live, PluginError> {
-        if self.live.is_none() {
-            self.live = Some(self.instantiate()?);
-        }
-        Ok(self.live.as_mut().expect("just set"))
-    }
-
-    fn instantiate(&self) -> Result<Live, PluginError> {
-        let PluginPre::Scorer(pre) = &self.plugin.pre else {
-            unreachable!("checked in ScorerSession::new");
-        };
-        let mut store = new_store(
-            pre.engine(),
-            Arc::from(self.scorer.as_str()),
-            &self.limits,
-            self.grants.clone(),
-            self.plugin.requested(),
-        );
-        arm(&mut store, &self.limits);
-        let bindings = pre
-            .instantiate(&mut store)
-            .map_err(|e| classify(e, &store, &self.limits, &self.scorer))?;
-        let prepared = bindings
-            .cautilus_plugin_scorer_api()
-            .call_prepare(&mut store, &self.scorer, &self.config)
-            .map_err(|e| classify(e, &store, &self.limits, &self.scorer))?;
-        let grader = prepared.map_err(|e| self.guest_error(e))?;
-        Ok(Live {
-            store,
-            bindings,
-            grader,
-        })
-    }
-
-    fn guest_error(&self, error: GuestError) -> PluginError {
-        super::oneshot::guest_error(&self.scorer, error)
-    }
-
-    /// Checks the output size and applies negation.
-    fn finish(&self, score: Score) -> Result<Score, PluginError> {
-        let bytes = score.name.len()
-            + score.label.as_ref().map_or(0, String::len)
-            + score.detail.as_ref().map_or(0, String::len);
-        if bytes > self.limits.output_bytes {
-            return Err(PluginError::OutputTooLarge {
-                plugin: self.scorer.clone(),
-                bytes,
-                limit: self.limits.output_bytes,
-            });
-        }
-        Ok(if self.negate { negate(score) } else { score })
+        self.instance.score_batch(&self.spec, inputs)
     }
 }
 

@@ -37,6 +37,20 @@ pub struct SummaryTrailer {
     pub recommendation: Recommendation,
     /// RFC 3339, UTC.
     pub evaluated_at: String,
+    /// Present when the run was interrupted: the summary holds the cases
+    /// that finished (its recommendation is never `accept-now`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub interrupted: Option<Interrupted>,
+}
+
+/// How far an interrupted run got.
+#[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Interrupted {
+    /// `SIGINT` or `SIGTERM`.
+    pub signal: String,
+    pub finished_cases: u64,
+    pub total_cases: u64,
 }
 
 /// Case counts: `total` plus one key per status (`passed`, `failed`, …) and tag.
@@ -55,7 +69,8 @@ pub enum Recommendation {
     Reject,
 }
 
-/// A case's status after its expectations.
+/// A case's status after its expectations. `unchecked`: observed, but the
+/// case declares nothing to check (not a pass; the suite is not `accept-now`).
 #[derive(Serialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Status {
@@ -64,6 +79,7 @@ pub enum Status {
     Errored,
     Blocked,
     Degraded,
+    Unchecked,
 }
 
 /// The cross-runtime identity of an evaluation: `surface`, `preset`,
@@ -141,10 +157,41 @@ pub struct AppScored {
 
 /// A case's status and why.
 #[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct Verdict {
     pub status: Status,
     /// One line: why this status.
     pub summary: String,
+    /// The fixture's assertions on the case, in order (its own, then the
+    /// suite's), when it has any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub assertions: Option<Vec<AssertionOutcome>>,
+    /// Weighted mean of the assertion scores.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub assertion_score: Option<f64>,
+}
+
+/// One assertion's result on one case.
+#[derive(Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AssertionOutcome {
+    pub name: String,
+    /// `errored`: the check could not be carried out (the case is errored).
+    pub status: AssertionStatus,
+    pub passed: bool,
+    pub score: Option<f64>,
+    pub required: bool,
+    pub weight: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+}
+
+#[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum AssertionStatus {
+    Passed,
+    Failed,
+    Errored,
 }
 
 /// A repo/whole-repo evaluation of the observed packet.
@@ -296,7 +343,8 @@ pub struct StepsSummary {
     pub schema_version: String,
     pub suite_id: String,
     pub suite_display_name: String,
-    /// `accept-now` when every step passed, else `reject`.
+    /// `accept-now` when every step passed or had nothing to check (and one
+    /// passed), `defer` when no step checked anything, else `reject`.
     pub recommendation: String,
     /// Summed over the steps that ran.
     pub evaluation_counts: StepsCounts,
@@ -320,7 +368,8 @@ pub struct StepEntry {
     pub surface: String,
     pub preset: String,
     pub suite_id: String,
-    /// `passed`, `failed`, `errored` or `not-run`.
+    /// `passed`, `unchecked` (nothing in it to check; the run went on),
+    /// `failed`, `errored` or `not-run`.
     pub status: String,
     /// What later steps read as `${steps[i].output…}` (null if not run).
     pub output: Value,

@@ -189,6 +189,10 @@ impl Scorer for RegexMatch {
             .map_err(to_error)
     }
 
+    fn check(config: pattern::RegexConfig) -> Result<(), PluginError> {
+        pattern::RegexScorer::check(config).map_err(to_error)
+    }
+
     fn score(&self, input: &ScoreInput) -> Result<Score, PluginError> {
         run(Self::ID, input, |output, expected| {
             self.0.score(output, expected)

@@ -333,12 +333,20 @@ fn score(e: &Value) -> (CaseStatus, Value, String) {
             detail: format!("first tool call {call:?} is not one of {allowed:?}"),
         });
     }
-    if text(e, "/reasoningSoundness/verdict") == Some("unsound") {
-        outcomes.push(Outcome {
+    // A judge's verdict on the reasoning is a check too (upstream lists it
+    // among the expectation results).
+    match text(e, "/reasoningSoundness/verdict") {
+        Some("unsound") => outcomes.push(Outcome {
             name: "reasoningSoundness",
             passed: false,
             detail: "the reasoning was judged unsound".into(),
-        });
+        }),
+        Some("sound") => outcomes.push(Outcome {
+            name: "reasoningSoundness",
+            passed: true,
+            detail: String::new(),
+        }),
+        _ => {}
     }
     let results: Map<String, Value> = outcomes
         .iter()
@@ -362,19 +370,23 @@ fn score(e: &Value) -> (CaseStatus, Value, String) {
             format!("blocked: {why}"),
         );
     }
-    if failures.is_empty() {
+    if outcomes.is_empty() {
+        // Nothing to check is not a pass: the case was observed, no more.
+        (
+            CaseStatus::Unchecked,
+            Value::Object(results),
+            format!(
+                "observed, but nothing was checked: the evaluation declares no expectations \
+                 ({}, or assertions in the fixture)",
+                EXPECTATIONS.join(", ")
+            ),
+        )
+    } else if failures.is_empty() {
         let checked: Vec<&str> = outcomes.iter().map(|o| o.name).collect();
         (
             CaseStatus::Passed,
             Value::Object(results),
-            format!(
-                "matched {}",
-                if checked.is_empty() {
-                    "(no expectations)".to_string()
-                } else {
-                    checked.join(", ")
-                }
-            ),
+            format!("matched {}", checked.join(", ")),
         )
     } else {
         (

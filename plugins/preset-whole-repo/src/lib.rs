@@ -14,8 +14,9 @@
 //!   `firstToolCallPattern` is a substring of `firstToolCall`;
 //! - `allowedFirstToolCalls`: exact membership of `firstToolCall`.
 //!
-//! A blocked observation is `blocked`; any failed expectation `failed`;
-//! otherwise `passed`. Recommendation: failed → reject, blocked → defer.
+//! A blocked observation is `blocked`; any failed expectation `failed`; an
+//! evaluation with no expectations at all `unchecked`; otherwise `passed`.
+//! Recommendation: failed → reject, blocked or unchecked → defer.
 
 mod check;
 

@@ -9,7 +9,8 @@
 //!   `expected.finalText` (case-sensitive substring) or `expected.snapshot`
 //!   (the golden file's text, read by the host; see [`snapshot`]) for the summary
 //!   (`cautilus.app_{chat,prompt}_evaluation_summary.v1`); a failed or
-//!   errored case makes the recommendation `reject`.
+//!   errored case makes the recommendation `reject`, a case with no
+//!   expectations is `unchecked` and makes it `defer`.
 
 mod cases;
 mod observed;

@@ -1,74 +1,80 @@
 //! `evaluate`: one evaluation's verdict. Enforces the cross-runtime
 //! MUST-be-present fields: a missing or empty one makes that evaluation
-//! `errored`, naming the field — never a crash or a silent pass.
+//! `errored`, naming every such field — never a crash or a silent pass. An
+//! evaluation that declares no expectations is `unchecked` (not a pass).
 
 use cautilus_sdk::excerpt;
 use cautilus_sdk::preset::{CaseStatus, Verdict};
 use serde_json::{Map, Value, json};
 
-use crate::{Shape, non_empty_str, snapshot};
+use crate::{Shape, kind, non_empty_str, snapshot};
 
 pub fn evaluate(shape: Shape, e: Value, at: &str) -> Verdict {
     let mut matched = None;
     let mut snapshot_diff = None;
+    let problems = must_problems(shape, &e);
     let (status, summary) = if let Some(error) = non_empty_str(e.get("error")) {
         (CaseStatus::Errored, format!("the provider failed: {error}"))
-    } else if let Some(field) = missing_field(shape, &e) {
-        (
-            CaseStatus::Errored,
-            format!("{at} is missing required field `{field}` (cross-runtime MUST-be-present set)"),
-        )
-    } else if let Some(want) = e.pointer("/expected/finalText").and_then(Value::as_str) {
-        let got = e
-            .pointer("/observed/finalText")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
-        let found = got.contains(want);
-        matched = Some(found);
-        if found {
-            (CaseStatus::Passed, format!("final text contains {want:?}"))
-        } else {
-            (
-                CaseStatus::Failed,
-                format!(
-                    "final text does not contain {want:?}; got {}",
-                    excerpt(got, 160)
-                ),
-            )
-        }
-    } else if let Some(golden) = e.pointer("/expected/snapshotText").and_then(Value::as_str) {
-        let path = e
-            .pointer("/expected/snapshot")
-            .and_then(Value::as_str)
-            .unwrap_or("snapshot");
-        let got = e
-            .pointer("/observed/finalText")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
-        match snapshot::compare(path, golden, got) {
-            Ok(()) => {
-                matched = Some(true);
-                (
-                    CaseStatus::Passed,
-                    format!("final text matches snapshot {path}"),
-                )
-            }
-            Err(mismatch) => {
-                matched = Some(false);
-                let summary = format!(
-                    "final text differs from snapshot {path} ({}):\n{}",
-                    mismatch.kind,
-                    mismatch.diff.trim_end()
-                );
-                snapshot_diff = Some(mismatch.to_json(golden, got));
-                (CaseStatus::Failed, summary)
-            }
-        }
+    } else if !problems.is_empty() {
+        (CaseStatus::Errored, must_message(shape, at, &problems))
     } else {
-        (
-            CaseStatus::Passed,
-            "observed; the case declares no expectations".to_string(),
-        )
+        match expectation(&e, at) {
+            Expectation::FinalText(want) => {
+                let got = e
+                    .pointer("/observed/finalText")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
+                let found = got.contains(want);
+                matched = Some(found);
+                if found {
+                    (
+                        CaseStatus::Passed,
+                        format!("final text contains {}", excerpt(want, 160)),
+                    )
+                } else {
+                    (
+                        CaseStatus::Failed,
+                        format!(
+                            "final text does not contain {}; got {}",
+                            excerpt(want, 160),
+                            excerpt(got, 160)
+                        ),
+                    )
+                }
+            }
+            Expectation::Snapshot { path, golden } => {
+                let got = e
+                    .pointer("/observed/finalText")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
+                match snapshot::compare(path, golden, got) {
+                    Ok(()) => {
+                        matched = Some(true);
+                        (
+                            CaseStatus::Passed,
+                            format!("final text matches snapshot {path}"),
+                        )
+                    }
+                    Err(mismatch) => {
+                        matched = Some(false);
+                        let summary = format!(
+                            "final text differs from snapshot {path} ({}):\n{}",
+                            mismatch.kind,
+                            mismatch.diff.trim_end()
+                        );
+                        snapshot_diff = Some(mismatch.to_json(golden, got));
+                        (CaseStatus::Failed, summary)
+                    }
+                }
+            }
+            Expectation::Invalid(why) => (CaseStatus::Errored, why),
+            Expectation::Nothing => (
+                CaseStatus::Unchecked,
+                "observed, but nothing was checked: the case declares no expectations \
+                 (add `expected.finalText`, `expected.snapshot` or assertions)"
+                    .to_string(),
+            ),
+        }
     };
     // The summary entry keeps the evaluation's fields (moved, not copied).
     let Value::Object(mut fields) = e else {
@@ -111,43 +117,189 @@ const COPIED: &[&str] = &[
     "metadata",
 ];
 
-/// The first MUST-be-present field that is missing or empty, as a path.
-fn missing_field(shape: Shape, e: &Value) -> Option<String> {
+/// What an evaluation expects of its final text.
+enum Expectation<'a> {
+    /// `expected.finalText`: a case-sensitive substring.
+    FinalText(&'a str),
+    /// `expected.snapshot` with the golden text the host froze into
+    /// `expected.snapshotText`.
+    Snapshot { path: &'a str, golden: &'a str },
+    /// An expectation that cannot be checked (the message names the field).
+    Invalid(String),
+    /// No `expected` at all (or one that declares neither field).
+    Nothing,
+}
+
+fn expectation<'a>(e: &'a Value, at: &str) -> Expectation<'a> {
+    let expected = match e.get("expected") {
+        None | Some(Value::Null) => return Expectation::Nothing,
+        Some(Value::Object(expected)) => expected,
+        Some(other) => {
+            return Expectation::Invalid(format!(
+                "{at}.expected must be an object with `finalText` or `snapshot`, got {}",
+                kind(other)
+            ));
+        }
+    };
+    if let Some(want) = expected.get("finalText") {
+        return match want.as_str() {
+            Some(want) if !want.is_empty() => Expectation::FinalText(want),
+            _ => Expectation::Invalid(format!(
+                "{at}.expected.finalText must be a non-empty string, got {}",
+                if want.as_str().is_some() {
+                    "an empty string"
+                } else {
+                    kind(want)
+                }
+            )),
+        };
+    }
+    match (expected.get("snapshot"), expected.get("snapshotText")) {
+        (_, Some(Value::String(golden))) => Expectation::Snapshot {
+            path: expected
+                .get("snapshot")
+                .and_then(Value::as_str)
+                .unwrap_or("snapshot"),
+            golden,
+        },
+        (Some(_), Some(other)) => Expectation::Invalid(format!(
+            "{at}.expected.snapshotText must be the golden file's text (a string), got {}",
+            kind(other)
+        )),
+        (Some(_), None) => Expectation::Invalid(format!(
+            "{at}.expected.snapshot has no `snapshotText`: the golden file's text must be in \
+             the packet (`cautilus eval test` reads it in), so the snapshot cannot be compared"
+        )),
+        (None, _) => Expectation::Nothing,
+    }
+}
+
+/// Problems shown in one verdict summary; the rest are counted.
+const SHOWN_PROBLEMS: usize = 8;
+
+/// A broken MUST-be-present rule: a field that is missing or empty, or one
+/// that is present with a value the rule does not allow.
+enum MustProblem {
+    Missing(String),
+    Invalid(String, String),
+}
+
+/// Every broken rule of the cross-runtime MUST-be-present set (seed 000:
+/// `provider`, `model`, `harness`, `mode`, `durationMs`, `observed.messages`,
+/// `observed.finalText`; `caseId` identifies the result; app/prompt also
+/// needs `observed.input`), in that order.
+fn must_problems(shape: Shape, e: &Value) -> Vec<MustProblem> {
+    let mut problems = Vec::new();
     for key in ["caseId", "provider", "model", "harness", "mode"] {
-        if non_empty_str(e.get(key)).is_none() {
-            return Some(key.into());
+        match e.get(key) {
+            Some(Value::String(s)) if !s.trim().is_empty() => {}
+            None | Some(Value::Null) | Some(Value::String(_)) => {
+                problems.push(MustProblem::Missing(key.into()))
+            }
+            Some(other) => problems.push(MustProblem::Invalid(
+                key.into(),
+                format!("must be a non-empty string, got {}", kind(other)),
+            )),
         }
     }
-    if e["mode"] != "messaging" {
-        return Some(format!(
-            "mode (must be `messaging` on the app surface, got {})",
-            e["mode"]
+    if let Some(mode) = non_empty_str(e.get("mode"))
+        && mode != "messaging"
+    {
+        problems.push(MustProblem::Invalid(
+            "mode".into(),
+            format!(
+                "must be `messaging` on the app surface, got {}",
+                excerpt(mode, 40)
+            ),
         ));
     }
-    if !e
-        .get("durationMs")
-        .and_then(Value::as_f64)
-        .is_some_and(|d| d >= 0.0)
-    {
-        return Some("durationMs".into());
+    match e.get("durationMs") {
+        None | Some(Value::Null) => problems.push(MustProblem::Missing("durationMs".into())),
+        Some(value) if value.as_f64().is_some_and(|d| d >= 0.0) => {}
+        Some(value) => problems.push(MustProblem::Invalid(
+            "durationMs".into(),
+            format!(
+                "must be a non-negative number of milliseconds, got {}",
+                match value {
+                    Value::Number(n) => n.to_string(),
+                    other => kind(other).to_string(),
+                }
+            ),
+        )),
     }
-    match e.pointer("/observed/messages").and_then(Value::as_array) {
-        Some(list) if !list.is_empty() => {
+    match e.pointer("/observed/messages") {
+        Some(Value::Array(list)) if !list.is_empty() => {
             for (j, m) in list.iter().enumerate() {
                 for key in ["role", "content"] {
                     if non_empty_str(m.get(key)).is_none() {
-                        return Some(format!("observed.messages[{j}].{key}"));
+                        problems.push(MustProblem::Missing(format!(
+                            "observed.messages[{j}].{key}"
+                        )));
                     }
+                }
+                if problems.len() > SHOWN_PROBLEMS {
+                    break;
                 }
             }
         }
-        _ => return Some("observed.messages".into()),
+        None | Some(Value::Null) | Some(Value::Array(_)) => {
+            problems.push(MustProblem::Missing("observed.messages".into()))
+        }
+        Some(other) => problems.push(MustProblem::Invalid(
+            "observed.messages".into(),
+            format!("must be a list of messages, got {}", kind(other)),
+        )),
     }
     if non_empty_str(e.pointer("/observed/finalText")).is_none() {
-        return Some("observed.finalText".into());
+        problems.push(MustProblem::Missing("observed.finalText".into()));
     }
     if shape == Shape::Prompt && non_empty_str(e.pointer("/observed/input")).is_none() {
-        return Some("observed.input".into());
+        problems.push(MustProblem::Missing("observed.input".into()));
     }
-    None
+    problems
+}
+
+/// One line naming every broken rule, e.g. ``evaluations[0] is missing
+/// required fields `provider`, `model` (…)``.
+fn must_message(shape: Shape, at: &str, problems: &[MustProblem]) -> String {
+    let shown = &problems[..problems.len().min(SHOWN_PROBLEMS)];
+    let missing: Vec<String> = shown
+        .iter()
+        .filter_map(|p| match p {
+            MustProblem::Missing(field) => Some(format!("`{field}`")),
+            MustProblem::Invalid(..) => None,
+        })
+        .collect();
+    let mut parts = Vec::new();
+    match missing.as_slice() {
+        [] => {}
+        [one] => parts.push(format!("{at} is missing required field {one}")),
+        many => parts.push(format!(
+            "{at} is missing required fields {}",
+            many.join(", ")
+        )),
+    }
+    for problem in shown {
+        if let MustProblem::Invalid(field, why) = problem {
+            parts.push(format!("{at}.{field} {why}"));
+        }
+    }
+    let mut message = parts.join("; ");
+    if problems.len() > shown.len() {
+        message.push_str(&format!(
+            " (and at least {} more)",
+            problems.len() - shown.len()
+        ));
+    }
+    let input = if shape == Shape::Prompt {
+        ", observed.input"
+    } else {
+        ""
+    };
+    message.push_str(&format!(
+        " (cross-runtime MUST-be-present set of every app result: caseId, provider, model, \
+         harness, mode=messaging, durationMs, observed.messages, observed.finalText{input}; \
+         the runner that wrote the packet must record them)"
+    ));
+    message
 }

@@ -26,20 +26,30 @@ pub struct RegexScorer {
 
 impl RegexScorer {
     pub fn new(config: RegexConfig) -> Result<Self, ConfigError> {
-        let flags = config.flags.unwrap_or_default();
-        for flag in flags.chars() {
-            if !"imsxUg".contains(flag) {
-                return Err(ConfigError::new(
-                    "flags",
-                    format!("unknown regex flag `{flag}`; use any of i, m, s, x, U"),
-                ));
-            }
-        }
+        let flags = check_flags(config.flags)?;
         let compiled = match &config.value {
             Some(pattern) => Some(compile(&as_text(pattern), &flags, "value")?),
             None => None,
         };
         Ok(Self { compiled, flags })
+    }
+
+    /// Checks a config as [`RegexScorer::new`] would, by parsing the
+    /// pattern without compiling it (several times cheaper).
+    pub fn check(config: RegexConfig) -> Result<(), ConfigError> {
+        let flags = check_flags(config.flags)?;
+        if let Some(pattern) = &config.value {
+            regex_syntax::ParserBuilder::new()
+                .case_insensitive(flags.contains('i'))
+                .multi_line(flags.contains('m'))
+                .dot_matches_new_line(flags.contains('s'))
+                .ignore_whitespace(flags.contains('x'))
+                .swap_greed(flags.contains('U'))
+                .build()
+                .parse(&as_text(pattern))
+                .map_err(|e| ConfigError::new("value", format!("invalid regex: {e}")))?;
+        }
+        Ok(())
     }
 
     pub fn score(&self, output: &str, expected: Option<&Value>) -> Result<Verdict, ConfigError> {
@@ -64,6 +74,19 @@ impl RegexScorer {
             )
         }))
     }
+}
+
+fn check_flags(flags: Option<String>) -> Result<String, ConfigError> {
+    let flags = flags.unwrap_or_default();
+    for flag in flags.chars() {
+        if !"imsxUg".contains(flag) {
+            return Err(ConfigError::new(
+                "flags",
+                format!("unknown regex flag `{flag}`; use any of i, m, s, x, U"),
+            ));
+        }
+    }
+    Ok(flags)
 }
 
 fn compile(pattern: &str, flags: &str, path: &str) -> Result<Regex, ConfigError> {
@@ -92,6 +115,25 @@ mod tests {
         assert_eq!(s.score("x\nHELLO\ny", None).unwrap().passed, Some(true));
         let s = scorer(json!({"value": "^hello$"})).unwrap();
         assert_eq!(s.score("x\nHELLO\ny", None).unwrap().passed, Some(false));
+    }
+
+    #[test]
+    fn check_accepts_and_refuses_what_new_does() {
+        for config in [
+            json!({"value": "^hello$", "flags": "im"}),
+            json!({"value": "(unclosed"}),
+            json!({"value": "a", "flags": "q"}),
+            json!({"value": "\\p{Greek}+"}),
+            json!({"value": "(?x) a # comment", "flags": "x"}),
+            json!({}),
+        ] {
+            let parsed = || serde_json::from_value::<RegexConfig>(config.clone()).unwrap();
+            assert_eq!(
+                RegexScorer::check(parsed()).map_err(|e| e.path),
+                RegexScorer::new(parsed()).map(drop).map_err(|e| e.path),
+                "{config}"
+            );
+        }
     }
 
     #[test]

@@ -1,0 +1,133 @@
+//! One batch of a suite's cases made ready for the preset: each case's
+//! origin taken off, its golden file read, its own assertions resolved and
+//! removed, and its JSON text written. Both passes of `eval test` (checking
+//! every case, then running them) prepare batches the same way, so a suite
+//! is never held whole: a batch at a time is.
+
+use std::ops::Range;
+use std::path::Path;
+
+use serde_json::Value;
+
+use super::assertions::{Assertions, BatchPlan, ScorerPool, Source};
+use super::origins::{self, CaseOrigin};
+use super::snapshots::{self, Snapshot};
+use crate::plugin::Registry;
+
+/// Cases read from the source, with their indices in the suite (ascending;
+/// consecutive in the checking pass, possibly not when a resumed run skips
+/// finished cases).
+pub struct RawBatch {
+    pub indices: Vec<usize>,
+    pub cases: Vec<Value>,
+}
+
+impl RawBatch {
+    /// Consecutive cases starting at `first`.
+    pub fn consecutive(first: usize, cases: Vec<Value>) -> Self {
+        Self {
+            indices: (first..first + cases.len()).collect(),
+            cases,
+        }
+    }
+
+    pub fn range(&self) -> Range<usize> {
+        match (self.indices.first(), self.indices.last()) {
+            (Some(&first), Some(&last)) => first..last + 1,
+            _ => 0..0,
+        }
+    }
+}
+
+/// A prepared batch.
+pub struct Batch {
+    pub indices: Vec<usize>,
+    pub origins: Vec<CaseOrigin>,
+    pub snapshots: Vec<Option<Snapshot>>,
+    pub assertions: BatchPlan,
+    /// Each case's `metadata` (code graders read it).
+    pub metadata: Vec<Option<Value>>,
+    /// Each case's own `assertions` as written (part of the fingerprint).
+    pub assertion_texts: Vec<Option<String>>,
+    /// Each case as the preset sees it.
+    pub texts: Vec<String>,
+}
+
+/// What preparing needs of the suite.
+pub struct Preparer<'a> {
+    pub registry: &'a Registry,
+    pub fixture: &'a Path,
+    pub assertions: &'a Assertions,
+    /// Golden files exist only on the app surface.
+    pub snapshots: bool,
+    pub update_snapshots: bool,
+}
+
+impl Preparer<'_> {
+    /// Prepares `raw`; with `validate`, every new assertion config is
+    /// prepared once by its scorer. Problems (JSON path naming the case's
+    /// own file when it has one, message) stop the batch.
+    pub fn prepare(
+        &self,
+        raw: RawBatch,
+        validate: Option<&mut ScorerPool>,
+    ) -> Result<Batch, Vec<(String, String)>> {
+        let RawBatch { indices, mut cases } = raw;
+        let origins = origins::take(&mut cases);
+        let located = |problems: Vec<(String, String)>| -> Vec<(String, String)> {
+            problems
+                .into_iter()
+                .map(|(path, message)| (origins::locate(&path, &origins, &indices), message))
+                .collect()
+        };
+        let snapshots = if self.snapshots {
+            snapshots::resolve(
+                self.fixture,
+                &mut cases,
+                &indices,
+                &origins,
+                self.update_snapshots,
+            )
+            .map_err(&located)?
+        } else {
+            vec![None; cases.len()]
+        };
+        // Assertions are the host's: the preset sees each case without them.
+        let own: Vec<Option<Value>> = cases
+            .iter_mut()
+            .map(|case| case.as_object_mut().and_then(|c| c.remove("assertions")))
+            .collect();
+        let sources: Vec<Option<Source<'_>>> = own
+            .iter()
+            .zip(&indices)
+            .zip(&origins)
+            .map(|((list, i), origin)| {
+                list.as_ref().map(|list| Source {
+                    path: format!("cases[{i}].assertions"),
+                    list,
+                    base: origin.base(self.fixture).to_path_buf(),
+                })
+            })
+            .collect();
+        let assertions = self
+            .assertions
+            .plan_batch(self.registry, &sources, validate)
+            .map_err(&located)?;
+        drop(sources);
+        let metadata = cases.iter().map(|c| c.get("metadata").cloned()).collect();
+        let texts = cases.iter().map(Value::to_string).collect();
+        let assertion_texts = own
+            .iter()
+            .map(|a| a.as_ref().map(Value::to_string))
+            .collect();
+        Ok(Batch {
+            indices,
+            origins,
+            snapshots,
+            assertions,
+            metadata,
+            assertion_texts,
+            texts,
+        })
+    }
+}

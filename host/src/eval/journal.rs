@@ -1,0 +1,391 @@
+//! The run journal, `cells.jsonl`: one line per finished case, appended as
+//! each batch of results reaches the writer and flushed to the kernel
+//! before the next batch, so every finished case survives SIGINT, SIGTERM,
+//! a crash or SIGKILL of the process. `eval test --resume <run-dir>` reads
+//! it to run only the cases that did not finish and to write the complete
+//! packets.
+//!
+//! A line is `{"case": <index>, "caseId", "status", "recommendation",
+//! "tags", "summary", "observed": <evaluation>, "verdict": <summary
+//! evaluation>}`. Lines are in the order cases finished; a resumed run
+//! appends to the same file. A last line cut short by a crash is ignored
+//! (and cut off before new lines are appended); a damaged line elsewhere
+//! is an error naming it.
+
+use std::fs::{File, OpenOptions};
+use std::io::{BufRead, BufReader, BufWriter, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+use super::EvalError;
+use crate::plugin::bindings::preset::exports::cautilus::plugin::preset_api::{
+    CaseStatus, Recommendation, Verdict,
+};
+
+/// The journal's file name in a run directory.
+pub const FILE: &str = "cells.jsonl";
+
+/// A finished case as the journal keeps it.
+#[derive(Debug, Clone)]
+pub struct Finished {
+    pub index: usize,
+    /// The observed evaluation (JSON text).
+    pub observed: String,
+    /// The verdict, its body being the summary evaluation.
+    pub verdict: Verdict,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Line<'a> {
+    case: usize,
+    case_id: String,
+    status: String,
+    recommendation: String,
+    #[serde(default)]
+    tags: Vec<String>,
+    #[serde(default)]
+    summary: String,
+    #[serde(borrow)]
+    observed: &'a RawValue,
+    #[serde(borrow)]
+    verdict: &'a RawValue,
+}
+
+/// Appends finished cases to a journal.
+pub struct JournalWriter {
+    path: PathBuf,
+    out: BufWriter<File>,
+}
+
+impl JournalWriter {
+    /// Opens `path` for appending (creating it).
+    pub fn open(path: &Path) -> Result<Self, EvalError> {
+        let file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .map_err(|source| write_error(path, source))?;
+        Ok(Self {
+            path: path.to_path_buf(),
+            out: BufWriter::with_capacity(256 * 1024, file),
+        })
+    }
+
+    /// Appends one finished case (buffered until [`JournalWriter::flush`]).
+    pub fn append(&mut self, finished: &Finished) -> Result<(), EvalError> {
+        let verdict = &finished.verdict;
+        let mut line = String::with_capacity(
+            finished.observed.len() + verdict.body.len() + verdict.summary.len() + 128,
+        );
+        line.push_str("{\"case\":");
+        line.push_str(&finished.index.to_string());
+        for (key, value) in [
+            ("caseId", verdict.case_id.as_str()),
+            ("status", status_name(verdict.status)),
+            (
+                "recommendation",
+                recommendation_name(verdict.recommendation),
+            ),
+            ("summary", verdict.summary.as_str()),
+        ] {
+            line.push_str(",\"");
+            line.push_str(key);
+            line.push_str("\":");
+            line.push_str(&json_string(value));
+        }
+        line.push_str(",\"tags\":");
+        line.push_str(&serde_json::to_string(&verdict.tags).unwrap_or_else(|_| "[]".into()));
+        line.push_str(",\"observed\":");
+        line.push_str(&one_line(&finished.observed));
+        line.push_str(",\"verdict\":");
+        line.push_str(&one_line(&verdict.body));
+        line.push_str("}\n");
+        self.out
+            .write_all(line.as_bytes())
+            .map_err(|source| write_error(&self.path, source))
+    }
+
+    /// Hands everything appended so far to the operating system: from now
+    /// on it survives the process being killed.
+    pub fn flush(&mut self) -> Result<(), EvalError> {
+        self.out
+            .flush()
+            .map_err(|source| write_error(&self.path, source))
+    }
+}
+
+/// A journal read back: where each finished case's line is.
+pub struct Journal {
+    file: File,
+    path: PathBuf,
+    /// Byte offset of each case's line, by case index (`u64::MAX`: not finished).
+    offsets: Vec<u64>,
+    finished: usize,
+}
+
+impl Journal {
+    /// Indexes the journal at `path` of a run of `total` cases. A missing
+    /// file is an empty journal. A torn last line is cut off.
+    pub fn load(path: &Path, total: usize) -> Result<Self, EvalError> {
+        if !path.exists() {
+            File::create(path).map_err(|source| write_error(path, source))?;
+        }
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(path)
+            .map_err(|source| write_error(path, source))?;
+        let mut reader = BufReader::new(&file);
+        let mut offsets = vec![u64::MAX; total];
+        let mut finished = 0;
+        let mut offset = 0u64;
+        let mut number = 0usize;
+        let mut line = Vec::new();
+        let mut torn_at = None;
+        loop {
+            line.clear();
+            let read = reader
+                .read_until(b'\n', &mut line)
+                .map_err(|source| write_error(path, source))?;
+            if read == 0 {
+                break;
+            }
+            number += 1;
+            let complete = line.ends_with(b"\n");
+            match serde_json::from_slice::<Line<'_>>(&line) {
+                Ok(entry) if complete && entry.case < total => {
+                    if offsets[entry.case] == u64::MAX {
+                        finished += 1;
+                    }
+                    offsets[entry.case] = offset;
+                }
+                Ok(entry) if complete => {
+                    return Err(corrupt(
+                        path,
+                        number,
+                        &format!(
+                            "case {} is past the run's {total} cases; the journal belongs to another run",
+                            entry.case
+                        ),
+                    ));
+                }
+                _ if !complete => {
+                    torn_at = Some(offset);
+                    break;
+                }
+                Ok(_) => unreachable!("complete and incomplete are covered"),
+                Err(error) => return Err(corrupt(path, number, &error.to_string())),
+            }
+            offset += read as u64;
+        }
+        drop(reader);
+        if let Some(offset) = torn_at {
+            // A crash cut the last line short: its case did not finish.
+            file.set_len(offset)
+                .map_err(|source| write_error(path, source))?;
+        }
+        Ok(Self {
+            file,
+            path: path.to_path_buf(),
+            offsets,
+            finished,
+        })
+    }
+
+    /// Number of finished cases.
+    pub fn finished(&self) -> usize {
+        self.finished
+    }
+
+    /// Whether case `index` finished.
+    pub fn contains(&self, index: usize) -> bool {
+        self.offsets.get(index).is_some_and(|&o| o != u64::MAX)
+    }
+
+    /// Reads finished case `index`.
+    pub fn read(&mut self, index: usize) -> Result<Finished, EvalError> {
+        let offset = self.offsets[index];
+        self.file
+            .seek(SeekFrom::Start(offset))
+            .map_err(|source| write_error(&self.path, source))?;
+        let mut line = Vec::new();
+        BufReader::new(&self.file)
+            .read_until(b'\n', &mut line)
+            .map_err(|source| write_error(&self.path, source))?;
+        let entry: Line<'_> = serde_json::from_slice(&line)
+            .map_err(|e| corrupt(&self.path, 0, &format!("case {index}: {e}")))?;
+        let bad = |what: &str| corrupt(&self.path, 0, &format!("case {index}: unknown {what}"));
+        Ok(Finished {
+            index,
+            observed: entry.observed.get().to_string(),
+            verdict: Verdict {
+                case_id: entry.case_id,
+                status: parse_status(&entry.status).ok_or_else(|| bad("status"))?,
+                recommendation: parse_recommendation(&entry.recommendation)
+                    .ok_or_else(|| bad("recommendation"))?,
+                tags: entry.tags,
+                summary: entry.summary,
+                body: entry.verdict.get().to_string(),
+            },
+        })
+    }
+}
+
+fn write_error(path: &Path, source: std::io::Error) -> EvalError {
+    EvalError::Write {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+fn corrupt(path: &Path, line: usize, message: &str) -> EvalError {
+    let at = if line > 0 {
+        format!(" at line {line}")
+    } else {
+        String::new()
+    };
+    EvalError::Input {
+        path: path.to_path_buf(),
+        message: format!(
+            "the run journal is damaged{at} ({message}); start a new run instead of resuming this one"
+        ),
+    }
+}
+
+fn json_string(text: &str) -> String {
+    serde_json::to_string(text).expect("a string serializes")
+}
+
+/// `json` on one line: plugin output may be pretty-printed.
+fn one_line(json: &str) -> String {
+    if !json.contains(['\n', '\r']) {
+        return json.to_string();
+    }
+    serde_json::from_str::<serde_json::Value>(json)
+        .map(|v| v.to_string())
+        .unwrap_or_else(|_| "null".into())
+}
+
+fn status_name(status: CaseStatus) -> &'static str {
+    super::tally::status_name(status)
+}
+
+fn recommendation_name(recommendation: Recommendation) -> &'static str {
+    super::tally::recommendation_name(recommendation)
+}
+
+fn parse_status(name: &str) -> Option<CaseStatus> {
+    [
+        CaseStatus::Passed,
+        CaseStatus::Failed,
+        CaseStatus::Errored,
+        CaseStatus::Blocked,
+        CaseStatus::Degraded,
+        CaseStatus::Unchecked,
+    ]
+    .into_iter()
+    .find(|s| status_name(*s) == name)
+}
+
+fn parse_recommendation(name: &str) -> Option<Recommendation> {
+    [
+        Recommendation::AcceptNow,
+        Recommendation::Defer,
+        Recommendation::Reject,
+    ]
+    .into_iter()
+    .find(|r| recommendation_name(*r) == name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn finished(index: usize, body: &str) -> Finished {
+        Finished {
+            index,
+            observed: format!("{{\"caseId\":\"c{index}\",\n \"x\": 1}}"),
+            verdict: Verdict {
+                case_id: format!("c{index}"),
+                status: CaseStatus::Failed,
+                recommendation: Recommendation::Reject,
+                tags: vec!["unstable".into()],
+                summary: "why \"quoted\"\nsecond line".into(),
+                body: body.into(),
+            },
+        }
+    }
+
+    #[test]
+    fn finished_cases_read_back_as_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(FILE);
+        let mut writer = JournalWriter::open(&path).unwrap();
+        writer.append(&finished(2, r#"{"caseId":"c2"}"#)).unwrap();
+        writer.append(&finished(0, r#"{"caseId":"c0"}"#)).unwrap();
+        writer.flush().unwrap();
+        let mut journal = Journal::load(&path, 4).unwrap();
+        assert_eq!(journal.finished(), 2);
+        assert!(journal.contains(0) && journal.contains(2));
+        assert!(!journal.contains(1) && !journal.contains(3) && !journal.contains(9));
+        let back = journal.read(2).unwrap();
+        let want = finished(2, r#"{"caseId":"c2"}"#).verdict;
+        assert_eq!(
+            (
+                back.verdict.case_id,
+                back.verdict.status,
+                back.verdict.recommendation
+            ),
+            (want.case_id, want.status, want.recommendation)
+        );
+        assert_eq!(
+            (back.verdict.tags, back.verdict.summary, back.verdict.body),
+            (want.tags, want.summary, want.body)
+        );
+        assert_eq!(
+            back.observed, r#"{"caseId":"c2","x":1}"#,
+            "kept on one line"
+        );
+    }
+
+    #[test]
+    fn a_torn_last_line_is_cut_off_and_appending_resumes_after_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(FILE);
+        let mut writer = JournalWriter::open(&path).unwrap();
+        writer.append(&finished(0, "{}")).unwrap();
+        writer.flush().unwrap();
+        drop(writer);
+        let good = std::fs::metadata(&path).unwrap().len();
+        let mut file = OpenOptions::new().append(true).open(&path).unwrap();
+        file.write_all(br#"{"case":1,"caseId":"c1","sta"#).unwrap();
+        drop(file);
+        let journal = Journal::load(&path, 3).unwrap();
+        assert_eq!(journal.finished(), 1);
+        assert_eq!(std::fs::metadata(&path).unwrap().len(), good);
+        let mut writer = JournalWriter::open(&path).unwrap();
+        writer.append(&finished(1, "{}")).unwrap();
+        writer.flush().unwrap();
+        assert_eq!(Journal::load(&path, 3).unwrap().finished(), 2);
+    }
+
+    #[test]
+    fn damage_in_the_middle_and_foreign_journals_are_errors() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(FILE);
+        std::fs::write(&path, "not json\n{}\n").unwrap();
+        let error = Journal::load(&path, 3).err().unwrap().to_string();
+        assert!(error.contains("damaged at line 1"), "{error}");
+        let mut writer = JournalWriter::open(&dir.path().join("b.jsonl")).unwrap();
+        writer.append(&finished(7, "{}")).unwrap();
+        writer.flush().unwrap();
+        let error = Journal::load(&dir.path().join("b.jsonl"), 3)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(error.contains("belongs to another run"), "{error}");
+    }
+}

@@ -1,0 +1,317 @@
+//! One live instance of a scorer plugin serving many configurations.
+//!
+//! The scorer world lets one instance hold many `grader` resources, one per
+//! prepared configuration. A [`ScorerInstance`] keeps one store of one
+//! plugin and the graders prepared in it, keyed by (scorer id, config): a
+//! suite whose every case has its own assertion values still uses one
+//! instance per scorer plugin per worker, so the number of live instances
+//! never grows with the suite. Graders are bounded too: an instance that
+//! holds [`MAX_GRADERS`] is replaced by a fresh one (one instantiation is
+//! cheaper than destroying graders one guest call at a time, and returns
+//! all the guest's memory); graders still in use are prepared again.
+//!
+//! A call that traps or hits a limit discards the whole store (every grader
+//! in it); the batch is then retried one input at a time on a fresh store,
+//! so one bad input fails alone and a limit never turns into a verdict.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use wasmtime::Store;
+use wasmtime::component::ResourceAny;
+
+use super::bindings::scorer::Scorer;
+use super::bindings::types::Score;
+use super::error::PluginError;
+use super::imports::Grants;
+use super::limits::{Limits, StoreState};
+use super::runtime::{Plugin, PluginPre, arm, classify, new_store};
+use super::scorer::{GraderSpec, ScoreInput};
+use super::{Description, PluginKind};
+
+/// Graders one instance keeps prepared at most.
+pub const MAX_GRADERS: usize = 256;
+
+/// A scorer plugin's live store and the graders prepared in it.
+pub struct ScorerInstance {
+    plugin: Arc<Plugin>,
+    limits: Limits,
+    grants: Arc<Grants>,
+    live: Option<Live>,
+}
+
+struct Live {
+    store: Store<StoreState>,
+    bindings: Scorer,
+    graders: HashMap<(String, String), ResourceAny>,
+}
+
+impl ScorerInstance {
+    /// An instance of `plugin` (instantiated on first use).
+    pub fn new(
+        plugin: Arc<Plugin>,
+        limits: Limits,
+        grants: Arc<Grants>,
+    ) -> Result<Self, PluginError> {
+        if !matches!(plugin.description, Description::Scorer(_)) {
+            return Err(PluginError::WrongWorld {
+                plugin: plugin.label.clone(),
+                found: plugin.kind,
+                expected: PluginKind::Scorer,
+            });
+        }
+        Ok(Self {
+            plugin,
+            limits,
+            grants,
+            live: None,
+        })
+    }
+
+    pub fn plugin(&self) -> &Arc<Plugin> {
+        &self.plugin
+    }
+
+    /// Number of graders currently prepared (for tests and limits).
+    pub fn prepared(&self) -> usize {
+        self.live.as_ref().map_or(0, |live| live.graders.len())
+    }
+
+    /// Prepares `spec` (a config the plugin rejects is a definition error)
+    /// and keeps it prepared for later calls.
+    pub fn prepare(&mut self, spec: &GraderSpec) -> Result<(), PluginError> {
+        self.grader(spec).map(|_| ())
+    }
+
+    /// Scores one input with `spec`'s grader.
+    pub fn score(&mut self, spec: &GraderSpec, input: &ScoreInput) -> Result<Score, PluginError> {
+        let grader = self.grader(spec)?;
+        let limits = self.limits.clone();
+        let live = self.live.as_mut().expect("a grader implies a live store");
+        arm(&mut live.store, &limits);
+        let result = live
+            .bindings
+            .cautilus_plugin_scorer_api()
+            .grader()
+            .call_score(&mut live.store, grader, input)
+            .map_err(|trap| classify(trap, &live.store, &limits, &spec.scorer));
+        let outcome = match result {
+            Ok(Ok(score)) => spec.finish(score, &limits),
+            Ok(Err(error)) => Err(spec.guest_error(error)),
+            Err(error) => Err(error),
+        };
+        if outcome.as_ref().is_err_and(PluginError::poisons_store) {
+            self.live = None;
+        }
+        outcome
+    }
+
+    /// Scores many inputs with `spec`'s grader in one guest call. After a
+    /// trap the store is replaced and each input is scored on its own, so
+    /// one bad input fails alone.
+    pub fn score_batch(
+        &mut self,
+        spec: &GraderSpec,
+        inputs: &[ScoreInput],
+    ) -> Vec<Result<Score, PluginError>> {
+        let grader = match self.grader(spec) {
+            Ok(grader) => grader,
+            Err(error) => {
+                let message = error.to_string();
+                return inputs
+                    .iter()
+                    .map(|_| Err(PluginError::Host(message.clone())))
+                    .collect();
+            }
+        };
+        let limits = self.limits.clone();
+        let live = self.live.as_mut().expect("a grader implies a live store");
+        arm(&mut live.store, &limits);
+        let result = live
+            .bindings
+            .cautilus_plugin_scorer_api()
+            .grader()
+            .call_score_batch(&mut live.store, grader, inputs);
+        match result {
+            Ok(results) if results.len() == inputs.len() => {
+                let scored: Vec<_> = results
+                    .into_iter()
+                    .map(|r| match r {
+                        Ok(score) => spec.finish(score, &limits),
+                        Err(error) => Err(spec.guest_error(error)),
+                    })
+                    .collect();
+                if scored
+                    .iter()
+                    .any(|r| r.as_ref().is_err_and(PluginError::poisons_store))
+                {
+                    self.live = None;
+                }
+                scored
+            }
+            _ => {
+                self.live = None;
+                inputs.iter().map(|input| self.score(spec, input)).collect()
+            }
+        }
+    }
+
+    /// Checks many configs of one scorer in one guest call, preparing
+    /// nothing. One result per spec, in order.
+    pub fn check(&mut self, specs: &[&GraderSpec]) -> Vec<Result<(), PluginError>> {
+        let Some(first) = specs.first() else {
+            return Vec::new();
+        };
+        let configs: Vec<String> = specs.iter().map(|s| s.config.clone()).collect();
+        let limits = self.limits.clone();
+        let result = self.live().and_then(|live| {
+            arm(&mut live.store, &limits);
+            live.bindings
+                .cautilus_plugin_scorer_api()
+                .call_check(&mut live.store, &first.scorer, &configs)
+                .map_err(|trap| classify(trap, &live.store, &limits, &first.scorer))
+        });
+        match result {
+            Ok(results) if results.len() == specs.len() => results
+                .into_iter()
+                .zip(specs)
+                .map(|(r, spec)| r.map_err(|e| spec.guest_error(e)))
+                .collect(),
+            Ok(_) => {
+                self.live = None;
+                let error = PluginError::Host(format!(
+                    "scorer `{}` answered a different number of checks than it was asked",
+                    first.scorer
+                ));
+                specs.iter().map(|_| Err(clone_error(&error))).collect()
+            }
+            Err(error) => {
+                self.live = None;
+                specs.iter().map(|_| Err(clone_error(&error))).collect()
+            }
+        }
+    }
+
+    /// Scores each input with its own config (all of one scorer) in one
+    /// guest call, keeping no grader. After a trap the store is replaced
+    /// and each item is scored on its own, so one bad item fails alone.
+    pub fn score_each(
+        &mut self,
+        items: &[(&GraderSpec, &ScoreInput)],
+    ) -> Vec<Result<Score, PluginError>> {
+        let Some((first, _)) = items.first() else {
+            return Vec::new();
+        };
+        let scorer = first.scorer.clone();
+        let lowered: Vec<(String, ScoreInput)> = items
+            .iter()
+            .map(|(spec, input)| (spec.config.clone(), (*input).clone()))
+            .collect();
+        let limits = self.limits.clone();
+        let result = self.live().and_then(|live| {
+            arm(&mut live.store, &limits);
+            live.bindings
+                .cautilus_plugin_scorer_api()
+                .call_score_each(&mut live.store, &scorer, &lowered)
+                .map_err(|trap| classify(trap, &live.store, &limits, &scorer))
+        });
+        match result {
+            Ok(results) if results.len() == items.len() => {
+                let scored: Vec<_> = results
+                    .into_iter()
+                    .zip(items)
+                    .map(|(r, (spec, _))| match r {
+                        Ok(score) => spec.finish(score, &limits),
+                        Err(error) => Err(spec.guest_error(error)),
+                    })
+                    .collect();
+                if scored
+                    .iter()
+                    .any(|r| r.as_ref().is_err_and(PluginError::poisons_store))
+                {
+                    self.live = None;
+                }
+                scored
+            }
+            Err(error) if items.len() == 1 => {
+                self.live = None;
+                vec![Err(error)]
+            }
+            _ => {
+                self.live = None;
+                items
+                    .iter()
+                    .flat_map(|item| self.score_each(std::slice::from_ref(item)))
+                    .collect()
+            }
+        }
+    }
+
+    fn live(&mut self) -> Result<&mut Live, PluginError> {
+        if self.live.is_none() {
+            self.live = Some(self.instantiate()?);
+        }
+        Ok(self.live.as_mut().expect("just set"))
+    }
+
+    /// `spec`'s grader, prepared now if it is not yet.
+    fn grader(&mut self, spec: &GraderSpec) -> Result<ResourceAny, PluginError> {
+        let key = (spec.scorer.clone(), spec.config.clone());
+        let live = self.live()?;
+        if let Some(grader) = live.graders.get(&key) {
+            return Ok(*grader);
+        }
+        if live.graders.len() >= MAX_GRADERS {
+            self.live = Some(self.instantiate()?);
+        }
+        let limits = self.limits.clone();
+        let live = self.live.as_mut().expect("just set");
+        arm(&mut live.store, &limits);
+        let prepared = live.bindings.cautilus_plugin_scorer_api().call_prepare(
+            &mut live.store,
+            &spec.scorer,
+            &spec.config,
+        );
+        match prepared {
+            Ok(Ok(grader)) => {
+                live.graders.insert(key, grader);
+                Ok(grader)
+            }
+            Ok(Err(error)) => Err(spec.guest_error(error)),
+            Err(trap) => {
+                let error = classify(trap, &live.store, &limits, &spec.scorer);
+                self.live = None;
+                Err(error)
+            }
+        }
+    }
+
+    fn instantiate(&self) -> Result<Live, PluginError> {
+        let PluginPre::Scorer(pre) = &self.plugin.pre else {
+            unreachable!("checked in ScorerInstance::new");
+        };
+        let name = self.plugin.id().to_string();
+        let mut store = new_store(
+            pre.engine(),
+            Arc::from(name.as_str()),
+            &self.limits,
+            self.grants.clone(),
+            self.plugin.requested(),
+        );
+        arm(&mut store, &self.limits);
+        let bindings = pre
+            .instantiate(&mut store)
+            .map_err(|e| classify(e, &store, &self.limits, &name))?;
+        Ok(Live {
+            store,
+            bindings,
+            graders: HashMap::new(),
+        })
+    }
+}
+
+/// A copy of an error for every item it concerns (the typed error holds
+/// no source, so its message is what is kept).
+fn clone_error(error: &PluginError) -> PluginError {
+    PluginError::Host(error.to_string())
+}
