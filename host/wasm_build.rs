@@ -47,8 +47,7 @@ fn build_wasm_workspace(manifest: &std::path::Path, packages: &[&str]) -> std::p
         .unwrap_or_else(|e| panic!("cannot run `{cargo}` to build {}: {e}", manifest.display()));
     assert!(
         status.success(),
-        "building {} for wasm32-wasip2 failed (see above). The target comes with \
-         rust-toolchain.toml; otherwise run `rustup target add wasm32-wasip2`.",
+        "building {} for wasm32-wasip2 failed: see the compiler's messages above",
         manifest.display()
     );
     target_dir.join("wasm32-wasip2").join("release")

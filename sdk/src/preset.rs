@@ -364,6 +364,17 @@ macro_rules! export_preset {
 pub mod packet {
     use serde_json::{Map, Value, json};
 
+    /// The value at `path` (object keys, or array indices written as
+    /// numbers), like [`Value::pointer`] without building a string per
+    /// step: `at(&e, &["observed", "finalText"])`.
+    pub fn at<'a>(value: &'a Value, path: &[&str]) -> Option<&'a Value> {
+        path.iter().try_fold(value, |value, key| match value {
+            Value::Object(map) => map.get(*key),
+            Value::Array(list) => key.parse::<usize>().ok().and_then(|i| list.get(i)),
+            _ => None,
+        })
+    }
+
     use super::CaseRun;
     use crate::types::Observation;
 

@@ -467,9 +467,10 @@ fn peak_rss_kib(fixture: &Path, out: &Path) -> (i32, i64) {
 
 #[test]
 fn memory_stays_flat_as_a_streamed_suite_grows() {
-    // A suite of one-line JSONL cases: five times the cases must not need
+    // A suite of one-line JSONL cases: three times the cases must not need
     // noticeably more memory (the run streams them; it used to hold every
-    // case, plan and record body, about 2 KiB a case).
+    // case, plan and record body, about 2 KiB a case). Both sizes are past
+    // what the checking pass may keep for the run (a fixed budget).
     let dir = tempfile::tempdir().unwrap();
     let suite = |n: usize| {
         let cases = dir.path().join(format!("cases-{n}.jsonl"));
@@ -491,16 +492,18 @@ fn memory_stays_flat_as_a_streamed_suite_grows() {
         std::fs::write(&fixture, body.to_string()).unwrap();
         fixture
     };
-    let (small, large) = (10_000, 50_000);
+    let (small, large) = (40_000, 120_000);
     let (code, small_kib) = peak_rss_kib(&suite(small), &dir.path().join("small"));
     assert_eq!(code, 0);
     let (code, large_kib) = peak_rss_kib(&suite(large), &dir.path().join("large"));
     assert_eq!(code, 0);
     let summary = read_json(&dir.path().join("large/eval-summary.json"));
     assert_eq!(summary["evaluationCounts"]["passed"], large);
+    // Held whole, the extra 80,000 cases cost about 160 MiB; streamed, a
+    // hash and an index per case (~3 MiB) plus allocator noise.
     let grown_kib = large_kib - small_kib;
     assert!(
-        grown_kib < 16 * 1024,
+        grown_kib < 48 * 1024,
         "{small} cases: {small_kib} KiB, {large} cases: {large_kib} KiB (+{grown_kib} KiB)"
     );
 }

@@ -215,6 +215,7 @@ fn validate(args: ValidateArgs) -> anyhow::Result<ExitCode> {
                         eval::default_jobs(),
                         &eval::SuiteOptions::default(),
                         None,
+                        false,
                     )
                     .map_err(|e| eval::EvalError::Step {
                         index: step.index,
@@ -237,6 +238,7 @@ fn validate(args: ValidateArgs) -> anyhow::Result<ExitCode> {
         eval::default_jobs(),
         &eval::SuiteOptions::default(),
         None,
+        false,
     )?;
     println!(
         "{}: valid {} fixture `{}` with {} case(s)",

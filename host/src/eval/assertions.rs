@@ -136,6 +136,15 @@ pub struct BatchPlan {
     own: Vec<Vec<CaseAssertion>>,
 }
 
+impl BatchPlan {
+    /// The plan of the cases from `at` on (this keeps the ones before).
+    pub fn split_off(&mut self, at: usize) -> Self {
+        Self {
+            own: self.own.split_off(at),
+        }
+    }
+}
+
 impl Assertions {
     /// Resolves and checks the suite-level `assertions` (validating each
     /// config through `pool`).

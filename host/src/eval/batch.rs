@@ -22,6 +22,14 @@ pub struct RawBatch {
     pub cases: Vec<Value>,
 }
 
+/// The range from the first to the last of `indices` (ascending).
+fn span(indices: &[usize]) -> Range<usize> {
+    match (indices.first(), indices.last()) {
+        (Some(&first), Some(&last)) => first..last + 1,
+        _ => 0..0,
+    }
+}
+
 impl RawBatch {
     /// Consecutive cases starting at `first`.
     pub fn consecutive(first: usize, cases: Vec<Value>) -> Self {
@@ -32,10 +40,7 @@ impl RawBatch {
     }
 
     pub fn range(&self) -> Range<usize> {
-        match (self.indices.first(), self.indices.last()) {
-            (Some(&first), Some(&last)) => first..last + 1,
-            _ => 0..0,
-        }
+        span(&self.indices)
     }
 }
 
@@ -51,6 +56,26 @@ pub struct Batch {
     pub assertion_texts: Vec<Option<String>>,
     /// Each case as the preset sees it.
     pub texts: Vec<String>,
+}
+
+impl Batch {
+    pub fn range(&self) -> Range<usize> {
+        span(&self.indices)
+    }
+
+    /// The cases from `at` on, as a batch of their own (this keeps the
+    /// ones before).
+    pub fn split_off(&mut self, at: usize) -> Self {
+        Self {
+            indices: self.indices.split_off(at),
+            origins: self.origins.split_off(at),
+            snapshots: self.snapshots.split_off(at),
+            assertions: self.assertions.split_off(at),
+            metadata: self.metadata.split_off(at),
+            assertion_texts: self.assertion_texts.split_off(at),
+            texts: self.texts.split_off(at),
+        }
+    }
 }
 
 /// What preparing needs of the suite.

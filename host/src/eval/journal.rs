@@ -261,7 +261,7 @@ fn json_string(text: &str) -> String {
 
 /// `json` on one line: plugin output may be pretty-printed.
 fn one_line(json: &str) -> String {
-    if !json.contains(['\n', '\r']) {
+    if !json.bytes().any(|b| b == b'\n' || b == b'\r') {
         return json.to_string();
     }
     serde_json::from_str::<serde_json::Value>(json)

@@ -61,6 +61,8 @@ pub struct RunRecords {
     /// The next case index not yet written.
     next: usize,
     outputs: Vec<Value>,
+    /// Lines of written cases not printed yet (printed per batch).
+    pending_lines: Vec<CaseLine>,
 }
 
 impl RunRecords {
@@ -81,12 +83,20 @@ impl RunRecords {
             lines,
             next: 0,
             outputs: Vec::new(),
+            pending_lines: Vec::new(),
         })
     }
 
     /// Writes a delivered batch: every case of its range the journal holds
-    /// or this run ran, in order; new ones are journaled and flushed.
+    /// or this run ran, in order; new ones are journaled and flushed, and
+    /// the batch's case lines printed.
     pub fn deliver(&mut self, delivered: Delivered) -> Result<(), EvalError> {
+        let result = self.write_batch(delivered);
+        self.print_lines();
+        result
+    }
+
+    fn write_batch(&mut self, delivered: Delivered) -> Result<(), EvalError> {
         let mut ran = delivered.ran.into_iter().peekable();
         for index in delivered.range.clone() {
             if let Some(finished) = self.journaled(index)? {
@@ -121,16 +131,28 @@ impl RunRecords {
         self.summary.push(&verdict.body)?;
         self.tally.add(&verdict);
         if self.lines == CaseLines::Print {
-            let line = CaseLine {
+            self.pending_lines.push(CaseLine {
                 case_id: verdict.case_id,
                 status: verdict.status,
                 summary: verdict.summary,
-            };
-            let mut out = std::io::stdout().lock();
-            // A closed stdout must not stop the run; the records are on disk.
-            let _ = report::print_case(&mut out, &line).and_then(|()| out.flush());
+            });
         }
         Ok(())
+    }
+
+    /// Prints the lines of the cases written since the last call.
+    fn print_lines(&mut self) {
+        if self.pending_lines.is_empty() {
+            return;
+        }
+        let mut out = std::io::stdout().lock();
+        // A closed stdout must not stop the run; the records are on disk.
+        let _ = self
+            .pending_lines
+            .iter()
+            .try_for_each(|line| report::print_case(&mut out, line))
+            .and_then(|()| out.flush());
+        self.pending_lines.clear();
     }
 
     /// Closes the packets. An interrupted run (`interrupted` names the
@@ -150,6 +172,7 @@ impl RunRecords {
                 }
             }
         }
+        self.print_lines();
         self.journal_out.flush()?;
         if interrupted.is_some() {
             self.tally.at_least(Recommendation::Defer);

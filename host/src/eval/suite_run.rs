@@ -31,7 +31,7 @@ use super::run_records::{CaseLines, Delivered, RanCase, RunRecords};
 use super::run_state::{RunOptions, RunState, RunStatus};
 use super::snapshots;
 use super::tally::Tally;
-use super::validate::{Validated, case_batches, translate, validate_suite};
+use super::validate::{Checked, Validated, case_batches, translate, validate_suite};
 use super::workers::run_ordered;
 use crate::fixture::Suite;
 use crate::plugin::preset::PresetSession;
@@ -103,8 +103,9 @@ pub fn run_suite(
             judge_limits: Some(options.limits.clone()),
         },
         Some(&mut cases_out),
+        !options.resume,
     );
-    let validated = match validated {
+    let mut validated = match validated {
         Ok(validated) => validated,
         Err(error) => {
             drop(cases_out);
@@ -185,10 +186,12 @@ pub fn run_suite(
         fixture_ref: &fixture_ref,
         canned: canned.as_ref(),
     };
+    let kept = validated.kept.take();
     let worked = interrupt::announcing(|| {
         run_cases_of(
             registry,
             &validated,
+            kept,
             options,
             &context,
             &finished,
@@ -239,6 +242,7 @@ pub fn run_suite(
 fn run_cases_of(
     registry: &Registry,
     validated: &Validated,
+    kept: Option<Vec<Checked>>,
     options: &TestOptions,
     context: &RunContext<'_>,
     finished: &[bool],
@@ -260,20 +264,33 @@ fn run_cases_of(
         snapshots: suite.pair.surface == "app",
         update_snapshots: options.update_snapshots,
     };
-    let size = batch_size(validated.case_count, jobs);
-    // Each batch keeps its range (for the writer) and only the cases to run.
-    let source = case_batches(suite.cases.open(), size).map(|raw| {
-        raw.map(|raw| {
-            let range = raw.range();
-            let (indices, cases) = raw
-                .indices
-                .into_iter()
-                .zip(raw.cases)
-                .filter(|(i, _)| !finished.get(*i).copied().unwrap_or(false))
-                .unzip();
-            (range, RawBatch { indices, cases })
-        })
-    });
+    // Each batch keeps its range (for the writer) and only the cases to
+    // run; batches the checking pass kept need no second reading.
+    let source: Box<dyn Iterator<Item = Result<Work, EvalError>> + Send> = match kept {
+        Some(kept) => {
+            let size = batch_size(validated.case_count, jobs);
+            Box::new(
+                kept.into_iter()
+                    .flat_map(move |checked| checked.split(size))
+                    .map(|checked| Ok(Work::Checked(checked.batch.range(), checked))),
+            )
+        }
+        None => {
+            let size = batch_size(validated.case_count, jobs);
+            Box::new(case_batches(suite.cases.open(), size).map(|raw| {
+                raw.map(|raw| {
+                    let range = raw.range();
+                    let (indices, cases) = raw
+                        .indices
+                        .into_iter()
+                        .zip(raw.cases)
+                        .filter(|(i, _)| !finished.get(*i).copied().unwrap_or(false))
+                        .unzip();
+                    Work::Raw(range, RawBatch { indices, cases })
+                })
+            }))
+        }
+    };
     run_ordered(
         source,
         jobs,
@@ -285,18 +302,30 @@ fn run_cases_of(
                 ScorerPool::new(),
             ))
         },
-        |(session, provider, pool), (range, raw), stop| {
-            if raw.cases.is_empty() || stop.interrupted() {
-                return Ok(Delivered {
-                    range,
-                    ran: Vec::new(),
-                });
-            }
-            let batch = preparer
-                .prepare(raw, None)
-                .map_err(|problems| cases_error(&suite.file, problems))?;
-            let mut plans = translate(session, &validated.suite_json, &batch)?
-                .map_err(|problems| cases_error(&suite.file, problems))?;
+        |(session, provider, pool), work, stop| {
+            let (range, batch, mut plans) = match work {
+                Work::Raw(range, raw) if raw.cases.is_empty() || stop.interrupted() => {
+                    return Ok(Delivered {
+                        range,
+                        ran: Vec::new(),
+                    });
+                }
+                Work::Checked(range, _) if stop.interrupted() => {
+                    return Ok(Delivered {
+                        range,
+                        ran: Vec::new(),
+                    });
+                }
+                Work::Raw(range, raw) => {
+                    let batch = preparer
+                        .prepare(raw, None)
+                        .map_err(|problems| cases_error(&suite.file, problems))?;
+                    let plans = translate(session, &validated.suite_json, &batch)?
+                        .map_err(|problems| cases_error(&suite.file, problems))?;
+                    (range, batch, plans)
+                }
+                Work::Checked(range, Checked { batch, plans }) => (range, batch, plans),
+            };
             let (runs, workspaces) = run_cases(&plans, &batch.origins, context, provider, stop)?;
             let ran = runs.len(); // fewer than planned when interrupted
             plans.truncate(ran);
@@ -356,6 +385,13 @@ fn run_cases_of(
         },
         |delivered| records.deliver(delivered),
     )
+}
+
+/// One batch of the run pass: read from the source (to prepare and
+/// translate), or as the checking pass kept it.
+enum Work {
+    Raw(std::ops::Range<usize>, RawBatch),
+    Checked(std::ops::Range<usize>, Checked),
 }
 
 fn cases_error(file: &Path, problems: Vec<(String, String)>) -> EvalError {

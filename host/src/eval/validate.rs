@@ -30,6 +30,60 @@ use crate::plugin::{Plugin, PluginError, Registry};
 /// Problems kept for the message; the rest are counted.
 const KEPT_PROBLEMS: usize = 1000;
 
+/// What the checking pass may keep of the batches it prepared, so the run
+/// pass need not read, prepare and translate them again (estimated bytes).
+/// A suite past it is read again: memory stays bounded whatever its size.
+pub const KEEP_BUDGET: usize = 32 * 1024 * 1024;
+
+/// A batch as the checking pass prepared it, with the preset's plans.
+pub struct Checked {
+    pub batch: Batch,
+    pub plans: Vec<CasePlan>,
+}
+
+impl Checked {
+    /// Splits the batch into batches of at most `size` cases (the checking
+    /// pass may batch differently from the run).
+    pub fn split(mut self, size: usize) -> Vec<Self> {
+        let size = size.max(1);
+        let mut parts = Vec::with_capacity(self.plans.len().div_ceil(size));
+        while self.plans.len() > size {
+            let rest = Self {
+                batch: self.batch.split_off(size),
+                plans: self.plans.split_off(size),
+            };
+            parts.push(std::mem::replace(&mut self, rest));
+        }
+        parts.push(self);
+        parts
+    }
+
+    /// About what the batch holds in memory.
+    fn weight(&self) -> usize {
+        let texts: usize = self.batch.texts.iter().map(String::len).sum();
+        let plans: usize = self
+            .plans
+            .iter()
+            .map(|p| {
+                p.body.len()
+                    + p.input.as_ref().map_or(0, String::len)
+                    + p.expected.as_ref().map_or(0, String::len)
+                    + p.reference.as_ref().map_or(0, String::len)
+                    + p.messages.iter().map(|m| m.content.len()).sum::<usize>()
+            })
+            .sum();
+        let assertions: usize = self
+            .batch
+            .assertion_texts
+            .iter()
+            .flatten()
+            .map(String::len)
+            .sum();
+        // Values, maps and specs cost more than their text.
+        2 * (texts + plans + assertions) + 512 * self.plans.len()
+    }
+}
+
 /// A suite that passed every offline check.
 pub struct Validated {
     pub suite: Suite,
@@ -41,19 +95,24 @@ pub struct Validated {
     pub case_count: usize,
     /// sha256 of the suite fields and every case as checked.
     pub fingerprint: String,
+    /// Every batch as checked, in order, when they fit [`KEEP_BUDGET`] and
+    /// keeping was asked for.
+    pub kept: Option<Vec<Checked>>,
 }
 
 /// Suite fields the host consumes; the preset never sees them.
 const HOST_SUITE_KEYS: &[&str] = &["assertions", "judge"];
 
 /// Checks a loaded suite (see the module docs), writing each case's
-/// normalized body to `cases_out` when given.
+/// normalized body to `cases_out` when given. With `keep`, the prepared
+/// batches are kept for the run while they fit [`KEEP_BUDGET`].
 pub fn validate_suite(
     registry: &Registry,
     suite: Suite,
     jobs: usize,
     options: &SuiteOptions,
     mut cases_out: Option<&mut PacketWriter>,
+    keep: bool,
 ) -> Result<Validated, EvalError> {
     for warning in &suite.warnings {
         eprintln!("warning: {warning}");
@@ -87,6 +146,8 @@ pub fn validate_suite(
     let mut problems: Vec<(String, String)> = Vec::new();
     let mut unlisted = 0usize;
     let mut count = 0usize;
+    let mut kept: Option<Vec<Checked>> = keep.then(Vec::new);
+    let mut kept_weight = 0usize;
     let size = suite.cases.len_hint().map_or(64, |n| batch_size(n, jobs));
     run_ordered(
         case_batches(suite.cases.open(), size),
@@ -134,6 +195,15 @@ pub fn validate_suite(
                     out.push(&plan.body)?;
                 }
             }
+            if let Some(list) = &mut kept {
+                let checked = Checked { batch, plans };
+                kept_weight += checked.weight();
+                if kept_weight > KEEP_BUDGET {
+                    kept = None; // too large to keep: the run reads it again
+                } else {
+                    list.push(checked);
+                }
+            }
             Ok(())
         },
     )?;
@@ -155,6 +225,7 @@ pub fn validate_suite(
         suite_json,
         case_count: count,
         fingerprint: hex::encode(fingerprint.finalize()),
+        kept,
         suite,
     })
 }

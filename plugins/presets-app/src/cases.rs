@@ -1,6 +1,6 @@
 //! `translate`: validates app cases and writes the cases packet.
 
-use cautilus_sdk::preset::CasePlan;
+use cautilus_sdk::preset::{CasePlan, packet};
 use cautilus_sdk::{FieldError, Message};
 use serde_json::{Map, Value, json};
 
@@ -77,9 +77,8 @@ fn plan(shape: Shape, body: Value) -> CasePlan {
     plan.model = text("model");
     plan.input = body.get("input").cloned();
     plan.expected = body.get("expected").filter(|v| !v.is_null()).cloned();
-    plan.reference = body
-        .pointer("/expected/finalText")
-        .or_else(|| body.pointer("/expected/snapshotText"))
+    plan.reference = packet::at(&body, &["expected", "finalText"])
+        .or_else(|| packet::at(&body, &["expected", "snapshotText"]))
         .cloned();
     plan.body = body;
     plan

@@ -4,7 +4,7 @@
 //! evaluation that declares no expectations is `unchecked` (not a pass).
 
 use cautilus_sdk::excerpt;
-use cautilus_sdk::preset::{CaseStatus, Verdict};
+use cautilus_sdk::preset::{CaseStatus, Verdict, packet};
 use serde_json::{Map, Value, json};
 
 use crate::{Shape, kind, non_empty_str, snapshot};
@@ -20,8 +20,7 @@ pub fn evaluate(shape: Shape, e: Value, at: &str) -> Verdict {
     } else {
         match expectation(&e, at) {
             Expectation::FinalText(want) => {
-                let got = e
-                    .pointer("/observed/finalText")
+                let got = packet::at(&e, &["observed", "finalText"])
                     .and_then(Value::as_str)
                     .unwrap_or_default();
                 let found = got.contains(want);
@@ -43,8 +42,7 @@ pub fn evaluate(shape: Shape, e: Value, at: &str) -> Verdict {
                 }
             }
             Expectation::Snapshot { path, golden } => {
-                let got = e
-                    .pointer("/observed/finalText")
+                let got = packet::at(&e, &["observed", "finalText"])
                     .and_then(Value::as_str)
                     .unwrap_or_default();
                 match snapshot::compare(path, golden, got) {
@@ -227,7 +225,7 @@ fn must_problems(shape: Shape, e: &Value) -> Vec<MustProblem> {
             ),
         )),
     }
-    match e.pointer("/observed/messages") {
+    match packet::at(e, &["observed", "messages"]) {
         Some(Value::Array(list)) if !list.is_empty() => {
             for (j, m) in list.iter().enumerate() {
                 for key in ["role", "content"] {
@@ -250,10 +248,10 @@ fn must_problems(shape: Shape, e: &Value) -> Vec<MustProblem> {
             format!("must be a list of messages, got {}", kind(other)),
         )),
     }
-    if non_empty_str(e.pointer("/observed/finalText")).is_none() {
+    if non_empty_str(packet::at(e, &["observed", "finalText"])).is_none() {
         problems.push(MustProblem::Missing("observed.finalText".into()));
     }
-    if shape == Shape::Prompt && non_empty_str(e.pointer("/observed/input")).is_none() {
+    if shape == Shape::Prompt && non_empty_str(packet::at(e, &["observed", "input"])).is_none() {
         problems.push(MustProblem::Missing("observed.input".into()));
     }
     problems
