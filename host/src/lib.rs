@@ -11,11 +11,13 @@
 //! - [`fixture`]: loading and checking evaluation fixtures;
 //! - [`eval`]: the evaluation pipeline (`eval test|evaluate|validate`);
 //! - [`schema`]: JSON Schemas of the fixture and the packets;
+//! - [`json_members`]: an object's members as raw text (editing top levels);
 //! - [`cli`]: the `cautilus` command line.
 
 pub mod cli;
 pub mod eval;
 pub mod fixture;
+pub mod json_members;
 pub mod plugin;
 pub mod schema;
 pub mod taxonomy;

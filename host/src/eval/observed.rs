@@ -341,23 +341,10 @@ fn evaluation_pairs(evaluations: &[Value], info: &PresetInfo) -> Vec<(String, St
 
 /// At most 80 characters of `text`, for messages.
 fn excerpt(text: &str) -> String {
-    match text.char_indices().nth(80) {
-        Some((cut, _)) => format!("{}…", &text[..cut]),
-        None => text.to_string(),
-    }
+    crate::plugin::excerpt(text, 80)
 }
 
-/// A JSON value's kind, for messages.
-fn kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "a list",
-        Value::Object(_) => "an object",
-    }
-}
+use crate::fixture::kind;
 
 /// Property test: any packet (random shapes, missing fields, wrong types,
 /// huge strings, deep nesting) is scored or refused with a definition error

@@ -6,12 +6,8 @@
 //! wrote (never rebuilt as a tree), so folding costs a scan of the body,
 //! not a parse and a re-serialization.
 
-use std::fmt;
-
-use serde::de::{self, Deserializer, MapAccess, Visitor};
-use serde_json::value::RawValue;
-
 use super::assertions::Outcome;
+use crate::json_members::Members;
 use crate::plugin::bindings::preset::exports::cautilus::plugin::preset_api::{
     CaseStatus, Recommendation, Verdict,
 };
@@ -127,7 +123,7 @@ impl<'a> From<&'a Outcome> for Entry<'a> {
 /// others are appended in order. Every other member is copied as written.
 /// `None` when `object` is not a JSON object.
 fn set_members(object: &str, fields: &[(&str, String)]) -> Option<String> {
-    let members = serde_json::from_str::<Members<'_>>(object).ok()?.0;
+    let members = Members::of(object)?.0;
     let mut out =
         String::with_capacity(object.len() + fields.iter().map(|f| f.1.len() + 24).sum::<usize>());
     let mut set = vec![false; fields.len()];
@@ -157,29 +153,6 @@ fn set_members(object: &str, fields: &[(&str, String)]) -> Option<String> {
     }
     out.push('}');
     Some(out)
-}
-
-/// An object's members in order, each value left as its JSON text.
-struct Members<'a>(Vec<(String, &'a RawValue)>);
-
-impl<'de> de::Deserialize<'de> for Members<'de> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct MembersVisitor;
-        impl<'de> Visitor<'de> for MembersVisitor {
-            type Value = Members<'de>;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a JSON object")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-                let mut members = Vec::with_capacity(map.size_hint().unwrap_or(16));
-                while let Some(member) = map.next_entry::<String, &'de RawValue>()? {
-                    members.push(member);
-                }
-                Ok(Members(members))
-            }
-        }
-        deserializer.deserialize_map(MembersVisitor)
-    }
 }
 
 #[cfg(test)]

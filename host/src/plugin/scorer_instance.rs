@@ -21,7 +21,7 @@ use wasmtime::Store;
 use wasmtime::component::ResourceAny;
 
 use super::bindings::scorer::Scorer;
-use super::bindings::types::Score;
+use super::bindings::types::{PluginError as GuestError, Score};
 use super::error::PluginError;
 use super::imports::Grants;
 use super::limits::{Limits, StoreState};
@@ -134,20 +134,7 @@ impl ScorerInstance {
             .call_score_batch(&mut live.store, grader, inputs);
         match result {
             Ok(results) if results.len() == inputs.len() => {
-                let scored: Vec<_> = results
-                    .into_iter()
-                    .map(|r| match r {
-                        Ok(score) => spec.finish(score, &limits),
-                        Err(error) => Err(spec.guest_error(error)),
-                    })
-                    .collect();
-                if scored
-                    .iter()
-                    .any(|r| r.as_ref().is_err_and(PluginError::poisons_store))
-                {
-                    self.live = None;
-                }
-                scored
+                self.finish_all(results.into_iter().map(|r| (spec, r)), &limits)
             }
             _ => {
                 self.live = None;
@@ -216,23 +203,13 @@ impl ScorerInstance {
                 .map_err(|trap| classify(trap, &live.store, &limits, &scorer))
         });
         match result {
-            Ok(results) if results.len() == items.len() => {
-                let scored: Vec<_> = results
+            Ok(results) if results.len() == items.len() => self.finish_all(
+                results
                     .into_iter()
                     .zip(items)
-                    .map(|(r, (spec, _))| match r {
-                        Ok(score) => spec.finish(score, &limits),
-                        Err(error) => Err(spec.guest_error(error)),
-                    })
-                    .collect();
-                if scored
-                    .iter()
-                    .any(|r| r.as_ref().is_err_and(PluginError::poisons_store))
-                {
-                    self.live = None;
-                }
-                scored
-            }
+                    .map(|(r, (spec, _))| (*spec, r)),
+                &limits,
+            ),
             Err(error) if items.len() == 1 => {
                 self.live = None;
                 vec![Err(error)]
@@ -245,6 +222,28 @@ impl ScorerInstance {
                     .collect()
             }
         }
+    }
+
+    /// Each guest result checked and negated by its spec; a result that
+    /// poisons the store discards it.
+    fn finish_all<'a>(
+        &mut self,
+        results: impl Iterator<Item = (&'a GraderSpec, Result<Score, GuestError>)>,
+        limits: &Limits,
+    ) -> Vec<Result<Score, PluginError>> {
+        let scored: Vec<_> = results
+            .map(|(spec, r)| match r {
+                Ok(score) => spec.finish(score, limits),
+                Err(error) => Err(spec.guest_error(error)),
+            })
+            .collect();
+        if scored
+            .iter()
+            .any(|r| r.as_ref().is_err_and(PluginError::poisons_store))
+        {
+            self.live = None;
+        }
+        scored
     }
 
     fn live(&mut self) -> Result<&mut Live, PluginError> {
