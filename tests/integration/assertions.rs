@@ -260,7 +260,7 @@ fn every_scorer_that_requests_a_model_gets_the_suite_judge() {
     let fixture = dir.path().join("own-judge.yaml");
     let suite = |judge: &str| {
         format!(
-            "schemaVersion: cautilus.evaluation_input.v1\nsurface: app\npreset: prompt\nsuiteId: own-judge\nprovider: fixture\nmodel: m\n{judge}cases:\n  - caseId: a\n    input: Say hello.\n    assertions:\n      - {{ type: '{probe}', required: false }}\n"
+            "schemaVersion: cautilus.evaluation_input.v1\nsurface: app\npreset: prompt\nsuiteId: own-judge\nprovider: fixture\nmodel: m\n{judge}cases:\n  - caseId: a\n    input: Say hello.\n    expected: {{ finalText: Fixture }}\n    assertions:\n      - {{ type: '{probe}', required: false }}\n"
         )
     };
     std::fs::write(&fixture, suite("judge: { provider: fixture, model: j }\n")).unwrap();
@@ -300,7 +300,7 @@ fn a_scorer_path_with_a_scorer_id_resolves_against_the_fixture() {
     let fixture = dir.path().join("suite.yaml");
     std::fs::write(
         &fixture,
-        "schemaVersion: cautilus.evaluation_input.v1\nsurface: app\npreset: prompt\nsuiteId: beside\nprovider: fixture\nmodel: m\njudge: { provider: fixture, model: j }\ncases:\n  - caseId: a\n    input: Say hello.\n    assertions:\n      - { type: 'probe.wasm#ask-model', required: false }\n",
+        "schemaVersion: cautilus.evaluation_input.v1\nsurface: app\npreset: prompt\nsuiteId: beside\nprovider: fixture\nmodel: m\njudge: { provider: fixture, model: j }\ncases:\n  - caseId: a\n    input: Say hello.\n    expected: { finalText: Fixture }\n    assertions:\n      - { type: 'probe.wasm#ask-model', required: false }\n",
     )
     .unwrap();
     let (code, stdout, stderr, summary) = eval_test(&fixture);

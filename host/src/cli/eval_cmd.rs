@@ -63,7 +63,7 @@ pub struct TestArgs {
     #[arg(
         long,
         value_name = "RUN_DIR",
-        conflicts_with_all = ["fixture", "workspace", "output_dir", "provider", "fixture_results", "update_snapshots", "jobs"]
+        conflicts_with_all = ["fixture", "workspace", "output_dir", "provider", "fixture_results", "update_snapshots", "jobs", "timeout_ms", "memory_mib", "fuel"]
     )]
     resume: Option<PathBuf>,
     /// The workspace under test (default: the current directory)

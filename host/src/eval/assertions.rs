@@ -33,29 +33,28 @@ use serde_json::{Map, Value, json};
 use super::EvalError;
 use super::host_checks::{Checked, CodeGrader, GraderCase, Metrics};
 use super::judge::{HOW_TO_CONFIGURE, JudgeModel};
+pub use super::outcome::Outcome;
+pub use super::scorer_pool::ScorerPool;
+use super::scorer_pool::{CallKey, check_new, group};
 use crate::plugin::bindings::preset::exports::cautilus::plugin::preset_api::{CasePlan, CaseRun};
 use crate::plugin::bindings::types::{CaseView, Observation};
-use crate::plugin::scorer::{negate, split_host_keys};
+use crate::plugin::scorer::split_host_keys;
 use crate::plugin::{
-    GraderSpec, Grants, Limits, Plugin, PluginError, Registry, Score, ScoreInput, ScorerInstance,
-    reference_in,
+    GraderSpec, Grants, Limits, Plugin, PluginError, Registry, ScoreInput, reference_in,
 };
 
 /// Keys of an assertion the host reads; everything else is scorer config.
 const ASSERTION_KEYS: &[&str] = &["type", "name", "weight", "required"];
 
-/// Scorer plugins a worker keeps an instance of at once.
-const MAX_INSTANCES: usize = 16;
-
 /// One distinct assertion configuration.
 pub struct Spec {
-    check: Check,
+    pub(super) check: Check,
     /// Flip the outcome (host checks; scorers negate in their grader spec).
     negate: bool,
 }
 
 /// What checks an assertion.
-enum Check {
+pub(super) enum Check {
     Scorer(ScorerCheck),
     CodeGrader(CodeGrader),
     Metrics(Metrics),
@@ -63,20 +62,20 @@ enum Check {
 
 /// A scorer component with one config, and the limits and grants of the
 /// instance that serves it.
-struct ScorerCheck {
-    plugin: Arc<Plugin>,
-    grader: GraderSpec,
-    limits: Limits,
-    grants: Arc<Grants>,
+pub(super) struct ScorerCheck {
+    pub(super) plugin: Arc<Plugin>,
+    pub(super) grader: GraderSpec,
+    pub(super) limits: Limits,
+    pub(super) grants: Arc<Grants>,
 }
 
 /// One assertion of one case.
 #[derive(Clone)]
-struct CaseAssertion {
-    spec: Arc<Spec>,
-    name: String,
-    weight: f64,
-    required: bool,
+pub(super) struct CaseAssertion {
+    pub(super) spec: Arc<Spec>,
+    pub(super) name: String,
+    pub(super) weight: f64,
+    pub(super) required: bool,
 }
 
 /// Where an assertion list came from, for error paths.
@@ -90,28 +89,6 @@ pub struct Source<'a> {
 
 /// A scorer reference resolved to its plugin and scorer id, or why not.
 type Resolved = Result<(Arc<Plugin>, String), String>;
-
-/// Which instance serves a scorer check, and the scorer: configs with the
-/// same key are sent to the guest in one call.
-type CallKey<'a> = (usize, usize, &'a str);
-
-impl ScorerCheck {
-    fn call_key(&self) -> CallKey<'_> {
-        (
-            Arc::as_ptr(&self.plugin) as usize,
-            Arc::as_ptr(&self.grants) as usize,
-            self.grader.scorer.as_str(),
-        )
-    }
-}
-
-/// Appends `item` to the group of `key`, keeping groups in order of first use.
-fn group<K: PartialEq, T>(groups: &mut Vec<(K, Vec<T>)>, key: K, item: T) {
-    match groups.iter_mut().find(|(k, _)| *k == key) {
-        Some((_, list)) => list.push(item),
-        None => groups.push((key, vec![item])),
-    }
-}
 
 /// Spec identity within a suite: (resolved type, config text, the
 /// directory a code grader's command resolves against).
@@ -408,7 +385,11 @@ impl Assertions {
                 }
                 continue;
             };
-            if let [(k, j, assertion)] = users.as_slice() {
+            // A scorer that calls a model is given one call per input, each
+            // with the judge's whole deadline; the others batch.
+            if let [(k, j, assertion)] = users.as_slice()
+                && !check.plugin.requested().model()
+            {
                 group(&mut singles, check.call_key(), (check, *k, *j, *assertion));
                 continue;
             }
@@ -425,6 +406,10 @@ impl Assertions {
                 &gathered
             };
             let results = match pool.instance(check) {
+                Ok(instance) if check.plugin.requested().model() => batch
+                    .iter()
+                    .map(|input| instance.score(&check.grader, input))
+                    .collect(),
                 Ok(instance) => instance.score_batch(&check.grader, batch),
                 Err(error) => users
                     .iter()
@@ -455,103 +440,6 @@ impl Assertions {
         out.into_iter()
             .map(|list| list.into_iter().flatten().collect())
             .collect()
-    }
-}
-
-/// A worker's scorer instances: one per scorer plugin (and grant set),
-/// each holding the graders of every config it serves. Bounded: past
-/// [`MAX_INSTANCES`] plugins the least recently used instance is dropped.
-#[derive(Default)]
-pub struct ScorerPool {
-    instances: Vec<PoolEntry>,
-    clock: u64,
-}
-
-struct PoolEntry {
-    /// Addresses of the plugin and grants the instance serves (identities).
-    plugin: usize,
-    grants: usize,
-    instance: ScorerInstance,
-    last_used: u64,
-}
-
-impl ScorerPool {
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// Live instances (for tests).
-    pub fn len(&self) -> usize {
-        self.instances.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.instances.is_empty()
-    }
-
-    fn instance(&mut self, check: &ScorerCheck) -> Result<&mut ScorerInstance, PluginError> {
-        self.clock += 1;
-        let plugin = Arc::as_ptr(&check.plugin) as usize;
-        let grants = Arc::as_ptr(&check.grants) as usize;
-        let found = self
-            .instances
-            .iter()
-            .position(|e| e.plugin == plugin && e.grants == grants);
-        let at = match found {
-            Some(at) => at,
-            None => {
-                if self.instances.len() >= MAX_INSTANCES {
-                    let oldest = (0..self.instances.len())
-                        .min_by_key(|&i| self.instances[i].last_used)
-                        .expect("the pool is full");
-                    self.instances.swap_remove(oldest);
-                }
-                self.instances.push(PoolEntry {
-                    plugin,
-                    grants,
-                    instance: ScorerInstance::new(
-                        check.plugin.clone(),
-                        check.limits.clone(),
-                        check.grants.clone(),
-                    )?,
-                    last_used: 0,
-                });
-                self.instances.len() - 1
-            }
-        };
-        let entry = &mut self.instances[at];
-        entry.last_used = self.clock;
-        Ok(&mut entry.instance)
-    }
-}
-
-/// Checks the scorer configs of `new` (spec, path of its first
-/// assertion): one `check` call per scorer plugin and scorer.
-fn check_new(
-    pool: &mut ScorerPool,
-    new: &[(Arc<Spec>, String)],
-    problems: &mut Vec<(String, String)>,
-) {
-    let mut groups: Vec<(CallKey<'_>, Vec<(&ScorerCheck, &str)>)> = Vec::new();
-    for (spec, at) in new {
-        if let Check::Scorer(check) = &spec.check {
-            group(&mut groups, check.call_key(), (check, at.as_str()));
-        }
-    }
-    for (_, list) in groups {
-        let specs: Vec<&GraderSpec> = list.iter().map(|(check, _)| &check.grader).collect();
-        let results = match pool.instance(list[0].0) {
-            Ok(instance) => instance.check(&specs),
-            Err(error) => specs
-                .iter()
-                .map(|_| Err(PluginError::Host(error.to_string())))
-                .collect(),
-        };
-        for ((_, at), result) in list.iter().zip(results) {
-            if let Err(error) = result {
-                problems.push(((*at).to_string(), error.to_string()));
-            }
-        }
     }
 }
 
@@ -631,100 +519,6 @@ const JUDGE: &str = "judge";
 /// Assertion types the host runs itself.
 const CODE_GRADER: &str = "code-grader";
 const EXECUTION_METRICS: &str = "execution-metrics";
-
-/// The result of one assertion on one case.
-#[derive(Debug, Clone)]
-pub struct Outcome {
-    pub name: String,
-    pub passed: bool,
-    /// The check could not be carried out; `passed` is false and the case
-    /// is `errored`.
-    pub errored: bool,
-    pub score: Option<f64>,
-    pub detail: Option<String>,
-    pub required: bool,
-    pub weight: f64,
-}
-
-impl Outcome {
-    /// `passed`, `failed` or `errored`.
-    pub fn status(&self) -> &'static str {
-        match (self.errored, self.passed) {
-            (true, _) => "errored",
-            (false, true) => "passed",
-            (false, false) => "failed",
-        }
-    }
-
-    fn of(
-        assertion: &CaseAssertion,
-        passed: bool,
-        errored: bool,
-        score: Option<f64>,
-        detail: Option<String>,
-    ) -> Self {
-        Self {
-            name: assertion.name.clone(),
-            passed: passed && !errored,
-            errored,
-            score,
-            detail,
-            required: assertion.required,
-            weight: assertion.weight,
-        }
-    }
-
-    /// What a scorer answered, or why it could not.
-    fn scored(assertion: &CaseAssertion, result: Result<Score, PluginError>) -> Self {
-        match result {
-            Ok(score) => match score.passed {
-                Some(passed) => Self::of(assertion, passed, false, score.value, score.detail),
-                None => Self::of(
-                    assertion,
-                    false,
-                    false,
-                    score.value,
-                    Some(format!(
-                        "not applicable: {}",
-                        score
-                            .detail
-                            .unwrap_or_else(|| "the scorer gave no verdict".into())
-                    )),
-                ),
-            },
-            Err(error) => Self::of(
-                assertion,
-                false,
-                true,
-                None,
-                Some(format!("the scorer could not check the answer: {error}")),
-            ),
-        }
-    }
-
-    /// What a host check concluded (negated on request; an errored check
-    /// stays errored).
-    fn checked(assertion: &CaseAssertion, checked: Checked, negated: bool) -> Self {
-        if checked.errored {
-            return Self::of(assertion, false, true, None, checked.detail);
-        }
-        let score = Score {
-            name: assertion.name.clone(),
-            value: checked.score,
-            passed: Some(checked.passed),
-            label: None,
-            detail: checked.detail,
-        };
-        let score = if negated { negate(score) } else { score };
-        Self::of(
-            assertion,
-            score.passed.unwrap_or(false),
-            false,
-            score.value,
-            score.detail,
-        )
-    }
-}
 
 /// What the host checks see of a batch's cases besides plan and run.
 pub struct CaseExtras<'a> {

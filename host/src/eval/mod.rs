@@ -16,6 +16,8 @@
 //! - [`cases`]: running one case (invocation, samples, the case run);
 //! - [`steps`]: multi-step fixtures, each step a suite of its own;
 //! - [`assertions`]: fixture assertions through scorer plugins;
+//!   [`scorer_pool`]: a worker's scorer instances and batched calls;
+//!   [`outcome`]: one assertion's result;
 //! - [`host_checks`]: the assertion types the host runs (code graders,
 //!   execution metrics); [`judge`]: the suite's judge model;
 //! - [`origins`]: where each case came from (its file, directory, workspace);
@@ -33,11 +35,13 @@ pub mod journal;
 pub mod judge;
 pub mod observed;
 pub mod origins;
+pub mod outcome;
 pub mod pipeline;
 pub mod records;
 pub mod report;
 pub mod run_records;
 pub mod run_state;
+pub mod scorer_pool;
 pub mod snapshots;
 pub mod steps;
 pub mod suite_run;

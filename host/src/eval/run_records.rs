@@ -108,11 +108,15 @@ impl RunRecords {
                     observed: case.observed,
                     verdict: case.verdict,
                 };
+                // The packets check the plugin's JSON first: only a case
+                // they took is journaled.
+                self.observed.push(&finished.observed)?;
+                self.summary.push(&finished.verdict.body)?;
                 self.journal_out.append(&finished)?;
                 if let Some(output) = case.output {
                     self.outputs.push(output);
                 }
-                self.write(finished.observed, finished.verdict)?;
+                self.count(finished.verdict);
             }
         }
         self.next = delivered.range.end;
@@ -129,6 +133,12 @@ impl RunRecords {
     fn write(&mut self, observed: String, verdict: Verdict) -> Result<(), EvalError> {
         self.observed.push(&observed)?;
         self.summary.push(&verdict.body)?;
+        self.count(verdict);
+        Ok(())
+    }
+
+    /// Tallies a written case and queues its line.
+    fn count(&mut self, verdict: Verdict) {
         self.tally.add(&verdict);
         if self.lines == CaseLines::Print {
             self.pending_lines.push(CaseLine {
@@ -137,7 +147,6 @@ impl RunRecords {
                 summary: verdict.summary,
             });
         }
-        Ok(())
     }
 
     /// Prints the lines of the cases written since the last call.

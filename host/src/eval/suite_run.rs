@@ -11,7 +11,7 @@
 //! (fingerprint), takes the finished cases from the journal and runs the
 //! rest only.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
@@ -115,21 +115,24 @@ pub fn run_suite(
             return Err(error);
         }
     };
-    cases_out.finish(&Map::new())?;
     let total = validated.case_count;
+    if let Some(state) = &resumed
+        && state.fingerprint != validated.fingerprint
+    {
+        drop(cases_out); // the run's own records stay as they were
+        return Err(EvalError::Input {
+            path: output_dir.join(super::run_state::FILE),
+            message: format!(
+                "the fixture changed since this run started (its cases or suite fields differ), so its finished cases no longer apply; start a new run with `cautilus eval test --fixture {}`",
+                state.options.fixture.display()
+            ),
+        });
+    }
+    cases_out.finish(&Map::new())?;
 
     let journal_path = output_dir.join(journal::FILE);
     let (mut state, journal) = match resumed {
         Some(mut state) => {
-            if state.fingerprint != validated.fingerprint {
-                return Err(EvalError::Input {
-                    path: output_dir.join(super::run_state::FILE),
-                    message: format!(
-                        "the fixture changed since this run started (its cases or suite fields differ), so its finished cases no longer apply; start a new run with `cautilus eval test --fixture {}`",
-                        state.options.fixture.display()
-                    ),
-                });
-            }
             let journal = Journal::load(&journal_path, total)?;
             state.status = RunStatus::Running;
             state.resumed += 1;
@@ -454,12 +457,4 @@ fn clean_partials(dir: &Path) {
     for name in [CASES, OBSERVED, SUMMARY] {
         let _ = std::fs::remove_file(partial_path(&dir.join(name)));
     }
-}
-
-/// Where a run's records go (`--output-dir`, else a new run directory).
-pub fn output_dir(options: &TestOptions) -> PathBuf {
-    options
-        .output_dir
-        .clone()
-        .unwrap_or_else(|| records::new_run_dir(&options.workspace))
 }

@@ -181,6 +181,10 @@ pub fn validate_suite(
             {
                 count += 1;
                 if let Some(first) = ids.insert(&plan.case_id, i) {
+                    if problems.len() >= KEPT_PROBLEMS {
+                        unlisted += 1;
+                        continue;
+                    }
                     problems.push((
                         format!("cases[{i}].caseId"),
                         format!(

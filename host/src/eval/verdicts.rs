@@ -38,16 +38,18 @@ pub fn apply(verdict: &mut Verdict, outcomes: &[Outcome]) {
             })
             .collect()
     };
-    // A case its preset had nothing to check is checked by its assertions.
-    if verdict.status == CaseStatus::Unchecked {
+    // A case its preset had nothing to check is checked by its required
+    // assertions (optional ones only inform); it stays unchecked without one.
+    if verdict.status == CaseStatus::Unchecked && outcomes.iter().any(|o| o.required) {
         verdict.status = CaseStatus::Passed;
         if verdict.recommendation == Recommendation::Defer {
             verdict.recommendation = Recommendation::AcceptNow;
         }
-        let passed = outcomes.iter().filter(|o| o.passed).count();
+        let required = outcomes.iter().filter(|o| o.required);
+        let passed = required.clone().filter(|o| o.passed).count();
         verdict.summary = format!(
-            "checked by its assertions: {passed} of {} passed",
-            outcomes.len()
+            "checked by its assertions: {passed} of {} required passed",
+            required.count()
         );
     }
     // A definite failure (the preset's or an assertion's) stands; a check

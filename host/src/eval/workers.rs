@@ -38,6 +38,17 @@ impl Stop<'_> {
     }
 }
 
+/// Sets the stop flag if its thread unwinds.
+struct PanicStops<'a>(&'a AtomicBool);
+
+impl Drop for PanicStops<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.0.store(true, Ordering::SeqCst);
+        }
+    }
+}
+
 /// A [`Stop`] that never fires (for callers that run one batch by hand).
 pub fn never() -> &'static (dyn Fn() -> bool + Sync) {
     &|| false
@@ -92,6 +103,9 @@ where
             let (source, delivered, stop, state, work, fail) =
                 (&source, &delivered, &stop, &state, &work, &fail);
             scope.spawn(move || {
+                // A panicking batch never delivers: stop the others instead
+                // of letting them wait for it (the scope re-raises the panic).
+                let _guard = PanicStops(stop);
                 let mut own = match state() {
                     Ok(own) => own,
                     Err(error) => return fail(error),

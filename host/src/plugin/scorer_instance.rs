@@ -68,10 +68,6 @@ impl ScorerInstance {
         })
     }
 
-    pub fn plugin(&self) -> &Arc<Plugin> {
-        &self.plugin
-    }
-
     /// Number of graders currently prepared (for tests and limits).
     pub fn prepared(&self) -> usize {
         self.live.as_ref().map_or(0, |live| live.graders.len())
@@ -172,9 +168,18 @@ impl ScorerInstance {
                 ));
                 specs.iter().map(|_| Err(clone_error(&error))).collect()
             }
-            Err(error) => {
+            Err(error) if specs.len() == 1 => {
                 self.live = None;
-                specs.iter().map(|_| Err(clone_error(&error))).collect()
+                vec![Err(error)]
+            }
+            Err(_) => {
+                // A trap or limit: check each config alone on a fresh store,
+                // so only the config that causes it is reported.
+                self.live = None;
+                specs
+                    .iter()
+                    .flat_map(|spec| self.check(std::slice::from_ref(spec)))
+                    .collect()
             }
         }
     }
@@ -214,7 +219,15 @@ impl ScorerInstance {
                 self.live = None;
                 vec![Err(error)]
             }
+            Ok(results) if items.len() == 1 => {
+                self.live = None;
+                vec![Err(PluginError::Trap {
+                    plugin: scorer,
+                    message: format!("answered {} results for 1 input", results.len()),
+                })]
+            }
             _ => {
+                // One at a time on a fresh store, so a bad item fails alone.
                 self.live = None;
                 items
                     .iter()

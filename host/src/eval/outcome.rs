@@ -1,0 +1,102 @@
+//! The result of one assertion on one case, from a scorer's score or a
+//! host check's conclusion: passed, failed, or errored (the check could not
+//! be carried out).
+
+use super::assertions::CaseAssertion;
+use super::host_checks::Checked;
+use crate::plugin::scorer::negate;
+use crate::plugin::{PluginError, Score};
+
+/// The result of one assertion on one case.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    pub name: String,
+    pub passed: bool,
+    /// The check could not be carried out; `passed` is false and the case
+    /// is `errored`.
+    pub errored: bool,
+    pub score: Option<f64>,
+    pub detail: Option<String>,
+    pub required: bool,
+    pub weight: f64,
+}
+
+impl Outcome {
+    /// `passed`, `failed` or `errored`.
+    pub fn status(&self) -> &'static str {
+        match (self.errored, self.passed) {
+            (true, _) => "errored",
+            (false, true) => "passed",
+            (false, false) => "failed",
+        }
+    }
+
+    fn of(
+        assertion: &CaseAssertion,
+        passed: bool,
+        errored: bool,
+        score: Option<f64>,
+        detail: Option<String>,
+    ) -> Self {
+        Self {
+            name: assertion.name.clone(),
+            passed: passed && !errored,
+            errored,
+            score,
+            detail,
+            required: assertion.required,
+            weight: assertion.weight,
+        }
+    }
+
+    /// What a scorer answered, or why it could not.
+    pub(super) fn scored(assertion: &CaseAssertion, result: Result<Score, PluginError>) -> Self {
+        match result {
+            Ok(score) => match score.passed {
+                Some(passed) => Self::of(assertion, passed, false, score.value, score.detail),
+                None => Self::of(
+                    assertion,
+                    false,
+                    false,
+                    score.value,
+                    Some(format!(
+                        "not applicable: {}",
+                        score
+                            .detail
+                            .unwrap_or_else(|| "the scorer gave no verdict".into())
+                    )),
+                ),
+            },
+            Err(error) => Self::of(
+                assertion,
+                false,
+                true,
+                None,
+                Some(format!("the scorer could not check the answer: {error}")),
+            ),
+        }
+    }
+
+    /// What a host check concluded (negated on request; an errored check
+    /// stays errored).
+    pub(super) fn checked(assertion: &CaseAssertion, checked: Checked, negated: bool) -> Self {
+        if checked.errored {
+            return Self::of(assertion, false, true, None, checked.detail);
+        }
+        let score = Score {
+            name: assertion.name.clone(),
+            value: checked.score,
+            passed: Some(checked.passed),
+            label: None,
+            detail: checked.detail,
+        };
+        let score = if negated { negate(score) } else { score };
+        Self::of(
+            assertion,
+            score.passed.unwrap_or(false),
+            false,
+            score.value,
+            score.detail,
+        )
+    }
+}
