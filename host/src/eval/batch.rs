@@ -14,9 +14,9 @@ use super::origins::{self, CaseOrigin};
 use super::snapshots::{self, Snapshot};
 use crate::plugin::Registry;
 
-/// Cases read from the source, with their indices in the suite (ascending;
-/// consecutive in the checking pass, possibly not when a resumed run skips
-/// finished cases).
+/// Cases read from the source, with their indices in the suite (ascending
+/// and consecutive).
+#[derive(Default)]
 pub struct RawBatch {
     pub indices: Vec<usize>,
     pub cases: Vec<Value>,

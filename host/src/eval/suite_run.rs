@@ -280,18 +280,12 @@ fn run_cases_of(
         }
         None => {
             let size = batch_size(validated.case_count, jobs);
-            Box::new(case_batches(suite.cases.open(), size).map(|raw| {
-                raw.map(|raw| {
-                    let range = raw.range();
-                    let (indices, cases) = raw
-                        .indices
-                        .into_iter()
-                        .zip(raw.cases)
-                        .filter(|(i, _)| !finished.get(*i).copied().unwrap_or(false))
-                        .unzip();
-                    Work::Raw(range, RawBatch { indices, cases })
-                })
-            }))
+            Box::new(
+                case_batches(suite.cases.open(), size).flat_map(|raw| match raw {
+                    Ok(raw) => unfinished(raw, finished).into_iter().map(Ok).collect(),
+                    Err(error) => vec![Err(error)],
+                }),
+            )
         }
     };
     run_ordered(
@@ -390,6 +384,32 @@ fn run_cases_of(
     )
 }
 
+/// The cases of `raw` still to run (a resumed run skips finished ones), as
+/// batches of consecutive cases, so the preset's indices stay right. Their
+/// ranges tile `raw`'s, so the writer still sees every case of it (finished
+/// ones come from the journal).
+fn unfinished(raw: RawBatch, finished: &[bool]) -> Vec<Work> {
+    let range = raw.range();
+    let mut works = Vec::new();
+    let mut start = range.start;
+    let mut current = RawBatch::default();
+    for (i, case) in raw.indices.into_iter().zip(raw.cases) {
+        if finished.get(i).copied().unwrap_or(false) {
+            continue;
+        }
+        if let Some(&last) = current.indices.last()
+            && i != last + 1
+        {
+            works.push(Work::Raw(start..last + 1, std::mem::take(&mut current)));
+            start = last + 1;
+        }
+        current.indices.push(i);
+        current.cases.push(case);
+    }
+    works.push(Work::Raw(start..range.end, current));
+    works
+}
+
 /// One batch of the run pass: read from the source (to prepare and
 /// translate), or as the checking pass kept it.
 enum Work {
@@ -456,5 +476,28 @@ pub fn resume_options(dir: &Path, case_lines: CaseLines) -> Result<TestOptions, 
 fn clean_partials(dir: &Path) {
     for name in [CASES, OBSERVED, SUMMARY] {
         let _ = std::fs::remove_file(partial_path(&dir.join(name)));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unfinished_cases_split_into_consecutive_runs_that_tile_the_range() {
+        let raw = RawBatch::consecutive(10, (0..8).map(|i| serde_json::json!(i)).collect());
+        let mut finished = vec![false; 20];
+        for i in [10, 13, 14, 17] {
+            finished[i] = true;
+        }
+        let works = unfinished(raw, &finished);
+        let shown: Vec<(std::ops::Range<usize>, Vec<usize>)> = works
+            .into_iter()
+            .map(|work| match work {
+                Work::Raw(range, raw) => (range, raw.indices),
+                Work::Checked(..) => unreachable!(),
+            })
+            .collect();
+        assert_eq!(shown, [(10..13, vec![11, 12]), (13..18, vec![15, 16])]);
     }
 }
