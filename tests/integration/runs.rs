@@ -43,7 +43,13 @@ fn prompt_suite(
     (fixture_path, canned_path)
 }
 
-fn eval_test(fixture: &Path, canned: &Path, out: &Path, extra: &[&str]) -> (i32, String, String) {
+/// `cautilus eval test` on `fixture` with its canned answers, writing to `out`.
+fn eval_command(
+    fixture: &Path,
+    canned: &Path,
+    out: &Path,
+    extra: &[&str],
+) -> std::process::Command {
     let mut command = cautilus();
     command
         .args(["eval", "test", "--fixture"])
@@ -55,7 +61,11 @@ fn eval_test(fixture: &Path, canned: &Path, out: &Path, extra: &[&str]) -> (i32,
         .arg("--output-dir")
         .arg(out)
         .args(extra);
-    output(command.output().unwrap())
+    command
+}
+
+fn eval_test(fixture: &Path, canned: &Path, out: &Path, extra: &[&str]) -> (i32, String, String) {
+    output(eval_command(fixture, canned, out, extra).output().unwrap())
 }
 
 fn evaluations(summary: &Value) -> &Vec<Value> {
@@ -175,20 +185,11 @@ fn slow_run(dir: &Path, n: usize) -> (PathBuf, PathBuf, PathBuf) {
 }
 
 fn spawn(fixture: &Path, canned: &Path, out: &Path) -> Child {
-    let mut command = cautilus();
-    command
-        .args(["eval", "test", "--fixture"])
-        .arg(fixture)
-        .arg("--fixture-results")
-        .arg(canned)
-        .arg("--workspace")
-        .arg(fixture.parent().unwrap())
-        .arg("--output-dir")
-        .arg(out)
-        .args(["--jobs", "2"])
+    eval_command(fixture, canned, out, &["--jobs", "2"])
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    command.spawn().unwrap()
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
 }
 
 /// Waits until the run's journal holds at least `lines` finished cases.

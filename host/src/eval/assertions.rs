@@ -67,6 +67,9 @@ pub(super) struct ScorerCheck {
     pub(super) grader: GraderSpec,
     pub(super) limits: Limits,
     pub(super) grants: Arc<Grants>,
+    /// The plugin requested `model` (a judge): it is given one call per
+    /// input, each with the judge's whole deadline.
+    pub(super) calls_model: bool,
 }
 
 /// One assertion of one case.
@@ -297,7 +300,8 @@ impl Assertions {
         let (plugin, scorer) = self.resolve_scorer(registry, reference)?;
         // A scorer that requests `model` (the built-in `judge`, or your own)
         // is granted the suite's judge model, with the judge's limits.
-        let (limits, grants) = match (plugin.requested().model(), &self.judge, &self.judged) {
+        let calls_model = plugin.requested().model();
+        let (limits, grants) = match (calls_model, &self.judge, &self.judged) {
             (false, _, _) => (Limits::default(), self.plain.clone()),
             (true, Some(judge), Some(grants)) => (judge.limits().clone(), grants.clone()),
             (true, _, _) if reference == JUDGE => {
@@ -318,6 +322,7 @@ impl Assertions {
                 grader,
                 limits,
                 grants,
+                calls_model,
             }),
             negate: false,
         })
@@ -388,7 +393,7 @@ impl Assertions {
             // A scorer that calls a model is given one call per input, each
             // with the judge's whole deadline; the others batch.
             if let [(k, j, assertion)] = users.as_slice()
-                && !check.plugin.requested().model()
+                && !check.calls_model
             {
                 group(&mut singles, check.call_key(), (check, *k, *j, *assertion));
                 continue;
@@ -406,7 +411,7 @@ impl Assertions {
                 &gathered
             };
             let results = match pool.instance(check) {
-                Ok(instance) if check.plugin.requested().model() => batch
+                Ok(instance) if check.calls_model => batch
                     .iter()
                     .map(|input| instance.score(&check.grader, input))
                     .collect(),

@@ -20,9 +20,8 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use super::EvalError;
-use crate::plugin::bindings::preset::exports::cautilus::plugin::preset_api::{
-    CaseStatus, Recommendation, Verdict,
-};
+use super::tally::{recommendation_from_name, recommendation_name, status_from_name, status_name};
+use crate::plugin::bindings::preset::exports::cautilus::plugin::preset_api::Verdict;
 
 /// The journal's file name in a run directory.
 pub const FILE: &str = "cells.jsonl";
@@ -223,8 +222,8 @@ impl Journal {
             observed: entry.observed.get().to_string(),
             verdict: Verdict {
                 case_id: entry.case_id,
-                status: parse_status(&entry.status).ok_or_else(|| bad("status"))?,
-                recommendation: parse_recommendation(&entry.recommendation)
+                status: status_from_name(&entry.status).ok_or_else(|| bad("status"))?,
+                recommendation: recommendation_from_name(&entry.recommendation)
                     .ok_or_else(|| bad("recommendation"))?,
                 tags: entry.tags,
                 summary: entry.summary,
@@ -269,40 +268,12 @@ fn one_line(json: &str) -> String {
     json.replace(['\n', '\r'], " ")
 }
 
-fn status_name(status: CaseStatus) -> &'static str {
-    super::tally::status_name(status)
-}
-
-fn recommendation_name(recommendation: Recommendation) -> &'static str {
-    super::tally::recommendation_name(recommendation)
-}
-
-fn parse_status(name: &str) -> Option<CaseStatus> {
-    [
-        CaseStatus::Passed,
-        CaseStatus::Failed,
-        CaseStatus::Errored,
-        CaseStatus::Blocked,
-        CaseStatus::Degraded,
-        CaseStatus::Unchecked,
-    ]
-    .into_iter()
-    .find(|s| status_name(*s) == name)
-}
-
-fn parse_recommendation(name: &str) -> Option<Recommendation> {
-    [
-        Recommendation::AcceptNow,
-        Recommendation::Defer,
-        Recommendation::Reject,
-    ]
-    .into_iter()
-    .find(|r| recommendation_name(*r) == name)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::plugin::bindings::preset::exports::cautilus::plugin::preset_api::{
+        CaseStatus, Recommendation,
+    };
 
     fn finished(index: usize, body: &str) -> Finished {
         Finished {

@@ -45,7 +45,7 @@ pub fn print_totals(out: &mut (impl Write + ?Sized), tally: &Tally) -> std::io::
         out,
         "recommendation: {} ({} cases: {})",
         tally.recommendation(),
-        counts.get("total").and_then(|v| v.as_u64()).unwrap_or(0),
+        tally.total(),
         parts.join(", ")
     )
 }

@@ -214,11 +214,7 @@ pub fn run_suite(
         return Err(error);
     }
     let (tally, outputs) = records.finish(total, interrupted, records::now_rfc3339())?;
-    let done = tally
-        .counts()
-        .get("total")
-        .and_then(Value::as_u64)
-        .map_or(0, |n| usize::try_from(n).unwrap_or(usize::MAX));
+    let done = usize::try_from(tally.total()).unwrap_or(usize::MAX);
     match interrupted {
         Some(signal) => {
             state.end(RunStatus::Interrupted, done);

@@ -29,6 +29,31 @@ pub fn recommendation_name(recommendation: Recommendation) -> &'static str {
     }
 }
 
+/// The status named `name` (the inverse of [`status_name`]).
+pub fn status_from_name(name: &str) -> Option<CaseStatus> {
+    [
+        CaseStatus::Passed,
+        CaseStatus::Failed,
+        CaseStatus::Errored,
+        CaseStatus::Blocked,
+        CaseStatus::Degraded,
+        CaseStatus::Unchecked,
+    ]
+    .into_iter()
+    .find(|s| status_name(*s) == name)
+}
+
+/// The recommendation named `name` (the inverse of [`recommendation_name`]).
+pub fn recommendation_from_name(name: &str) -> Option<Recommendation> {
+    [
+        Recommendation::AcceptNow,
+        Recommendation::Defer,
+        Recommendation::Reject,
+    ]
+    .into_iter()
+    .find(|r| recommendation_name(*r) == name)
+}
+
 fn severity(recommendation: Recommendation) -> u8 {
     match recommendation {
         Recommendation::AcceptNow => 0,
@@ -149,6 +174,14 @@ impl Tally {
     /// step that just produces output for later steps).
     pub fn checked_recommendation(&self) -> &'static str {
         recommendation_name(self.checked)
+    }
+
+    /// Cases counted.
+    pub fn total(&self) -> u64 {
+        self.counts
+            .get("total")
+            .and_then(Value::as_u64)
+            .unwrap_or(0)
     }
 
     pub fn counts(&self) -> &Map<String, Value> {

@@ -141,7 +141,7 @@ pub fn validate_suite(
         update_snapshots: options.update_snapshots,
     };
     let mut fingerprint = Sha256::new();
-    fingerprint.update(Value::Object(suite.body.clone()).to_string());
+    fingerprint.update(serde_json::to_string(&suite.body).expect("a JSON map serializes"));
     let mut ids = CaseIds::default();
     let mut problems: Vec<(String, String)> = Vec::new();
     let mut unlisted = 0usize;
