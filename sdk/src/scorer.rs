@@ -41,6 +41,15 @@ pub trait Scorer: Sized + 'static {
 
     /// Scores one input.
     fn score(&self, input: &ScoreInput) -> Result<Score, PluginError>;
+
+    /// Scores one input with a config used this once (a case's own
+    /// assertion value). The default is `new` then `score`; override it
+    /// when a single use can skip work that only pays off over many inputs
+    /// (the built-in `regex` builds no DFA). It must answer exactly as
+    /// `new(config)?.score(input)` does.
+    fn score_once(config: Self::Config, input: &ScoreInput) -> Result<Score, PluginError> {
+        Self::new(config)?.score(input)
+    }
 }
 
 /// Type-erased scorer behind a grader resource.
@@ -60,6 +69,7 @@ pub struct ScorerEntry {
     info: fn() -> ScorerInfo,
     prepare: fn(&str) -> Result<Box<dyn DynScorerHandle>, PluginError>,
     check: fn(&str) -> Result<(), PluginError>,
+    once: fn(&str, &ScoreInput) -> Result<Score, PluginError>,
 }
 
 #[doc(hidden)]
@@ -81,6 +91,7 @@ impl ScorerEntry {
             info: info_of::<T>,
             prepare: prepare_of::<T>,
             check: check_of::<T>,
+            once: once_of::<T>,
         }
     }
 }
@@ -101,6 +112,10 @@ fn prepare_of<T: Scorer>(config: &str) -> Result<Box<dyn DynScorerHandle>, Plugi
 
 fn check_of<T: Scorer>(config: &str) -> Result<(), PluginError> {
     T::check(crate::parse_config(config)?)
+}
+
+fn once_of<T: Scorer>(config: &str, input: &ScoreInput) -> Result<Score, PluginError> {
+    T::score_once(crate::parse_config(config)?, input)
 }
 
 /// A component's set of scorers; implemented by [`export_scorers!`].
@@ -149,14 +164,27 @@ impl<P: ScorerPack> scorer_api::Guest for PackExport<P> {
         }
     }
 
-    fn score_each(id: String, items: Vec<(String, ScoreInput)>) -> Vec<Result<Score, PluginError>> {
-        match entry::<P>(&id) {
-            Ok(entry) => items
-                .iter()
-                .map(|(config, input)| (entry.prepare)(config)?.score(input))
-                .collect(),
-            Err(error) => items.iter().map(|_| Err(error.clone())).collect(),
-        }
+    fn score_each(
+        inputs: Vec<ScoreInput>,
+        items: Vec<scorer_api::OnceItem>,
+    ) -> Vec<Result<Score, PluginError>> {
+        items
+            .iter()
+            .map(|item| {
+                let entry = entry::<P>(&item.scorer)?;
+                let input = usize::try_from(item.input)
+                    .ok()
+                    .and_then(|i| inputs.get(i))
+                    .ok_or_else(|| {
+                        PluginError::failed(format!(
+                            "item names input {} of {}",
+                            item.input,
+                            inputs.len()
+                        ))
+                    })?;
+                (entry.once)(&item.config, input)
+            })
+            .collect()
     }
 }
 

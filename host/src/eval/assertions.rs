@@ -35,7 +35,7 @@ use super::host_checks::{Checked, CodeGrader, GraderCase, Metrics};
 use super::judge::{HOW_TO_CONFIGURE, JudgeModel};
 pub use super::outcome::Outcome;
 pub use super::scorer_pool::ScorerPool;
-use super::scorer_pool::{CallKey, check_new, group};
+use super::scorer_pool::{InstanceKey, check_new, group};
 use crate::plugin::bindings::preset::exports::cautilus::plugin::preset_api::{CasePlan, CaseRun};
 use crate::plugin::bindings::types::{CaseView, Observation};
 use crate::plugin::scorer::split_host_keys;
@@ -378,10 +378,10 @@ impl Assertions {
                 groups[slot].1.push((k, j, assertion));
             }
         }
-        // Configs one case uses are scored together per scorer, each with
-        // its own config, keeping no grader: (instance key, scorer) → users.
+        // Configs one case uses are scored together per instance, each with
+        // its own scorer and config, keeping no grader: instance → users.
         type Single<'a> = (&'a ScorerCheck, usize, usize, &'a CaseAssertion);
-        let mut singles: Vec<(CallKey<'_>, Vec<Single<'_>>)> = Vec::new();
+        let mut singles: Vec<(InstanceKey, Vec<Single<'_>>)> = Vec::new();
         for (spec, users) in &groups {
             let Check::Scorer(check) = &spec.check else {
                 for &(k, j, assertion) in users {
@@ -395,7 +395,11 @@ impl Assertions {
             if let [(k, j, assertion)] = users.as_slice()
                 && !check.calls_model
             {
-                group(&mut singles, check.call_key(), (check, *k, *j, *assertion));
+                group(
+                    &mut singles,
+                    check.instance_key(),
+                    (check, *k, *j, *assertion),
+                );
                 continue;
             }
             // Cases that follow each other (a suite-level assertion) are
@@ -427,12 +431,11 @@ impl Assertions {
         }
         for (_, users) in &singles {
             let check = users[0].0;
-            let items: Vec<(&GraderSpec, &ScoreInput)> = users
-                .iter()
-                .map(|(check, k, _, _)| (&check.grader, &inputs[*k]))
-                .collect();
+            // The batch's inputs cross once; only the ones items read when
+            // that is a small part of them.
+            let (read, items) = once_items(&inputs, users.iter().map(|u| (&u.0.grader, u.1)));
             let results = match pool.instance(check) {
-                Ok(instance) => instance.score_each(&items),
+                Ok(instance) => instance.score_each(read.as_deref().unwrap_or(&inputs), &items),
                 Err(error) => users
                     .iter()
                     .map(|_| Err(PluginError::Host(error.to_string())))
@@ -446,6 +449,34 @@ impl Assertions {
             .map(|list| list.into_iter().flatten().collect())
             .collect()
     }
+}
+
+/// The items of a `score-each` call (each config with the index of its
+/// input) and, when the items read less than half of `inputs`, the inputs
+/// they read (the indices then point into those).
+fn once_items<'a, S>(
+    inputs: &[ScoreInput],
+    users: impl Iterator<Item = (&'a S, usize)>,
+) -> (Option<Vec<ScoreInput>>, Vec<(&'a S, u32)>) {
+    let users: Vec<(&S, usize)> = users.collect();
+    let mut read: Vec<usize> = users.iter().map(|u| u.1).collect();
+    read.sort_unstable();
+    read.dedup();
+    let index = |k: usize| u32::try_from(k).expect("a batch is far smaller than u32::MAX cases");
+    if read.len() * 2 >= inputs.len() {
+        return (
+            None,
+            users.into_iter().map(|(s, k)| (s, index(k))).collect(),
+        );
+    }
+    let items = users
+        .into_iter()
+        .map(|(spec, k)| (spec, index(read.binary_search(&k).expect("listed above"))))
+        .collect();
+    (
+        Some(read.iter().map(|&k| inputs[k].clone()).collect()),
+        items,
+    )
 }
 
 type Parsed = (String, Value, Option<String>, f64, bool);
@@ -586,5 +617,66 @@ fn score_input(plan: &CasePlan, run: &CaseRun) -> ScoreInput {
             metadata: None,
         },
         observation,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn inputs(n: usize) -> Vec<ScoreInput> {
+        (0..n)
+            .map(|k| ScoreInput::from_output(&format!("case-{k}"), Some(format!("out {k}"))))
+            .collect()
+    }
+
+    fn case_of(inputs: &[ScoreInput], read: &Option<Vec<ScoreInput>>, index: u32) -> String {
+        let from = read.as_deref().unwrap_or(inputs);
+        from[index as usize].subject.case_id.clone()
+    }
+
+    #[test]
+    fn items_read_the_whole_batch_when_most_cases_are_read() {
+        let all = inputs(4);
+        let specs = ["a", "b", "c"];
+        let users = [
+            (&specs[0], 0),
+            (&specs[1], 0),
+            (&specs[2], 2),
+            (&specs[0], 3),
+        ];
+        let (read, items) = once_items(&all, users.into_iter());
+        assert!(read.is_none(), "3 of 4 inputs read: they cross as they are");
+        let seen: Vec<_> = items
+            .iter()
+            .map(|(s, i)| (**s, case_of(&all, &read, *i)))
+            .collect();
+        assert_eq!(
+            seen,
+            [
+                ("a", "case-0"),
+                ("b", "case-0"),
+                ("c", "case-2"),
+                ("a", "case-3")
+            ]
+            .map(|(s, c)| (s, c.to_string()))
+        );
+    }
+
+    #[test]
+    fn items_reading_few_cases_carry_only_those_inputs() {
+        let all = inputs(10);
+        let specs = ["a", "b"];
+        let users = [(&specs[0], 7), (&specs[1], 2), (&specs[0], 7)];
+        let (read, items) = once_items(&all, users.into_iter());
+        assert_eq!(read.as_ref().map(Vec::len), Some(2));
+        let seen: Vec<_> = items
+            .iter()
+            .map(|(s, i)| (**s, case_of(&all, &read, *i)))
+            .collect();
+        assert_eq!(
+            seen,
+            [("a", "case-7"), ("b", "case-2"), ("a", "case-7")].map(|(s, c)| (s, c.to_string()))
+        );
     }
 }

@@ -14,7 +14,18 @@ const MAX_INSTANCES: usize = 16;
 /// same key are sent to the guest in one call.
 pub(super) type CallKey<'a> = (usize, usize, &'a str);
 
+/// Which instance serves a scorer check: configs used once with the same
+/// key are scored in one guest call, whatever their scorers.
+pub(super) type InstanceKey = (usize, usize);
+
 impl ScorerCheck {
+    pub(super) fn instance_key(&self) -> InstanceKey {
+        (
+            Arc::as_ptr(&self.plugin) as usize,
+            Arc::as_ptr(&self.grants) as usize,
+        )
+    }
+
     pub(super) fn call_key(&self) -> CallKey<'_> {
         (
             Arc::as_ptr(&self.plugin) as usize,

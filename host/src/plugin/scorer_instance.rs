@@ -21,6 +21,7 @@ use wasmtime::Store;
 use wasmtime::component::ResourceAny;
 
 use super::bindings::scorer::Scorer;
+use super::bindings::scorer::exports::cautilus::plugin::scorer_api::OnceItem;
 use super::bindings::types::{PluginError as GuestError, Score};
 use super::error::PluginError;
 use super::imports::Grants;
@@ -184,28 +185,39 @@ impl ScorerInstance {
         }
     }
 
-    /// Scores each input with its own config (all of one scorer) in one
-    /// guest call, keeping no grader. After a trap the store is replaced
-    /// and each item is scored on its own, so one bad item fails alone.
+    /// Scores each item (a config used once, and the index of its input
+    /// in `inputs`) in one guest call that keeps nothing; the inputs cross
+    /// once. A call that fails is retried one item at a time on a fresh
+    /// store, so a bad item fails alone.
     pub fn score_each(
         &mut self,
-        items: &[(&GraderSpec, &ScoreInput)],
+        inputs: &[ScoreInput],
+        items: &[(&GraderSpec, u32)],
     ) -> Vec<Result<Score, PluginError>> {
-        let Some((first, _)) = items.first() else {
+        if items.is_empty() {
             return Vec::new();
-        };
-        let scorer = first.scorer.clone();
-        let lowered: Vec<(String, ScoreInput)> = items
+        }
+        let lowered: Vec<OnceItem> = items
             .iter()
-            .map(|(spec, input)| (spec.config.clone(), (*input).clone()))
+            .map(|(spec, input)| OnceItem {
+                scorer: spec.scorer.clone(),
+                config: spec.config.clone(),
+                input: *input,
+            })
             .collect();
         let limits = self.limits.clone();
+        // What a failure names: the scorer when the call had one item (a
+        // failed call is retried item by item, so that is what users see).
+        let label = match items {
+            [(spec, _)] => spec.scorer.clone(),
+            _ => self.plugin.label.clone(),
+        };
         let result = self.live().and_then(|live| {
             arm(&mut live.store, &limits);
             live.bindings
                 .cautilus_plugin_scorer_api()
-                .call_score_each(&mut live.store, &scorer, &lowered)
-                .map_err(|trap| classify(trap, &live.store, &limits, &scorer))
+                .call_score_each(&mut live.store, inputs, &lowered)
+                .map_err(|trap| classify(trap, &live.store, &limits, &label))
         });
         match result {
             Ok(results) if results.len() == items.len() => self.finish_all(
@@ -222,16 +234,25 @@ impl ScorerInstance {
             Ok(results) if items.len() == 1 => {
                 self.live = None;
                 vec![Err(PluginError::Trap {
-                    plugin: scorer,
+                    plugin: label,
                     message: format!("answered {} results for 1 input", results.len()),
                 })]
             }
             _ => {
-                // One at a time on a fresh store, so a bad item fails alone.
+                // One at a time on a fresh store, each with its input alone.
                 self.live = None;
                 items
                     .iter()
-                    .flat_map(|item| self.score_each(std::slice::from_ref(item)))
+                    .flat_map(|&(spec, input)| {
+                        let one = usize::try_from(input).ok().and_then(|i| inputs.get(i));
+                        match one {
+                            Some(one) => self.score_each(std::slice::from_ref(one), &[(spec, 0)]),
+                            None => vec![Err(PluginError::Host(format!(
+                                "score-each item names input {input} of {}",
+                                inputs.len()
+                            )))],
+                        }
+                    })
                     .collect()
             }
         }

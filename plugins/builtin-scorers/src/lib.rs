@@ -198,6 +198,16 @@ impl Scorer for RegexMatch {
             self.0.score(output, expected)
         })
     }
+
+    fn score_once(config: pattern::RegexConfig, input: &ScoreInput) -> Result<Score, PluginError> {
+        if !input.has_output() {
+            // What `new` then `score` answers: a bad config first.
+            Self::check(config.clone())?;
+        }
+        run(Self::ID, input, |output, expected| {
+            pattern::RegexScorer::score_once(config, output, expected)
+        })
+    }
 }
 
 pub struct Levenshtein(distance::LevenshteinConfig);
