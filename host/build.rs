@@ -36,6 +36,12 @@ const COMPONENTS: &[(&str, &str, &str)] = &[
         "cautilus_preset_whole_repo",
     ),
     ("provider-fixture", "fixture", "cautilus_provider_fixture"),
+    ("provider-openai", "openai", "cautilus_provider_openai"),
+    (
+        "provider-anthropic",
+        "anthropic",
+        "cautilus_provider_anthropic",
+    ),
     ("judge", "cautilus-judge", "cautilus_judge"),
 ];
 

@@ -14,6 +14,9 @@
 //!   (C1–C4, discovery, interpolation) and assertions of every type;
 //! - `runs`: runs under load and interruption (per-case assertion configs
 //!   at scale, errored vs failed, SIGINT/SIGKILL and `--resume`);
+//! - `plugin_units`: the unit tests of the built-in components' plain Rust;
+//! - `providers`: the `openai`/`anthropic` API adapters against a scripted
+//!   loopback server, and the grants a user gives a provider;
 //! - `scaffold`: `plugin new scorer` builds and loads.
 
 mod assertions;
@@ -23,6 +26,8 @@ mod cli;
 mod compose;
 mod eval;
 mod observed;
+mod plugin_units;
+mod providers;
 mod runs;
 mod sandbox;
 mod scaffold;

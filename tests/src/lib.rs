@@ -1,4 +1,7 @@
-//! Test support: paths of the test components and a loopback HTTP server.
+//! Test support: paths of the test components and loopback HTTP servers
+//! (a one-shot probe, and a scripted model server in [`model_server`]).
+
+pub mod model_server;
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpListener;

@@ -43,7 +43,7 @@ Exit status: 0 valid, 2 invalid (the error names the file and JSON path).";
 pub enum EvalCommand {
     /// Run a fixture's cases through a provider and score them
     #[command(after_help = TEST_EXAMPLES)]
-    Test(TestArgs),
+    Test(Box<TestArgs>),
     /// Score an observed packet produced by any runner
     #[command(after_help = EVALUATE_EXAMPLES)]
     Evaluate(EvaluateArgs),
@@ -63,7 +63,7 @@ pub struct TestArgs {
     #[arg(
         long,
         value_name = "RUN_DIR",
-        conflicts_with_all = ["fixture", "workspace", "output_dir", "provider", "fixture_results", "update_snapshots", "jobs", "timeout_ms", "memory_mib", "fuel"]
+        conflicts_with_all = ["fixture", "workspace", "output_dir", "provider", "fixture_results", "update_snapshots", "jobs", "timeout_ms", "memory_mib", "fuel", "grant_http", "grant_program", "grant_secret"]
     )]
     resume: Option<PathBuf>,
     /// The workspace under test (default: the current directory)
@@ -73,9 +73,22 @@ pub struct TestArgs {
     /// (default: <workspace>/.cautilus/runs/<id>/)
     #[arg(long, value_name = "DIR")]
     output_dir: Option<PathBuf>,
-    /// Provider id or .wasm path [default: fixture]
+    /// Provider: `fixture` (canned answers), `openai` (any OpenAI-compatible
+    /// server: OPENAI_BASE_URL, OPENAI_API_KEY), `anthropic`
+    /// (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL), or a .wasm path [default: fixture]
     #[arg(long, value_name = "ID|PATH")]
     provider: Option<String>,
+    /// Let the provider reach this host through `http` (repeatable); the
+    /// built-in API providers are granted their base URL's host already
+    #[arg(long, value_name = "HOST")]
+    grant_http: Vec<String>,
+    /// Let the provider run this program through `process` (repeatable)
+    #[arg(long, value_name = "PROGRAM")]
+    grant_program: Vec<String>,
+    /// Let the provider send secret NAME, read from ENV_VAR, in a request
+    /// header (repeatable; the provider never sees its value)
+    #[arg(long, value_name = "NAME[=ENV_VAR]", value_parser = parse_secret_grant)]
+    grant_secret: Vec<(String, String)>,
     /// Canned results for the fixture backend: a JSON object keyed by caseId
     #[arg(long, value_name = "FILE")]
     fixture_results: Option<PathBuf>,
@@ -119,7 +132,7 @@ pub struct ValidateArgs {
 
 pub fn run(command: EvalCommand) -> anyhow::Result<ExitCode> {
     match command {
-        EvalCommand::Test(args) => test(args),
+        EvalCommand::Test(args) => test(*args),
         EvalCommand::Evaluate(args) => evaluate(args),
         EvalCommand::Validate(args) => validate(args),
     }
@@ -141,6 +154,15 @@ fn test(args: TestArgs) -> anyhow::Result<ExitCode> {
             },
             output_dir: args.output_dir,
             provider: args.provider.unwrap_or_else(|| "fixture".into()),
+            grants: eval::provider_setup::GrantFlags {
+                http_hosts: args
+                    .grant_http
+                    .iter()
+                    .map(|h| h.to_ascii_lowercase())
+                    .collect(),
+                programs: args.grant_program,
+                secrets: args.grant_secret.into_iter().collect(),
+            },
             fixture_results: args.fixture_results,
             limits: args.limits.limits(LimitArgs::PROVIDER_TIMEOUT_MS),
             jobs: args.jobs.map(usize::from),
@@ -183,6 +205,10 @@ fn test(args: TestArgs) -> anyhow::Result<ExitCode> {
             },
         ),
     }
+}
+
+fn parse_secret_grant(value: &str) -> Result<(String, String), String> {
+    eval::provider_setup::GrantFlags::parse_secret(value)
 }
 
 fn evaluate(args: EvaluateArgs) -> anyhow::Result<ExitCode> {

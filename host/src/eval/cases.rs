@@ -4,7 +4,7 @@
 
 use std::time::Instant;
 
-use serde_json::{Value, json};
+use serde_json::{Map, Value};
 
 use super::EvalError;
 use super::origins::{self, CaseOrigin};
@@ -29,6 +29,8 @@ pub struct RunContext<'a> {
     pub fixture_ref: &'a str,
     /// Canned results keyed by caseId (`--fixture-results`).
     pub canned: Option<&'a Value>,
+    /// What the provider is told on every call (an API provider's endpoint).
+    pub provider_options: &'a Map<String, Value>,
 }
 
 /// The invocation of one sample of a case. A canned list hands out one
@@ -47,8 +49,21 @@ pub fn invocation(plan: &CasePlan, context: &RunContext<'_>, sample: usize) -> I
         messages: plan.messages.clone(),
         input: plan.input.clone(),
         expected: plan.expected.clone(),
-        options: canned.map(|canned| json!({ "canned": canned }).to_string()),
+        options: options_text(context.provider_options, canned),
     }
+}
+
+/// The `options` of an invocation: the provider's own, and the case's
+/// canned result (`canned`) when it has one.
+fn options_text(provider: &Map<String, Value>, canned: Option<&Value>) -> Option<String> {
+    if provider.is_empty() && canned.is_none() {
+        return None;
+    }
+    let mut options = provider.clone();
+    if let Some(canned) = canned {
+        options.insert("canned".into(), canned.clone());
+    }
+    Some(Value::Object(options).to_string())
 }
 
 /// Samples a case `repeat-count` times. A provider failure is recorded as

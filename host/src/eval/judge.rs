@@ -10,14 +10,15 @@
 
 use std::sync::{Arc, Mutex};
 
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
+use super::EvalError;
 use crate::plugin::bindings::provider::exports::cautilus::plugin::provider_api::Invocation;
 use crate::plugin::bindings::scorer::cautilus::plugin::model::{
     GenerateRequest, GenerateResponse, ModelError,
 };
 use crate::plugin::provider::ProviderSession;
-use crate::plugin::{Grants, Limits, ModelBackend, Plugin, PluginError, Registry};
+use crate::plugin::{Grants, Limits, ModelBackend, Plugin, Registry};
 
 /// What a suite's `judge:` says.
 #[derive(Debug, Clone, PartialEq)]
@@ -66,6 +67,10 @@ pub struct JudgeModel {
     plugin: Arc<Plugin>,
     model: String,
     limits: Limits,
+    /// What the provider is granted (an API provider: its endpoint's host
+    /// and key) and told on every call.
+    grants: Arc<Grants>,
+    options: Map<String, Value>,
     idle: Mutex<Vec<ProviderSession>>,
 }
 
@@ -81,15 +86,47 @@ impl JudgeModel {
         config: &JudgeConfig,
         base: &std::path::Path,
         limits: Limits,
-    ) -> Result<Self, PluginError> {
+    ) -> Result<Self, EvalError> {
+        let setup = super::provider_setup::setup(
+            registry,
+            &crate::plugin::reference_in(base, &config.provider),
+            &super::provider_setup::GrantFlags::default(),
+            u64::try_from(limits.timeout.as_millis()).unwrap_or(u64::MAX),
+            &|name| std::env::var(name).ok(),
+        )?;
+        let grants = Arc::new(setup.grants);
+        // Checks the provider's world now, before any case runs.
+        ProviderSession::new(setup.plugin.clone(), limits.clone(), grants.clone())?;
+        Ok(Self {
+            plugin: setup.plugin,
+            model: config.model.clone(),
+            limits,
+            grants,
+            options: setup.options,
+            idle: Mutex::new(Vec::new()),
+        })
+    }
+}
+
+impl JudgeModel {
+    /// The judge of a suite checked offline (`eval validate`): its provider
+    /// is resolved and its world checked, and nothing will call it, so its
+    /// endpoint and key are not looked for.
+    pub fn offline(
+        registry: &Registry,
+        config: &JudgeConfig,
+        base: &std::path::Path,
+    ) -> Result<Self, EvalError> {
         let plugin =
             registry.resolve_provider(&crate::plugin::reference_in(base, &config.provider))?;
-        // Checks the provider's world now, before any case runs.
-        ProviderSession::new(plugin.clone(), limits.clone(), Arc::new(Grants::default()))?;
+        let grants = Arc::new(Grants::default());
+        ProviderSession::new(plugin.clone(), Limits::default(), grants.clone())?;
         Ok(Self {
             plugin,
             model: config.model.clone(),
-            limits,
+            limits: Limits::default(),
+            grants,
+            options: Map::new(),
             idle: Mutex::new(Vec::new()),
         })
     }
@@ -103,12 +140,13 @@ impl ModelBackend for JudgeModel {
             None => ProviderSession::new(
                 self.plugin.clone(),
                 self.limits.clone(),
-                Arc::new(Grants::default()),
+                self.grants.clone(),
             )
             .map_err(|e| ModelError::Unavailable(e.to_string()))?,
         };
         let model = request.model.clone().unwrap_or_else(|| self.model.clone());
-        let options = json!({
+        let mut options = self.options.clone();
+        let judge = json!({
             "purpose": "judge",
             "temperature": request.temperature,
             "maxTokens": request.max_tokens,
@@ -117,6 +155,9 @@ impl ModelBackend for JudgeModel {
                 .as_deref()
                 .and_then(|s| serde_json::from_str::<Value>(s).ok()),
         });
+        if let Value::Object(judge) = judge {
+            options.extend(judge.into_iter().filter(|(_, v)| !v.is_null()));
+        }
         let invocation = Invocation {
             case_id: "judge".into(),
             mode: "messaging".into(),
@@ -125,7 +166,7 @@ impl ModelBackend for JudgeModel {
             messages: request.messages.clone(),
             input: None,
             expected: None,
-            options: Some(options.to_string()),
+            options: Some(Value::Object(options).to_string()),
         };
         let result = session.invoke(&invocation);
         if let Ok(mut idle) = self.idle.lock() {

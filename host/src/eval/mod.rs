@@ -13,6 +13,7 @@
 //! - [`observed`]: `eval evaluate` (which preset scores a packet, and the
 //!   scoring);
 //! - [`workers`]: ordered parallel batches (one set of stores per thread);
+//! - [`provider_setup`]: the run's provider, its grants and endpoint options;
 //! - [`cases`]: running one case (invocation, samples, the case run);
 //! - [`steps`]: multi-step fixtures, each step a suite of its own;
 //! - [`assertions`]: fixture assertions through scorer plugins;
@@ -37,6 +38,7 @@ pub mod observed;
 pub mod origins;
 pub mod outcome;
 pub mod pipeline;
+pub mod provider_setup;
 pub mod records;
 pub mod report;
 pub mod run_records;
@@ -77,6 +79,9 @@ pub enum EvalError {
     },
     #[error("{}: {message}", path.display())]
     Input { path: PathBuf, message: String },
+    /// The run's provider cannot be set up (its endpoint, key or grants).
+    #[error("provider `{provider}`: {message}")]
+    Provider { provider: String, message: String },
     /// A step of a multi-step fixture could not run.
     #[error("step {index}: {error}")]
     Step { index: usize, error: Box<EvalError> },
@@ -97,7 +102,9 @@ impl EvalError {
     /// invalid and nothing was run: exit code 2.
     pub fn is_definition_error(&self) -> bool {
         match self {
-            Self::Fixture(_) | Self::Cases { .. } | Self::Input { .. } => true,
+            Self::Fixture(_) | Self::Cases { .. } | Self::Input { .. } | Self::Provider { .. } => {
+                true
+            }
             Self::Plugin(e) => e.is_definition_error(),
             Self::Step { error, .. } => error.is_definition_error(),
             Self::Write { .. } | Self::Stopped => false,

@@ -58,6 +58,8 @@ pub struct TestOptions {
     pub provider: String,
     /// Canned results keyed by caseId, for the fixture backend.
     pub fixture_results: Option<PathBuf>,
+    /// What the user grants the provider (`--grant-*`).
+    pub grants: super::provider_setup::GrantFlags,
     /// Limits of provider calls.
     pub limits: Limits,
     /// Worker threads (default: one per core on the messaging surface; one

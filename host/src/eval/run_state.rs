@@ -36,6 +36,10 @@ pub struct RunOptions {
     pub fixture: PathBuf,
     pub workspace: PathBuf,
     pub provider: String,
+    /// What the run granted its provider (flags; a built-in API
+    /// provider's own grants are derived again from the environment).
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub grants: super::provider_setup::GrantFlags,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fixture_results: Option<PathBuf>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -46,6 +50,10 @@ pub struct RunOptions {
     pub fuel: Option<u64>,
     #[serde(default)]
     pub update_snapshots: bool,
+}
+
+fn is_default<T: Default + PartialEq>(value: &T) -> bool {
+    *value == T::default()
 }
 
 /// `run.json`.
@@ -142,6 +150,10 @@ mod tests {
             fixture: "/w/suite.json".into(),
             workspace: "/w".into(),
             provider: "fixture".into(),
+            grants: crate::eval::provider_setup::GrantFlags {
+                http_hosts: vec!["127.0.0.1".into()],
+                ..Default::default()
+            },
             fixture_results: None,
             jobs: Some(2),
             timeout_ms: 600_000,

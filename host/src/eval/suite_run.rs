@@ -58,10 +58,17 @@ pub fn run_suite(
     let preset = registry.preset_for(suite.pair)?;
     let info = preset_info(&preset);
     let canned = read_fixture_results(options.fixture_results.as_deref())?;
-    let provider = registry.resolve_provider(&options.provider)?;
+    let setup = super::provider_setup::setup(
+        registry,
+        &options.provider,
+        &options.grants,
+        u64::try_from(options.limits.timeout.as_millis()).unwrap_or(u64::MAX),
+        &|name| std::env::var(name).ok(),
+    )?;
+    let provider = setup.plugin;
     let grants = Arc::new(Grants {
         workspace: Some(options.workspace.clone()),
-        ..Grants::default()
+        ..setup.grants
     });
     // Checks the provider's world before anything is written.
     let harness = ProviderSession::new(provider.clone(), options.limits.clone(), grants.clone())?
@@ -188,6 +195,7 @@ pub fn run_suite(
         mode: validated.suite.pair.mode.as_str(),
         fixture_ref: &fixture_ref,
         canned: canned.as_ref(),
+        provider_options: &setup.options,
     };
     let kept = validated.kept.take();
     let worked = interrupt::announcing(|| {
@@ -427,6 +435,7 @@ fn run_options(options: &TestOptions) -> RunOptions {
         fixture: absolute(&options.fixture),
         workspace: absolute(&options.workspace),
         provider: options.provider.clone(),
+        grants: options.grants.clone(),
         fixture_results: options.fixture_results.as_deref().map(absolute),
         jobs: options.jobs,
         timeout_ms: u64::try_from(options.limits.timeout.as_millis()).unwrap_or(u64::MAX),
@@ -454,6 +463,7 @@ pub fn resume_options(dir: &Path, case_lines: CaseLines) -> Result<TestOptions, 
         workspace: o.workspace,
         output_dir: Some(dir.to_path_buf()),
         provider: o.provider,
+        grants: o.grants,
         fixture_results: o.fixture_results,
         limits: crate::plugin::Limits {
             timeout: std::time::Duration::from_millis(o.timeout_ms),

@@ -324,10 +324,11 @@ fn judge(
         file: suite.file.clone(),
         problems: vec![problem],
     })?;
-    // Without run limits (offline validation) nothing calls the judge.
-    let limits = options.judge_limits.clone().unwrap_or_default();
+    // Without run limits (offline validation) nothing calls the judge, so
+    // its endpoint and key are not looked for.
     let base = suite.file.parent().unwrap_or(Path::new(""));
-    Ok(Some(Arc::new(JudgeModel::new(
-        registry, &config, base, limits,
-    )?)))
+    Ok(Some(Arc::new(match &options.judge_limits {
+        Some(limits) => JudgeModel::new(registry, &config, base, limits.clone())?,
+        None => JudgeModel::offline(registry, &config, base)?,
+    })))
 }

@@ -151,9 +151,11 @@ impl Requested {
         self.0.iter().any(|c| matches!(c, Capability::Model))
     }
 
+    /// `*` asks for whichever hosts the run grants (an API provider whose
+    /// endpoint the user chooses); the grant still decides.
     fn http_host(&self, host: &str) -> bool {
         self.0.iter().any(|c| match c {
-            Capability::Http(hosts) => hosts.iter().any(|h| h == host),
+            Capability::Http(hosts) => hosts.iter().any(|h| h == host || h == "*"),
             _ => false,
         })
     }
@@ -231,6 +233,7 @@ impl http::Host for StoreState {
             let value = match header.value {
                 http::HeaderValue::Text(text) => text,
                 http::HeaderValue::Secret(name) => self.secret(&name)?,
+                http::HeaderValue::BearerSecret(name) => format!("Bearer {}", self.secret(&name)?),
             };
             headers.push((header.name, value));
         }

@@ -39,7 +39,7 @@ pub use cache::CacheStatus;
 pub use error::PluginError;
 pub use imports::{Grants, ModelBackend};
 pub use limits::Limits;
-pub use registry::{Registry, reference_in};
+pub use registry::{Registry, reference_in, split_path_reference};
 pub use runtime::{Plugin, PluginSource, Runtime, RuntimeConfig};
 pub use scorer::{GraderSpec, ScoreInput, ScorerSession};
 pub use scorer_instance::ScorerInstance;

@@ -171,7 +171,7 @@ pub fn reference_in(base: &Path, reference: &str) -> String {
 }
 
 /// `Some((path, scorer))` when the reference names a file rather than an id.
-fn split_path_reference(reference: &str) -> Option<(PathBuf, Option<String>)> {
+pub fn split_path_reference(reference: &str) -> Option<(PathBuf, Option<String>)> {
     let (path, id) = match reference.rsplit_once('#') {
         Some((path, id)) if !id.is_empty() && !id.contains(['/', '\\']) => {
             (path, Some(id.to_string()))

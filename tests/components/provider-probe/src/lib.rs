@@ -1,5 +1,6 @@
 //! A provider that requests `http` to 127.0.0.1 and `process` for `echo`,
-//! and makes whichever call the invocation's options ask for.
+//! and makes whichever call the invocation's options ask for (or, through
+//! `eval test`, the case's canned result: `{"url": ...}` or `{"program": ...}`).
 
 use cautilus_sdk::provider::{Invocation, Provider, ProviderInfo, http, process};
 use cautilus_sdk::{Capability, Observation, PluginError, export_provider, plugin_info};
@@ -38,6 +39,8 @@ impl Provider for Probe {
     fn invoke(request: Invocation) -> Result<Observation, PluginError> {
         let options: Value = serde_json::from_str(request.options.as_deref().unwrap_or("{}"))
             .map_err(|e| PluginError::failed(e.to_string()))?;
+        // Through `eval test`, what to do is the case's canned result.
+        let options = options.get("canned").cloned().unwrap_or(options);
         if let Some(url) = options.get("url").and_then(Value::as_str) {
             let response = http::send(&http::Request {
                 method: "GET".into(),

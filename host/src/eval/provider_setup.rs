@@ -1,0 +1,269 @@
+//! How a run reaches its provider: the component, what the run grants it,
+//! and the options the host passes on every invocation.
+//!
+//! The built-in API providers get exactly what they need and nothing more:
+//! `openai` the host of its base URL (`OPENAI_BASE_URL`, default
+//! `https://api.openai.com/v1`) and, when `OPENAI_API_KEY` is set, that
+//! secret; `anthropic` the host of `ANTHROPIC_BASE_URL` (default
+//! `https://api.anthropic.com`) and the secret `ANTHROPIC_API_KEY`, which it
+//! requires. The component gets the endpoint and the secret's *name* in its
+//! options; the key itself never leaves the host (it is read from the
+//! environment when a request is sent). Any other provider (a `.wasm` path)
+//! gets what the user grants with `--grant-http`, `--grant-program` and
+//! `--grant-secret`; those flags add to a built-in's grants too.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
+
+use super::EvalError;
+use crate::plugin::{Grants, Plugin, Registry};
+
+/// Capabilities the user grants a run's provider on the command line.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GrantFlags {
+    /// Host names the provider may reach through `http`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub http_hosts: Vec<String>,
+    /// Programs the provider may run through `process`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub programs: Vec<String>,
+    /// Secret name → the environment variable it is read from.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub secrets: BTreeMap<String, String>,
+}
+
+impl GrantFlags {
+    /// Parses one `--grant-secret` value: `NAME=ENV_VAR`, or `NAME` for a
+    /// secret read from the variable of the same name.
+    pub fn parse_secret(value: &str) -> Result<(String, String), String> {
+        let (name, var) = value.split_once('=').unwrap_or((value, value));
+        let valid =
+            |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if valid(name) && valid(var) {
+            Ok((name.to_string(), var.to_string()))
+        } else {
+            Err(format!(
+                "`{value}`: give NAME=ENV_VAR (letters, digits and `_`), e.g. MY_KEY=ACME_API_KEY"
+            ))
+        }
+    }
+}
+
+/// A run's provider, ready to be instantiated.
+pub struct ProviderSetup {
+    pub plugin: Arc<Plugin>,
+    /// What the run grants it (the workspace is added by the run).
+    pub grants: Grants,
+    /// Passed in every invocation's `options` (with the case's canned
+    /// result, for the fixture backend).
+    pub options: Map<String, Value>,
+}
+
+/// The endpoint of a built-in API provider.
+struct Endpoint {
+    url_variable: &'static str,
+    default_url: &'static str,
+    key_variable: &'static str,
+    key_required: bool,
+}
+
+fn endpoint(id: &str) -> Option<Endpoint> {
+    match id {
+        "openai" => Some(Endpoint {
+            url_variable: "OPENAI_BASE_URL",
+            default_url: "https://api.openai.com/v1",
+            key_variable: "OPENAI_API_KEY",
+            // A local OpenAI-compatible server (llama.cpp, vLLM, Ollama) needs none.
+            key_required: false,
+        }),
+        "anthropic" => Some(Endpoint {
+            url_variable: "ANTHROPIC_BASE_URL",
+            default_url: "https://api.anthropic.com",
+            key_variable: "ANTHROPIC_API_KEY",
+            key_required: true,
+        }),
+        _ => None,
+    }
+}
+
+/// What a built-in API provider is granted and told.
+#[derive(Debug, PartialEq)]
+struct ApiGrant {
+    /// The base URL's host.
+    host: String,
+    /// The key's secret name (= its environment variable), when set.
+    secret: Option<String>,
+    options: Map<String, Value>,
+}
+
+/// The grant of built-in API provider `id` (`None` for any other id), or
+/// what to set.
+fn api_endpoint(
+    id: &str,
+    timeout_ms: u64,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Option<ApiGrant>, String> {
+    let Some(endpoint) = endpoint(id) else {
+        return Ok(None);
+    };
+    let base = env(endpoint.url_variable)
+        .filter(|v| !v.trim().is_empty())
+        .unwrap_or_else(|| endpoint.default_url.to_string());
+    let url = reqwest::Url::parse(base.trim()).map_err(|e| {
+        format!(
+            "{} is not a URL (`{base}`: {e}); set it to the server's base URL, e.g. {}",
+            endpoint.url_variable, endpoint.default_url
+        )
+    })?;
+    let host = match (url.scheme(), url.host_str()) {
+        ("http" | "https", Some(host)) => host.trim_matches(['[', ']']).to_ascii_lowercase(),
+        _ => {
+            return Err(format!(
+                "{} must be an http(s) URL with a host, got `{base}`",
+                endpoint.url_variable
+            ));
+        }
+    };
+    let has_key = env(endpoint.key_variable).is_some_and(|k| !k.trim().is_empty());
+    if endpoint.key_required && !has_key {
+        return Err(format!(
+            "set {} (cautilus sends the key itself: the provider component never sees it and no record contains it); or run with `--provider fixture`",
+            endpoint.key_variable
+        ));
+    }
+    let mut options = Map::new();
+    options.insert("baseUrl".into(), json!(url.as_str().trim_end_matches('/')));
+    let secret = has_key.then(|| endpoint.key_variable.to_string());
+    if let Some(secret) = &secret {
+        options.insert("apiKeySecret".into(), json!(secret));
+    }
+    options.insert(
+        "timeoutMs".into(),
+        json!(timeout_ms.min(u64::from(u32::MAX))),
+    );
+    Ok(Some(ApiGrant {
+        host,
+        secret,
+        options,
+    }))
+}
+
+/// Resolves `reference` and what it is granted. `env` reads the
+/// environment (a parameter, so tests need not change the process's).
+pub fn setup(
+    registry: &Registry,
+    reference: &str,
+    flags: &GrantFlags,
+    timeout_ms: u64,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<ProviderSetup, EvalError> {
+    let plugin = registry.resolve_provider(reference)?;
+    let mut grants = Grants {
+        http_hosts: flags.http_hosts.clone(),
+        programs: flags.programs.clone(),
+        secrets: flags.secrets.clone(),
+        ..Grants::default()
+    };
+    let mut options = Map::new();
+    let builtin = crate::plugin::split_path_reference(reference).is_none();
+    if builtin
+        && let Some(api) =
+            api_endpoint(reference, timeout_ms, env).map_err(|message| EvalError::Provider {
+                provider: reference.to_string(),
+                message,
+            })?
+    {
+        grants.http_hosts.push(api.host);
+        if let Some(secret) = api.secret {
+            grants.secrets.insert(secret.clone(), secret);
+        }
+        options = api.options;
+    }
+    Ok(ProviderSetup {
+        plugin,
+        grants,
+        options,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env_of(pairs: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> {
+        move |name| {
+            pairs
+                .iter()
+                .find(|(k, _)| *k == name)
+                .map(|(_, v)| v.to_string())
+        }
+    }
+
+    #[test]
+    fn openai_is_granted_its_base_urls_host_and_the_key_only_when_set() {
+        let grant = api_endpoint("openai", 5000, &env_of(&[])).unwrap().unwrap();
+        assert_eq!(grant.host, "api.openai.com");
+        assert_eq!(grant.secret, None);
+        assert_eq!(grant.options["baseUrl"], "https://api.openai.com/v1");
+        assert!(!grant.options.contains_key("apiKeySecret"));
+
+        let env = env_of(&[
+            ("OPENAI_BASE_URL", "http://127.0.0.1:8080/v1/"),
+            ("OPENAI_API_KEY", "sk-test"),
+        ]);
+        let grant = api_endpoint("openai", 5000, &env).unwrap().unwrap();
+        assert_eq!(grant.host, "127.0.0.1");
+        assert_eq!(grant.secret.as_deref(), Some("OPENAI_API_KEY"));
+        assert_eq!(grant.options["baseUrl"], "http://127.0.0.1:8080/v1");
+        assert_eq!(grant.options["apiKeySecret"], "OPENAI_API_KEY");
+        assert!(
+            !serde_json::to_string(&grant.options)
+                .unwrap()
+                .contains("sk-test"),
+            "the key itself never reaches the component"
+        );
+    }
+
+    #[test]
+    fn anthropic_needs_its_key_and_a_usable_url() {
+        let missing = api_endpoint("anthropic", 5000, &env_of(&[])).unwrap_err();
+        assert!(missing.contains("set ANTHROPIC_API_KEY"), "{missing}");
+        let env = env_of(&[
+            ("ANTHROPIC_API_KEY", "k"),
+            ("ANTHROPIC_BASE_URL", "ftp://x"),
+        ]);
+        let bad = api_endpoint("anthropic", 5000, &env).unwrap_err();
+        assert!(
+            bad.contains("ANTHROPIC_BASE_URL must be an http(s) URL"),
+            "{bad}"
+        );
+        let env = env_of(&[
+            ("ANTHROPIC_API_KEY", "k"),
+            ("ANTHROPIC_BASE_URL", "http://[::1]:9/"),
+        ]);
+        assert_eq!(
+            api_endpoint("anthropic", 5000, &env).unwrap().unwrap().host,
+            "::1"
+        );
+        assert_eq!(api_endpoint("fixture", 5000, &env).unwrap(), None);
+    }
+
+    #[test]
+    fn secret_grants_name_their_variable() {
+        assert_eq!(
+            GrantFlags::parse_secret("KEY=ACME_API_KEY"),
+            Ok(("KEY".into(), "ACME_API_KEY".into()))
+        );
+        assert_eq!(
+            GrantFlags::parse_secret("ACME_API_KEY"),
+            Ok(("ACME_API_KEY".into(), "ACME_API_KEY".into()))
+        );
+        for bad in ["", "=X", "KEY=", "KEY=$HOME", "a b"] {
+            assert!(GrantFlags::parse_secret(bad).is_err(), "{bad}");
+        }
+    }
+}

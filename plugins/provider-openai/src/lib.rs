@@ -1,0 +1,55 @@
+//! The `openai` provider (harness `openai-api`): one OpenAI-compatible
+//! Chat Completions call per case, through the host's `http` import.
+//!
+//! Works against any compatible server (OpenAI, llama.cpp server, vLLM,
+//! Ollama): the host passes the base URL (`OPENAI_BASE_URL`, default
+//! `https://api.openai.com/v1`) and, when `OPENAI_API_KEY` is set, the
+//! name of the secret the host sends as `Authorization: Bearer …`. The
+//! suite's `system` goes first as a `system` message, then the case's
+//! messages as they are. Usage comes from the response's `usage`; the
+//! model recorded is the one the response names (the one that answered).
+//! OpenAI's API does not report cost, so `costUsd` is left out.
+//!
+//! The request and the observation are built in
+//! `cautilus_providers_http::openai` (plain Rust, unit-tested natively).
+
+use cautilus_providers_http::openai::{NAME, observation, request_body};
+use cautilus_providers_http::{ApiOptions, Call};
+use cautilus_sdk::provider::{Invocation, Provider, ProviderInfo};
+use cautilus_sdk::{Capability, Observation, PluginError, export_provider, plugin_info};
+
+struct OpenAi;
+
+impl Provider for OpenAi {
+    fn info() -> ProviderInfo {
+        ProviderInfo {
+            // `*`: the host grants the base URL's host only.
+            plugin: plugin_info!(Capability::Http(vec!["*".into()])),
+            harness: "openai-api".into(),
+            modes: vec!["messaging".into()],
+        }
+    }
+
+    fn invoke(request: Invocation) -> Result<Observation, PluginError> {
+        if request.mode != "messaging" {
+            return Err(PluginError::failed(format!(
+                "{NAME}: answers messaging cases only; a workspace case needs a coding agent (`--provider claude-code` or `codex`)"
+            )));
+        }
+        let options = ApiOptions::of(request.options.as_deref(), NAME)?;
+        let body = request_body(&request, &options)?;
+        let call = Call {
+            provider: NAME,
+            key_variable: "OPENAI_API_KEY",
+            url_variable: "OPENAI_BASE_URL",
+            options: &options,
+            url: options.url("chat/completions"),
+            headers: Vec::new(),
+            key_header: ("authorization", true),
+        };
+        let answer = call.send(&body)?;
+        observation(&request, &answer.body)
+    }
+}
+
+export_provider!(OpenAi);

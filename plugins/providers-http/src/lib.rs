@@ -1,0 +1,303 @@
+//! What the built-in API providers (`openai`, `anthropic`) share: the
+//! options the host passes them, one JSON call with retries, and errors
+//! that say what to do.
+//!
+//! The host resolves the endpoint and the key before a run (from the
+//! environment or flags) and passes them as `options`:
+//! `{"baseUrl": "...", "apiKeySecret": "OPENAI_API_KEY" | null,
+//!   "timeoutMs": 60000, "maxRetries": 2}`. The component never sees the
+//! key: it names the secret in a header and the host fills it in. The
+//! host grants the base URL's host and that secret, nothing else.
+
+pub mod anthropic;
+pub mod openai;
+
+use std::time::Duration;
+
+use cautilus_sdk::provider::http::{self, Header, HeaderValue, HttpError, Request};
+use cautilus_sdk::{PluginError, log};
+use serde::Deserialize;
+use serde_json::Value;
+
+/// The options the host passes an API provider.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ApiOptions {
+    pub base_url: String,
+    /// The secret that holds the key, when one is configured.
+    #[serde(default)]
+    pub api_key_secret: Option<String>,
+    #[serde(default = "default_timeout")]
+    pub timeout_ms: u32,
+    #[serde(default = "default_retries")]
+    pub max_retries: u32,
+    #[serde(default)]
+    pub temperature: Option<f64>,
+    #[serde(default)]
+    pub max_tokens: Option<u32>,
+}
+
+fn default_timeout() -> u32 {
+    120_000
+}
+
+fn default_retries() -> u32 {
+    2
+}
+
+impl ApiOptions {
+    /// The options of an invocation; the host always passes them.
+    pub fn of(options: Option<&str>, provider: &str) -> Result<Self, PluginError> {
+        let text = options.ok_or_else(|| {
+            PluginError::failed(format!(
+                "{provider}: the host passed no endpoint options (run it through `cautilus eval test`)"
+            ))
+        })?;
+        serde_json::from_str(text)
+            .map_err(|e| PluginError::failed(format!("{provider}: bad endpoint options: {e}")))
+    }
+
+    /// `base_url` joined with `path` (one `/` between them).
+    pub fn url(&self, path: &str) -> String {
+        format!(
+            "{}/{}",
+            self.base_url.trim_end_matches('/'),
+            path.trim_start_matches('/')
+        )
+    }
+}
+
+/// What an API call answered, parsed.
+pub struct Answer {
+    pub body: Value,
+    /// Attempts made (1 without retries).
+    pub attempts: u32,
+}
+
+/// A JSON POST for one provider.
+pub struct Call<'a> {
+    /// `openai` or `anthropic`: named in every error.
+    pub provider: &'a str,
+    /// The environment variable users set for the key, for error advice.
+    pub key_variable: &'a str,
+    /// The environment variable users set for the endpoint.
+    pub url_variable: &'a str,
+    pub options: &'a ApiOptions,
+    pub url: String,
+    /// Headers besides `content-type`; the key goes in `key_header`.
+    pub headers: Vec<(&'a str, String)>,
+    /// How the key is sent: (`authorization`, true) sends `Bearer <key>`,
+    /// (`x-api-key`, false) the key as it is.
+    pub key_header: (&'a str, bool),
+}
+
+/// Statuses worth another attempt: rate limits and transient server errors
+/// (529 is Anthropic's "overloaded").
+fn retryable(status: u16) -> bool {
+    matches!(status, 408 | 409 | 429 | 500 | 502 | 503 | 504 | 529)
+}
+
+/// Longest wait between attempts, whatever `retry-after` says.
+const MAX_WAIT: Duration = Duration::from_secs(30);
+
+/// The wait before attempt `attempt + 1`: `retry-after` (seconds) when
+/// the server gave one, else 0.5 s doubled per attempt; at most
+/// [`MAX_WAIT`].
+pub fn backoff(attempt: u32, retry_after: Option<&str>) -> Duration {
+    let asked = retry_after
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .filter(|s| s.is_finite() && *s >= 0.0)
+        .map(Duration::from_secs_f64);
+    asked
+        .unwrap_or_else(|| Duration::from_millis(500u64.saturating_mul(1 << attempt.min(6))))
+        .min(MAX_WAIT)
+}
+
+impl Call<'_> {
+    /// Sends `body`, retrying retryable statuses and dropped connections
+    /// up to `max_retries` times.
+    pub fn send(&self, body: &Value) -> Result<Answer, PluginError> {
+        let mut headers = vec![Header {
+            name: "content-type".into(),
+            value: HeaderValue::Text("application/json".into()),
+        }];
+        for (name, value) in &self.headers {
+            headers.push(Header {
+                name: (*name).into(),
+                value: HeaderValue::Text(value.clone()),
+            });
+        }
+        if let Some(secret) = &self.options.api_key_secret {
+            let (name, bearer) = self.key_header;
+            headers.push(Header {
+                name: name.into(),
+                value: if bearer {
+                    HeaderValue::BearerSecret(secret.clone())
+                } else {
+                    HeaderValue::Secret(secret.clone())
+                },
+            });
+        }
+        let request = Request {
+            method: "POST".into(),
+            url: self.url.clone(),
+            headers,
+            body: Some(body.to_string().into_bytes()),
+            timeout_ms: Some(self.options.timeout_ms),
+        };
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let last = attempt > self.options.max_retries;
+            match http::send(&request) {
+                Ok(response) if (200..300).contains(&response.status) => {
+                    let body = serde_json::from_slice(&response.body).map_err(|e| {
+                        PluginError::failed(format!(
+                            "{}: {} answered HTTP {} with a body that is not JSON ({e})",
+                            self.provider, self.url, response.status
+                        ))
+                    })?;
+                    return Ok(Answer {
+                        body,
+                        attempts: attempt,
+                    });
+                }
+                Ok(response) if retryable(response.status) && !last => {
+                    let after = response
+                        .headers
+                        .iter()
+                        .find(|(k, _)| k.eq_ignore_ascii_case("retry-after"))
+                        .map(|(_, v)| v.as_str());
+                    let wait = backoff(attempt - 1, after);
+                    log::warn(&format!(
+                        "{}: HTTP {} (attempt {attempt}); retrying in {} ms",
+                        self.provider,
+                        response.status,
+                        wait.as_millis()
+                    ));
+                    std::thread::sleep(wait);
+                }
+                Ok(response) => return Err(self.status_error(response.status, &response.body)),
+                Err(HttpError::Transport(message)) if !last => {
+                    let wait = backoff(attempt - 1, None);
+                    log::warn(&format!(
+                        "{}: {message} (attempt {attempt}); retrying in {} ms",
+                        self.provider,
+                        wait.as_millis()
+                    ));
+                    std::thread::sleep(wait);
+                }
+                Err(error) => return Err(self.transport_error(error)),
+            }
+        }
+    }
+
+    fn status_error(&self, status: u16, body: &[u8]) -> PluginError {
+        let said = error_message(body);
+        let advice = match status {
+            401 | 403 => match &self.options.api_key_secret {
+                Some(_) => format!("; check {}", self.key_variable),
+                None => format!("; set {} (no key was sent)", self.key_variable),
+            },
+            404 => format!(
+                "; check the model name and {} (now {})",
+                self.url_variable, self.options.base_url
+            ),
+            _ => String::new(),
+        };
+        PluginError::failed(format!(
+            "{}: HTTP {status} from {}{}{advice}",
+            self.provider,
+            self.url,
+            said.map(|s| format!(": {s}")).unwrap_or_default()
+        ))
+    }
+
+    fn transport_error(&self, error: HttpError) -> PluginError {
+        PluginError::failed(match error {
+            HttpError::Denied(why) => format!("{}: {why}", self.provider),
+            HttpError::Timeout => format!(
+                "{}: no answer from {} within {} ms",
+                self.provider, self.url, self.options.timeout_ms
+            ),
+            HttpError::TooLarge(limit) => format!(
+                "{}: the answer from {} is larger than {limit} bytes",
+                self.provider, self.url
+            ),
+            HttpError::Transport(why) => format!(
+                "{}: cannot reach {} ({why}); is the server running? set {} to its URL",
+                self.provider, self.url, self.url_variable
+            ),
+        })
+    }
+}
+
+/// The message of an API error body (`{"error": {"message": ...}}` in both
+/// APIs), or its first 300 characters.
+fn error_message(body: &[u8]) -> Option<String> {
+    let text = String::from_utf8_lossy(body);
+    let parsed: Option<Value> = serde_json::from_str(&text).ok();
+    let message = parsed.as_ref().and_then(|v| {
+        v.pointer("/error/message")
+            .or_else(|| v.get("message"))
+            .or_else(|| v.get("error"))
+            .and_then(Value::as_str)
+            .map(str::to_string)
+    });
+    message.or_else(|| {
+        let trimmed = text.trim();
+        (!trimmed.is_empty()).then(|| trimmed.chars().take(300).collect())
+    })
+}
+
+/// A JSON number as u64 (token counts).
+pub fn count(value: Option<&Value>) -> Option<u64> {
+    value.and_then(Value::as_u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_honours_retry_after_within_a_cap() {
+        assert_eq!(backoff(0, Some("2")), Duration::from_secs(2));
+        assert_eq!(backoff(3, Some("0.25")), Duration::from_millis(250));
+        assert_eq!(backoff(0, Some("3600")), MAX_WAIT);
+        assert_eq!(backoff(0, None), Duration::from_millis(500));
+        assert_eq!(backoff(2, None), Duration::from_millis(2000));
+        assert_eq!(backoff(2, Some("soon")), Duration::from_millis(2000));
+        assert_eq!(backoff(40, None), MAX_WAIT);
+    }
+
+    #[test]
+    fn error_bodies_give_their_message() {
+        assert_eq!(
+            error_message(br#"{"error": {"message": "bad key", "type": "auth"}}"#).as_deref(),
+            Some("bad key")
+        );
+        assert_eq!(
+            error_message(
+                br#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#
+            )
+            .as_deref(),
+            Some("Overloaded")
+        );
+        assert_eq!(
+            error_message(b"  upstream down ").as_deref(),
+            Some("upstream down")
+        );
+        assert_eq!(error_message(b""), None);
+    }
+
+    #[test]
+    fn urls_join_with_one_slash() {
+        let options: ApiOptions =
+            serde_json::from_str(r#"{"baseUrl": "http://127.0.0.1:8080/v1/"}"#).unwrap();
+        assert_eq!(
+            options.url("/chat/completions"),
+            "http://127.0.0.1:8080/v1/chat/completions"
+        );
+        assert_eq!(options.max_retries, 2);
+    }
+}

@@ -1,0 +1,173 @@
+//! The `openai` provider (harness `openai-api`): one OpenAI-compatible
+//! Chat Completions call per case, through the host's `http` import.
+//!
+//! Works against any compatible server (OpenAI, llama.cpp server, vLLM,
+//! Ollama): the host passes the base URL (`OPENAI_BASE_URL`, default
+//! `https://api.openai.com/v1`) and, when `OPENAI_API_KEY` is set, the
+//! name of the secret the host sends as `Authorization: Bearer …`. The
+//! suite's `system` goes first as a `system` message, then the case's
+//! messages as they are. Usage comes from the response's `usage`; the
+//! model recorded is the one the response names (the one that answered).
+//! OpenAI's API does not report cost, so `costUsd` is left out.
+
+use crate::{ApiOptions, count};
+use cautilus_sdk::provider::Invocation;
+use cautilus_sdk::{Message, Observation, PluginError, Usage};
+use serde_json::{Value, json};
+
+pub const NAME: &str = "openai";
+
+/// The Chat Completions request body of an invocation.
+pub fn request_body(request: &Invocation, options: &ApiOptions) -> Result<Value, PluginError> {
+    let model = request.model.as_deref().filter(|m| !m.is_empty()).ok_or_else(|| {
+        PluginError::failed(format!(
+            "{NAME}: case `{}` pins no model; set `model` in the fixture (the model the server serves)",
+            request.case_id
+        ))
+    })?;
+    let mut messages = Vec::with_capacity(request.messages.len() + 1);
+    if let Some(system) = request.system.as_deref().filter(|s| !s.is_empty()) {
+        messages.push(json!({ "role": "system", "content": system }));
+    }
+    for message in &request.messages {
+        messages.push(json!({ "role": message.role, "content": message.content }));
+    }
+    let mut body = json!({ "model": model, "messages": messages });
+    if let Some(t) = options.temperature {
+        body["temperature"] = json!(t);
+    }
+    if let Some(n) = options.max_tokens {
+        body["max_tokens"] = json!(n);
+    }
+    Ok(body)
+}
+
+/// The observation of a Chat Completions response.
+pub fn observation(request: &Invocation, answer: &Value) -> Result<Observation, PluginError> {
+    let choice = answer.pointer("/choices/0/message").ok_or_else(|| {
+        PluginError::failed(format!(
+            "{NAME}: the response has no `choices[0].message`: {}",
+            excerpt(answer)
+        ))
+    })?;
+    let text = choice
+        .get("content")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let mut messages = request.messages.clone();
+    messages.push(Message {
+        role: "assistant".into(),
+        content: text.to_string(),
+    });
+    let usage = answer.get("usage").map(|u| Usage {
+        input_tokens: count(u.get("prompt_tokens")),
+        output_tokens: count(u.get("completion_tokens")),
+        cached_input_tokens: count(u.pointer("/prompt_tokens_details/cached_tokens")),
+        reasoning_tokens: count(u.pointer("/completion_tokens_details/reasoning_tokens")),
+        llm_calls: Some(1),
+    });
+    Ok(Observation {
+        final_text: Some(text.to_string()),
+        messages,
+        tool_calls: None,
+        usage,
+        cost_usd: None,
+        duration_ms: None,
+        provider: Some(NAME.into()),
+        model: answer
+            .get("model")
+            .and_then(Value::as_str)
+            .filter(|m| !m.is_empty())
+            .map(str::to_string)
+            .or_else(|| request.model.clone()),
+        harness: Some("openai-api".into()),
+        mode: Some("messaging".into()),
+        structured: None,
+    })
+}
+
+fn excerpt(value: &Value) -> String {
+    value.to_string().chars().take(300).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn invocation(model: Option<&str>) -> Invocation {
+        Invocation {
+            case_id: "c1".into(),
+            mode: "messaging".into(),
+            model: model.map(str::to_string),
+            system: Some("Be brief.".into()),
+            messages: vec![
+                Message {
+                    role: "user".into(),
+                    content: "Hi".into(),
+                },
+                Message {
+                    role: "assistant".into(),
+                    content: "Hello".into(),
+                },
+                Message {
+                    role: "user".into(),
+                    content: "2+2?".into(),
+                },
+            ],
+            input: None,
+            expected: None,
+            options: None,
+        }
+    }
+
+    fn options(extra: &str) -> ApiOptions {
+        serde_json::from_str(&format!(r#"{{"baseUrl": "http://x/v1"{extra}}}"#)).unwrap()
+    }
+
+    #[test]
+    fn the_system_goes_first_and_turns_keep_their_order() {
+        let body = request_body(&invocation(Some("m")), &options(r#", "temperature": 0"#)).unwrap();
+        assert_eq!(
+            body,
+            json!({"model": "m", "temperature": 0.0, "messages": [
+                {"role": "system", "content": "Be brief."},
+                {"role": "user", "content": "Hi"},
+                {"role": "assistant", "content": "Hello"},
+                {"role": "user", "content": "2+2?"}
+            ]})
+        );
+    }
+
+    #[test]
+    fn an_unpinned_model_is_refused_naming_the_case() {
+        let error = request_body(&invocation(None), &options("")).unwrap_err();
+        assert!(
+            format!("{error:?}").contains("case `c1` pins no model"),
+            "{error:?}"
+        );
+    }
+
+    #[test]
+    fn the_answer_usage_and_the_answering_model_are_recorded() {
+        let answer = json!({
+            "model": "smollm2-135m-instruct",
+            "choices": [{"message": {"role": "assistant", "content": "4"}}],
+            "usage": {"prompt_tokens": 12, "completion_tokens": 1,
+                      "prompt_tokens_details": {"cached_tokens": 3}}
+        });
+        let observed = observation(&invocation(Some("m")), &answer).unwrap();
+        assert_eq!(observed.final_text.as_deref(), Some("4"));
+        assert_eq!(observed.model.as_deref(), Some("smollm2-135m-instruct"));
+        assert_eq!(
+            observed.messages.last().map(|m| m.content.as_str()),
+            Some("4")
+        );
+        let usage = observed.usage.unwrap();
+        assert_eq!(
+            (usage.input_tokens, usage.output_tokens),
+            (Some(12), Some(1))
+        );
+        assert_eq!(usage.cached_input_tokens, Some(3));
+        assert!(observation(&invocation(Some("m")), &json!({"choices": []})).is_err());
+    }
+}

@@ -1,0 +1,345 @@
+//! Model providers against a scripted loopback server: the `openai` and
+//! `anthropic` API adapters (request shape, the key kept by the host,
+//! usage and the answering model recorded, retries, errors that say what to
+//! do) and the capability grants a user gives a provider with `--grant-*`.
+
+use cautilus_tests::model_server::{ModelServer, Recorded, Reply};
+use serde_json::{Value, json};
+
+use crate::support::{component, eval_run_with, read_json, repo};
+
+fn chat_fixture() -> std::path::PathBuf {
+    repo().join("fixtures/eval/app/chat/onboarding.fixture.yaml")
+}
+
+const KEY: &str = "sk-loopback-secret-4242";
+
+/// Every file under `dir`, as text.
+fn all_text(dir: &std::path::Path) -> String {
+    let mut text = String::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            text.push_str(&all_text(&path));
+        } else {
+            text.push_str(&String::from_utf8_lossy(&std::fs::read(&path).unwrap()));
+        }
+    }
+    text
+}
+
+fn body(request: &Recorded) -> Value {
+    serde_json::from_str(&request.body).unwrap()
+}
+
+fn openai_answer(text: &str) -> Reply {
+    Reply::json(
+        200,
+        json!({
+            "id": "chatcmpl-1",
+            "model": "loopback-model-1",
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
+                         "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 20, "completion_tokens": 5, "total_tokens": 25}
+        })
+        .to_string(),
+    )
+}
+
+#[test]
+fn openai_answers_chat_cases_and_the_key_stays_with_the_host() {
+    let server = ModelServer::start(|_, _| {
+        openai_answer("Cautilus: write a fixture, then run cautilus eval test.")
+    });
+    let run = eval_run_with(&chat_fixture(), &["--provider", "openai"], |c| {
+        c.env("OPENAI_BASE_URL", format!("{}/v1", server.url))
+            .env("OPENAI_API_KEY", KEY);
+    });
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2, "one call per case");
+    for request in &requests {
+        assert_eq!(
+            (request.method.as_str(), request.path.as_str()),
+            ("POST", "/v1/chat/completions")
+        );
+        assert_eq!(
+            request.header("authorization"),
+            Some(format!("Bearer {KEY}").as_str())
+        );
+    }
+    // The follow-up case (workers may send it first).
+    let second = requests
+        .iter()
+        .map(body)
+        .max_by_key(|b| b["messages"].as_array().map_or(0, Vec::len))
+        .unwrap();
+    assert_eq!(
+        second["model"], "claude-sonnet-4-6",
+        "the fixture's model is pinned"
+    );
+    let roles: Vec<&str> = second["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        roles,
+        ["system", "user", "assistant", "user"],
+        "the suite system first, then the turns"
+    );
+
+    let observed = run.packet("eval-observed.json");
+    for evaluation in observed["evaluations"].as_array().unwrap() {
+        assert_eq!(evaluation["provider"], "openai");
+        assert_eq!(
+            evaluation["model"], "loopback-model-1",
+            "the model that answered"
+        );
+        assert_eq!(evaluation["harness"], "openai-api");
+        assert_eq!(evaluation["mode"], "messaging");
+        assert!(evaluation["durationMs"].as_u64().is_some());
+        assert_eq!(
+            evaluation["observed"]["finalText"],
+            "Cautilus: write a fixture, then run cautilus eval test."
+        );
+    }
+    assert!(
+        !all_text(run.dir.path()).contains(KEY),
+        "no record holds the key"
+    );
+}
+
+#[test]
+fn anthropic_sends_the_messages_api_shape_with_the_key_in_x_api_key() {
+    let server = ModelServer::start(|_, _| {
+        Reply::json(
+            200,
+            json!({
+                "id": "msg_1", "type": "message", "role": "assistant",
+                "model": "claude-loopback-20250101",
+                "content": [{"type": "text", "text": "Cautilus: run cautilus eval test."}],
+                "usage": {"input_tokens": 30, "output_tokens": 8}
+            })
+            .to_string(),
+        )
+    });
+    let run = eval_run_with(&chat_fixture(), &["--provider", "anthropic"], |c| {
+        c.env("ANTHROPIC_BASE_URL", &server.url)
+            .env("ANTHROPIC_API_KEY", KEY);
+    });
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    let first = &requests[0];
+    assert_eq!(first.path, "/v1/messages");
+    assert_eq!(first.header("x-api-key"), Some(KEY));
+    assert_eq!(first.header("anthropic-version"), Some("2023-06-01"));
+    assert_eq!(first.header("authorization"), None);
+    let sent = body(first);
+    assert!(
+        sent["system"]
+            .as_str()
+            .unwrap()
+            .starts_with("You are the Cautilus onboarding assistant")
+    );
+    assert_eq!(sent["max_tokens"], 1024);
+    assert!(
+        sent["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|m| m["role"] != "system")
+    );
+    let observed = run.packet("eval-observed.json");
+    let evaluation = &observed["evaluations"][0];
+    assert_eq!(evaluation["model"], "claude-loopback-20250101");
+    assert_eq!(evaluation["harness"], "anthropic-api");
+    assert!(
+        !all_text(run.dir.path()).contains(KEY),
+        "no record holds the key"
+    );
+}
+
+#[test]
+fn a_rate_limited_call_is_retried_as_retry_after_says() {
+    let server = ModelServer::start(|_, index| {
+        if index == 0 {
+            Reply::json(429, r#"{"error": {"message": "slow down"}}"#)
+                .with_header("retry-after", "0")
+        } else {
+            openai_answer("Cautilus: cautilus eval test")
+        }
+    });
+    let run = eval_run_with(
+        &chat_fixture(),
+        &["--provider", "openai", "--jobs", "1"],
+        |c| {
+            c.env("OPENAI_BASE_URL", &server.url)
+                .env_remove("OPENAI_API_KEY");
+        },
+    );
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert_eq!(
+        server.requests().len(),
+        3,
+        "the limited call once more, then the other case"
+    );
+    assert_eq!(
+        server.requests()[0].header("authorization"),
+        None,
+        "no key set, none sent"
+    );
+}
+
+#[test]
+fn a_rejected_key_is_a_case_error_that_names_the_variable() {
+    let server = ModelServer::start(|_, _| {
+        Reply::json(
+            401,
+            r#"{"type": "error", "error": {"type": "authentication_error", "message": "invalid x-api-key"}}"#,
+        )
+    });
+    let run = eval_run_with(&chat_fixture(), &["--provider", "anthropic"], |c| {
+        c.env("ANTHROPIC_BASE_URL", &server.url)
+            .env("ANTHROPIC_API_KEY", "wrong");
+    });
+    assert_ne!(run.code, 0);
+    assert_eq!(server.requests().len(), 2, "a 401 is not retried");
+    let summary = run.packet("eval-summary.json").to_string();
+    assert!(summary.contains("HTTP 401"), "{summary}");
+    assert!(summary.contains("invalid x-api-key"), "{summary}");
+    assert!(summary.contains("check ANTHROPIC_API_KEY"), "{summary}");
+}
+
+#[test]
+fn anthropic_without_a_key_is_refused_before_anything_runs() {
+    let run = eval_run_with(&chat_fixture(), &["--provider", "anthropic"], |c| {
+        c.env_remove("ANTHROPIC_API_KEY");
+    });
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("provider `anthropic`: set ANTHROPIC_API_KEY"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("--provider fixture"), "{}", run.stderr);
+}
+
+/// The probe provider fetches the URL of each case's canned result.
+fn probe_run(grants: &[&str]) -> (crate::support::EvalRun, ModelServer) {
+    let server = ModelServer::start(|_, _| Reply::json(200, "\"Cautilus: cautilus eval test\""));
+    let dir = tempfile::tempdir().unwrap();
+    let canned = dir.path().join("canned.json");
+    let url = json!({ "url": format!("{}/probe", server.url) });
+    std::fs::write(
+        &canned,
+        json!({ "first-touch-greeting": url, "follow-up-fixture-command": url }).to_string(),
+    )
+    .unwrap();
+    let probe = component("provider-probe");
+    let mut args = vec![
+        "--provider",
+        probe.as_str(),
+        "--fixture-results",
+        canned.to_str().unwrap(),
+    ];
+    args.extend_from_slice(grants);
+    let run = eval_run_with(&chat_fixture(), &args, |c| {
+        c.env("PROBE_TOKEN", "probe-secret-77");
+    });
+    drop(dir);
+    (run, server)
+}
+
+#[test]
+fn a_user_provider_reaches_a_host_only_when_the_run_grants_it() {
+    let (denied, server) = probe_run(&[]);
+    assert!(server.requests().is_empty(), "nothing left the host");
+    let summary = denied.packet("eval-summary.json").to_string();
+    assert!(
+        summary.contains("this run does not grant http access to `127.0.0.1`"),
+        "{summary}"
+    );
+
+    // The probe sends secret `token` in `authorization`: a host alone is not enough.
+    let (no_secret, server) = probe_run(&["--grant-http", "127.0.0.1"]);
+    assert!(server.requests().is_empty(), "nothing left the host");
+    let summary = no_secret.packet("eval-summary.json").to_string();
+    assert!(
+        summary.contains("this run grants no secret named `token`"),
+        "{summary}"
+    );
+
+    let (allowed, server) = probe_run(&[
+        "--grant-http",
+        "127.0.0.1",
+        "--grant-secret",
+        "token=PROBE_TOKEN",
+    ]);
+    assert_eq!(allowed.code, 0, "{}\n{}", allowed.stdout, allowed.stderr);
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    assert_eq!(requests[0].header("authorization"), Some("probe-secret-77"));
+    assert!(
+        !all_text(allowed.dir.path()).contains("probe-secret-77"),
+        "no record holds the secret"
+    );
+}
+
+#[test]
+fn run_json_keeps_the_grants_for_a_resume() {
+    let (run, _server) = probe_run(&[
+        "--grant-http",
+        "127.0.0.1",
+        "--grant-secret",
+        "token=PROBE_TOKEN",
+    ]);
+    let state = read_json(&run.dir.path().join("run.json"));
+    assert_eq!(
+        state["options"]["grants"]["httpHosts"],
+        json!(["127.0.0.1"])
+    );
+    assert_eq!(
+        state["options"]["grants"]["secrets"],
+        json!({"token": "PROBE_TOKEN"})
+    );
+}
+
+#[test]
+fn a_judge_served_by_the_openai_provider_reaches_its_endpoint() {
+    let server = ModelServer::start(|_, _| {
+        openai_answer(r#"{"passed": true, "score": 1.0, "reasoning": "names the command"}"#)
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let fixture = dir.path().join("judged.fixture.json");
+    std::fs::write(
+        &fixture,
+        json!({
+            "schemaVersion": "cautilus.evaluation_input.v1",
+            "surface": "app", "preset": "prompt", "suiteId": "judged",
+            "provider": "fixture", "model": "canned",
+            "judge": {"provider": "openai", "model": "judge-model"},
+            "cases": [{"caseId": "c1", "input": "Which command runs a fixture?",
+                       "expected": {"finalText": "cautilus eval test"},
+                       "assertions": ["names the eval command"]}]
+        })
+        .to_string(),
+    )
+    .unwrap();
+    let run = eval_run_with(&fixture, &[], |c| {
+        c.env("OPENAI_BASE_URL", &server.url)
+            .env("OPENAI_API_KEY", KEY);
+    });
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let requests = server.requests();
+    assert_eq!(requests.len(), 1, "one judge call");
+    assert_eq!(body(&requests[0])["model"], "judge-model");
+    assert_eq!(
+        requests[0].header("authorization"),
+        Some(format!("Bearer {KEY}").as_str())
+    );
+    assert!(!all_text(run.dir.path()).contains(KEY));
+}

@@ -1,0 +1,172 @@
+//! A scripted model server on 127.0.0.1 for provider tests: it serves any
+//! number of HTTP/1.1 requests, records each one (method, path, headers,
+//! body) and answers with what the test's script returns. It stops when
+//! dropped, or by itself after five minutes.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// One request the server received.
+#[derive(Debug, Clone)]
+pub struct Recorded {
+    pub method: String,
+    pub path: String,
+    /// Header names lower-cased, in order.
+    pub headers: Vec<(String, String)>,
+    pub body: String,
+}
+
+impl Recorded {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// What the script answers: status, extra headers, body.
+pub struct Reply {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: String,
+}
+
+impl Reply {
+    pub fn json(status: u16, body: impl Into<String>) -> Self {
+        Self {
+            status,
+            headers: vec![("content-type".into(), "application/json".into())],
+            body: body.into(),
+        }
+    }
+
+    pub fn with_header(mut self, name: &str, value: &str) -> Self {
+        self.headers.push((name.into(), value.into()));
+        self
+    }
+}
+
+type Script = dyn Fn(&Recorded, usize) -> Reply + Send + Sync;
+
+/// A running server; `url` is `http://127.0.0.1:<port>`.
+pub struct ModelServer {
+    pub url: String,
+    recorded: Arc<Mutex<Vec<Recorded>>>,
+    stop: Arc<AtomicBool>,
+}
+
+impl ModelServer {
+    /// Serves requests with `script(request, index)` (index counts from 0
+    /// across all requests).
+    pub fn start(script: impl Fn(&Recorded, usize) -> Reply + Send + Sync + 'static) -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1");
+        let url = format!("http://127.0.0.1:{}", listener.local_addr().unwrap().port());
+        listener.set_nonblocking(true).unwrap();
+        let recorded = Arc::new(Mutex::new(Vec::new()));
+        let stop = Arc::new(AtomicBool::new(false));
+        let script: Arc<Script> = Arc::new(script);
+        {
+            let (recorded, stop) = (recorded.clone(), stop.clone());
+            std::thread::spawn(move || {
+                let deadline = Instant::now() + Duration::from_secs(300);
+                while !stop.load(Ordering::Relaxed) && Instant::now() < deadline {
+                    match listener.accept() {
+                        Ok((stream, _)) => {
+                            let (recorded, script) = (recorded.clone(), script.clone());
+                            std::thread::spawn(move || serve(stream, &recorded, &*script));
+                        }
+                        Err(_) => std::thread::sleep(Duration::from_millis(5)),
+                    }
+                }
+            });
+        }
+        Self {
+            url,
+            recorded,
+            stop,
+        }
+    }
+
+    /// Every request so far, in arrival order.
+    pub fn requests(&self) -> Vec<Recorded> {
+        self.recorded.lock().unwrap().clone()
+    }
+}
+
+impl Drop for ModelServer {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
+/// Serves one connection's requests (keep-alive) until it closes.
+fn serve(stream: TcpStream, recorded: &Mutex<Vec<Recorded>>, script: &Script) {
+    stream.set_nonblocking(false).ok();
+    stream.set_read_timeout(Some(Duration::from_secs(30))).ok();
+    let mut writer = stream.try_clone().expect("clone stream");
+    let mut reader = BufReader::new(stream);
+    loop {
+        let mut first = String::new();
+        if reader.read_line(&mut first).unwrap_or(0) == 0 {
+            return;
+        }
+        let mut parts = first.split_whitespace();
+        let (method, path) = (
+            parts.next().unwrap_or("").to_string(),
+            parts.next().unwrap_or("").to_string(),
+        );
+        let mut headers = Vec::new();
+        loop {
+            let mut line = String::new();
+            if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                return;
+            }
+            let line = line.trim_end();
+            if line.is_empty() {
+                break;
+            }
+            if let Some((k, v)) = line.split_once(':') {
+                headers.push((k.trim().to_ascii_lowercase(), v.trim().to_string()));
+            }
+        }
+        let length = headers
+            .iter()
+            .find(|(k, _)| k == "content-length")
+            .and_then(|(_, v)| v.parse::<usize>().ok())
+            .unwrap_or(0);
+        let mut body = vec![0; length];
+        if reader.read_exact(&mut body).is_err() {
+            return;
+        }
+        let request = Recorded {
+            method,
+            path,
+            headers,
+            body: String::from_utf8_lossy(&body).into_owned(),
+        };
+        let index = {
+            let mut all = recorded.lock().unwrap();
+            all.push(request.clone());
+            all.len() - 1
+        };
+        let reply = script(&request, index);
+        let mut head = format!(
+            "HTTP/1.1 {} X\r\ncontent-length: {}\r\n",
+            reply.status,
+            reply.body.len()
+        );
+        for (k, v) in &reply.headers {
+            head.push_str(&format!("{k}: {v}\r\n"));
+        }
+        head.push_str("\r\n");
+        if writer.write_all(head.as_bytes()).is_err()
+            || writer.write_all(reply.body.as_bytes()).is_err()
+        {
+            return;
+        }
+    }
+}
