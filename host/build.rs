@@ -42,6 +42,11 @@ const COMPONENTS: &[(&str, &str, &str)] = &[
         "anthropic",
         "cautilus_provider_anthropic",
     ),
+    (
+        "provider-claude-cli",
+        "claude-cli",
+        "cautilus_provider_claude_cli",
+    ),
     ("judge", "cautilus-judge", "cautilus_judge"),
 ];
 

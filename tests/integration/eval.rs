@@ -15,6 +15,8 @@ fn app_prompt_proof_fixture_writes_three_records() {
     let (code, stdout, stderr) = run(&[
         "eval",
         "test",
+        "--provider",
+        "fixture",
         "--fixture",
         &fixture("fixtures/eval/app/prompt/tagline.fixture.json"),
         "--workspace",
@@ -82,6 +84,8 @@ fn app_chat_proof_fixture_is_multi_turn() {
     let (code, stdout, stderr) = run(&[
         "eval",
         "test",
+        "--provider",
+        "fixture",
         "--fixture",
         &fixture("fixtures/eval/app/chat/onboarding.fixture.yaml"),
         "--output-dir",
@@ -121,6 +125,8 @@ fn canned_results_and_failures() {
     let (code, stdout, _) = run(&[
         "eval",
         "test",
+        "--provider",
+        "fixture",
         "--fixture",
         &fixture("fixtures/eval/app/prompt/tagline.fixture.json"),
         "--fixture-results",
@@ -156,6 +162,8 @@ fn without_expected_text_the_backend_names_the_case_and_it_is_unchecked() {
     let (code, stdout, stderr) = run(&[
         "eval",
         "test",
+        "--provider",
+        "fixture",
         "--fixture",
         &file.display().to_string(),
         "--workspace",
@@ -212,6 +220,8 @@ fn invalid_fixtures_are_rejected_before_anything_runs() {
         let (code, _, stderr) = run(&[
             "eval",
             "test",
+            "--provider",
+            "fixture",
             "--fixture",
             &file.display().to_string(),
             "--output-dir",
@@ -396,6 +406,8 @@ fn whole_repo_proof_checks_this_repos_routing_contract() {
     let (code, stdout, stderr) = run(&[
         "eval",
         "test",
+        "--provider",
+        "fixture",
         "--fixture",
         &fixture("fixtures/eval/repo/whole-repo/agents-routing.fixture.json"),
         "--fixture-results",
@@ -442,6 +454,8 @@ fn whole_repo_mismatch_fails_and_missing_observation_blocks() {
     let (code, stdout, _) = run(&[
         "eval",
         "test",
+        "--provider",
+        "fixture",
         "--fixture",
         &fixture("fixtures/eval/repo/whole-repo/agents-routing.fixture.json"),
         "--fixture-results",
@@ -479,6 +493,8 @@ fn skill_run(canned: &Value) -> (i32, String, Value) {
     let (code, stdout, stderr) = run(&[
         "eval",
         "test",
+        "--provider",
+        "fixture",
         "--fixture",
         &fixture("fixtures/eval/repo/skill/release-notes.fixture.json"),
         "--workspace",

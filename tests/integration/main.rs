@@ -6,6 +6,8 @@
 //! - `capabilities`: each host import, allowed and denied;
 //! - `worlds`: preset/provider worlds load; wrong world/version refused;
 //! - `cache`: the compiled cache is observably used by a second load;
+//! - `cli_providers`: `claude-cli` with the real `claude` binary, offline
+//!   against a scripted loopback Messages API (skipped when not installed);
 //! - `cli`: commands, output and exit codes;
 //! - `eval`: `eval test|evaluate|validate` with proof and negative fixtures;
 //! - `observed`: `eval evaluate`: schemaVersion vs declared pair, app MUST
@@ -23,6 +25,7 @@ mod assertions;
 mod cache;
 mod capabilities;
 mod cli;
+mod cli_providers;
 mod compose;
 mod eval;
 mod observed;

@@ -1,4 +1,5 @@
-//! The built-in components' plain-Rust logic (scorers-core, providers-http)
+//! The built-in components' plain-Rust logic (scorers-core, providers-core,
+//! presets-app)
 //! lives in the `plugins/` workspace, which `cargo test --workspace` does
 //! not reach; this runs its unit tests natively so they gate every run.
 
@@ -20,7 +21,9 @@ fn the_built_in_components_logic_passes_its_unit_tests() {
             "-p",
             "cautilus-scorers-core",
             "-p",
-            "cautilus-providers-http",
+            "cautilus-providers-core",
+            "-p",
+            "cautilus-presets-app",
         ]);
     for var in [
         "CARGO_ENCODED_RUSTFLAGS",

@@ -447,7 +447,14 @@ fn peak_rss_kib(fixture: &Path, out: &Path) -> (i32, i64) {
     let log = std::fs::File::create(out.with_extension("log")).unwrap();
     let mut command = cautilus();
     command
-        .args(["eval", "test", "--json", "--fixture"])
+        .args([
+            "eval",
+            "test",
+            "--provider",
+            "fixture",
+            "--json",
+            "--fixture",
+        ])
         .arg(fixture)
         .arg("--workspace")
         .arg(fixture.parent().unwrap())

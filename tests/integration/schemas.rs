@@ -93,6 +93,8 @@ fn proof_fixtures_and_their_packets_validate() {
         let mut args = vec![
             "eval".to_string(),
             "test".into(),
+            "--provider".into(),
+            "fixture".into(),
             "--fixture".into(),
             fixture_path.display().to_string(),
             "--workspace".into(),
@@ -123,6 +125,8 @@ fn blocked_repo_cases_still_write_valid_packets() {
     let (code, stdout, stderr) = run(&[
         "eval",
         "test",
+        "--provider",
+        "fixture",
         "--fixture",
         &fixture.display().to_string(),
         "--workspace",

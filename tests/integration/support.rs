@@ -116,7 +116,8 @@ impl EvalRun {
 }
 
 /// Runs `cautilus eval test --fixture <fixture> <args>` with a fresh
-/// output directory and the repository as the workspace.
+/// output directory and the repository as the workspace, through the
+/// fixture backend unless `args` names a `--provider`.
 pub fn eval_run(fixture: &std::path::Path, args: &[&str]) -> EvalRun {
     eval_run_with(fixture, args, |_| {})
 }
@@ -137,6 +138,11 @@ pub fn eval_run_with(
         .arg("--output-dir")
         .arg(dir.path())
         .args(args);
+    // Canned answers unless the test picks a provider (without one, a
+    // fixture's `provider: anthropic` would look for a key or `claude`).
+    if !args.contains(&"--provider") {
+        command.args(["--provider", "fixture"]);
+    }
     configure(&mut command);
     let (code, stdout, stderr) = output(command.output().unwrap());
     EvalRun {

@@ -9,6 +9,48 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+/// A Messages API answer streamed as Claude Code reads it (`stream: true`).
+pub fn anthropic_stream(model: &str, text: &str) -> Reply {
+    let data = |value: serde_json::Value| value.to_string();
+    Reply::events([
+        (
+            "message_start",
+            data(serde_json::json!({"type": "message_start", "message": {
+            "id": "msg_loopback", "type": "message", "role": "assistant", "model": model,
+            "content": [], "stop_reason": null, "stop_sequence": null,
+            "usage": {"input_tokens": 12, "output_tokens": 1}}})),
+        ),
+        (
+            "content_block_start",
+            data(
+                serde_json::json!({"type": "content_block_start", "index": 0,
+            "content_block": {"type": "text", "text": ""}}),
+            ),
+        ),
+        (
+            "content_block_delta",
+            data(
+                serde_json::json!({"type": "content_block_delta", "index": 0,
+            "delta": {"type": "text_delta", "text": text}}),
+            ),
+        ),
+        (
+            "content_block_stop",
+            data(serde_json::json!({"type": "content_block_stop", "index": 0})),
+        ),
+        (
+            "message_delta",
+            data(serde_json::json!({"type": "message_delta",
+            "delta": {"stop_reason": "end_turn", "stop_sequence": null},
+            "usage": {"output_tokens": 7}})),
+        ),
+        (
+            "message_stop",
+            data(serde_json::json!({"type": "message_stop"})),
+        ),
+    ])
+}
+
 /// One request the server received.
 #[derive(Debug, Clone)]
 pub struct Recorded {
@@ -41,6 +83,19 @@ impl Reply {
             status,
             headers: vec![("content-type".into(), "application/json".into())],
             body: body.into(),
+        }
+    }
+
+    /// A server-sent event stream of `(event, data)` pairs.
+    pub fn events<'a>(events: impl IntoIterator<Item = (&'a str, String)>) -> Self {
+        let body = events
+            .into_iter()
+            .map(|(event, data)| format!("event: {event}\ndata: {data}\n\n"))
+            .collect();
+        Self {
+            status: 200,
+            headers: vec![("content-type".into(), "text/event-stream".into())],
+            body,
         }
     }
 
@@ -163,8 +218,13 @@ fn serve(stream: TcpStream, recorded: &Mutex<Vec<Recorded>>, script: &Script) {
             head.push_str(&format!("{k}: {v}\r\n"));
         }
         head.push_str("\r\n");
-        if writer.write_all(head.as_bytes()).is_err()
-            || writer.write_all(reply.body.as_bytes()).is_err()
+        // A HEAD reply has headers only.
+        let body = if request.method == "HEAD" {
+            ""
+        } else {
+            reply.body.as_str()
+        };
+        if writer.write_all(head.as_bytes()).is_err() || writer.write_all(body.as_bytes()).is_err()
         {
             return;
         }

@@ -75,7 +75,9 @@ pub struct TestArgs {
     output_dir: Option<PathBuf>,
     /// Provider: `fixture` (canned answers), `openai` (any OpenAI-compatible
     /// server: OPENAI_BASE_URL, OPENAI_API_KEY), `anthropic`
-    /// (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL), or a .wasm path [default: fixture]
+    /// (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL), `claude-cli` (`claude -p`), or
+    /// a .wasm path [default: `fixture` with --fixture-results, else what the
+    /// fixture's `provider` asks for and this machine can reach]
     #[arg(long, value_name = "ID|PATH")]
     provider: Option<String>,
     /// Let the provider reach this host through `http` (repeatable); the
@@ -153,7 +155,7 @@ fn test(args: TestArgs) -> anyhow::Result<ExitCode> {
                 None => std::env::current_dir()?,
             },
             output_dir: args.output_dir,
-            provider: args.provider.unwrap_or_else(|| "fixture".into()),
+            provider: args.provider,
             grants: eval::provider_setup::GrantFlags {
                 http_hosts: args
                     .grant_http

@@ -140,6 +140,7 @@ impl CodeGrader {
         };
         let output = match crate::plugin::imports::run_bounded(
             &command,
+            &[],
             cwd,
             self.timeout,
             GRADER_OUTPUT_BYTES,

@@ -55,7 +55,7 @@ pub struct TestOptions {
     /// Default: `<workspace>/.cautilus/runs/<sortable id>/`.
     pub output_dir: Option<PathBuf>,
     /// Provider id or `.wasm` path (default `fixture`).
-    pub provider: String,
+    pub provider: Option<String>,
     /// Canned results keyed by caseId, for the fixture backend.
     pub fixture_results: Option<PathBuf>,
     /// What the user grants the provider (`--grant-*`).

@@ -56,8 +56,12 @@ impl GrantFlags {
 /// A run's provider, ready to be instantiated.
 pub struct ProviderSetup {
     pub plugin: Arc<Plugin>,
-    /// What the run grants it (the workspace is added by the run).
+    /// What the run grants it (the run's workspace is its `process`
+    /// directory unless this names another).
     pub grants: Grants,
+    /// The empty directory a messaging CLI runs in (so no project
+    /// instructions reach the model); removed when dropped.
+    pub scratch: Option<tempfile::TempDir>,
     /// Passed in every invocation's `options` (with the case's canned
     /// result, for the fixture backend).
     pub options: Map<String, Value>,
@@ -152,6 +156,110 @@ fn api_endpoint(
     }))
 }
 
+/// A coding-agent CLI run in messaging mode.
+struct MessagingCli {
+    program: &'static str,
+    /// The host variables it reads its login and endpoint from (besides
+    /// [`CLI_BASE_ENV`]).
+    env: &'static [&'static str],
+    /// What to do when it is not on PATH.
+    missing: &'static str,
+}
+
+/// Variables every CLI may need to find its home, temp dir and proxy.
+const CLI_BASE_ENV: [&str; 9] = [
+    "HOME",
+    "USER",
+    "LANG",
+    "TMPDIR",
+    "HTTPS_PROXY",
+    "HTTP_PROXY",
+    "NO_PROXY",
+    "SSL_CERT_FILE",
+    "NODE_EXTRA_CA_CERTS",
+];
+
+fn messaging_cli(id: &str) -> Option<MessagingCli> {
+    match id {
+        "claude-cli" => Some(MessagingCli {
+            program: "claude",
+            env: &[
+                "ANTHROPIC_API_KEY",
+                "ANTHROPIC_AUTH_TOKEN",
+                "ANTHROPIC_BASE_URL",
+                "CLAUDE_CONFIG_DIR",
+                "XDG_CONFIG_HOME",
+            ],
+            missing: "`claude` is not on PATH; install Claude Code (`npm install -g @anthropic-ai/claude-code`) and log in, or use `--provider anthropic` with ANTHROPIC_API_KEY",
+        }),
+        _ => None,
+    }
+}
+
+/// Whether `program` is an executable file in one of `PATH`'s directories.
+fn on_path(program: &str, env: &dyn Fn(&str) -> Option<String>) -> bool {
+    let Some(path) = env("PATH") else {
+        return false;
+    };
+    std::env::split_paths(&path).any(|dir| {
+        let candidate = dir.join(program);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            candidate
+                .metadata()
+                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        }
+        #[cfg(not(unix))]
+        {
+            candidate.is_file()
+        }
+    })
+}
+
+/// The provider a run uses when `--provider` does not name one: the fixture
+/// backend for canned results (`--fixture-results`); else what the
+/// fixture's `provider` asks for and this machine can reach: `anthropic`
+/// with `ANTHROPIC_API_KEY` set, else `claude-cli` when `claude` is on
+/// PATH; `openai` with `OPENAI_API_KEY` or `OPENAI_BASE_URL` set; any other
+/// id or path as it is. Nothing usable is a definition error listing each
+/// way to run the suite.
+pub fn choose(
+    fixture_provider: Option<&str>,
+    canned: bool,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<String, EvalError> {
+    let set = |name: &str| env(name).is_some_and(|v| !v.trim().is_empty());
+    let asked = match fixture_provider.map(str::trim).filter(|p| !p.is_empty()) {
+        _ if canned => return Ok("fixture".into()),
+        None => return Ok("fixture".into()),
+        Some(asked) => asked,
+    };
+    let (ways, found) = match asked {
+        "anthropic" => (
+            "set ANTHROPIC_API_KEY (the `anthropic` API provider), or install and log in to Claude Code so `claude` is on PATH (`claude-cli`)",
+            if set("ANTHROPIC_API_KEY") {
+                Some("anthropic")
+            } else if on_path("claude", env) {
+                Some("claude-cli")
+            } else {
+                None
+            },
+        ),
+        "openai" => (
+            "set OPENAI_API_KEY, or OPENAI_BASE_URL for an OpenAI-compatible server such as llama.cpp, vLLM or Ollama (the `openai` provider)",
+            (set("OPENAI_API_KEY") || set("OPENAI_BASE_URL")).then_some("openai"),
+        ),
+        other => return Ok(other.to_string()),
+    };
+    found.map(str::to_string).ok_or_else(|| EvalError::Provider {
+        provider: asked.to_string(),
+        message: format!(
+            "the fixture asks for `{asked}` and nothing here can reach it: {ways}; or run without a model: `--provider fixture`"
+        ),
+    })
+}
+
 /// Resolves `reference` and what it is granted. `env` reads the
 /// environment (a parameter, so tests need not change the process's).
 pub fn setup(
@@ -183,9 +291,38 @@ pub fn setup(
         }
         options = api.options;
     }
+    let mut scratch = None;
+    if builtin && let Some(cli) = messaging_cli(reference) {
+        let error = |message: String| EvalError::Provider {
+            provider: reference.to_string(),
+            message,
+        };
+        if !on_path(cli.program, env) {
+            return Err(error(cli.missing.to_string()));
+        }
+        grants.programs.push(cli.program.to_string());
+        grants
+            .program_env
+            .extend(CLI_BASE_ENV.iter().chain(cli.env).map(|v| v.to_string()));
+        let dir = tempfile::Builder::new()
+            .prefix("cautilus-cli-")
+            .tempdir()
+            .map_err(|e| {
+                error(format!(
+                    "cannot create an empty directory to run it in: {e}"
+                ))
+            })?;
+        grants.workspace = Some(dir.path().to_path_buf());
+        scratch = Some(dir);
+        options.insert(
+            "timeoutMs".into(),
+            json!(timeout_ms.min(u64::from(u32::MAX))),
+        );
+    }
     Ok(ProviderSetup {
         plugin,
         grants,
+        scratch,
         options,
     })
 }
@@ -250,6 +387,54 @@ mod tests {
             "::1"
         );
         assert_eq!(api_endpoint("fixture", 5000, &env).unwrap(), None);
+    }
+
+    #[test]
+    fn the_fixture_provider_picks_what_this_machine_can_reach() {
+        let bin = tempfile::tempdir().unwrap();
+        let claude = bin.path().join("claude");
+        std::fs::write(&claude, "#!/bin/sh\n").unwrap();
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&claude, std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
+        let path = bin.path().display().to_string();
+        let with = |pairs: Vec<(&'static str, String)>| {
+            move |name: &str| {
+                pairs
+                    .iter()
+                    .find(|(k, _)| *k == name)
+                    .map(|(_, v)| v.clone())
+            }
+        };
+        let pick = |asked: Option<&str>, canned: bool, env: &dyn Fn(&str) -> Option<String>| {
+            choose(asked, canned, env).map_err(|e| e.to_string())
+        };
+        let none = with(vec![]);
+        assert_eq!(
+            pick(Some("anthropic"), true, &none).unwrap(),
+            "fixture",
+            "canned results"
+        );
+        assert_eq!(pick(None, false, &none).unwrap(), "fixture");
+        assert_eq!(pick(Some("./p.wasm"), false, &none).unwrap(), "./p.wasm");
+
+        let key = with(vec![
+            ("ANTHROPIC_API_KEY", "k".into()),
+            ("PATH", path.clone()),
+        ]);
+        assert_eq!(pick(Some("anthropic"), false, &key).unwrap(), "anthropic");
+        let cli = with(vec![("PATH", path.clone())]);
+        assert_eq!(pick(Some("anthropic"), false, &cli).unwrap(), "claude-cli");
+        let refused = pick(Some("anthropic"), false, &none).unwrap_err();
+        assert!(refused.contains("set ANTHROPIC_API_KEY"), "{refused}");
+        assert!(refused.contains("--provider fixture"), "{refused}");
+
+        let local = with(vec![("OPENAI_BASE_URL", "http://127.0.0.1:8080/v1".into())]);
+        assert_eq!(pick(Some("openai"), false, &local).unwrap(), "openai");
+        let refused = pick(Some("openai"), false, &cli).unwrap_err();
+        assert!(refused.contains("OPENAI_BASE_URL"), "{refused}");
     }
 
     #[test]

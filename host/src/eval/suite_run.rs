@@ -58,16 +58,32 @@ pub fn run_suite(
     let preset = registry.preset_for(suite.pair)?;
     let info = preset_info(&preset);
     let canned = read_fixture_results(options.fixture_results.as_deref())?;
+    let env = |name: &str| std::env::var(name).ok();
+    let reference = match &options.provider {
+        Some(reference) => reference.clone(),
+        None => super::provider_setup::choose(
+            suite.body.get("provider").and_then(Value::as_str),
+            options.fixture_results.is_some(),
+            &env,
+        )?,
+    };
     let setup = super::provider_setup::setup(
         registry,
-        &options.provider,
+        &reference,
         &options.grants,
         u64::try_from(options.limits.timeout.as_millis()).unwrap_or(u64::MAX),
-        &|name| std::env::var(name).ok(),
+        &env,
     )?;
     let provider = setup.plugin;
+    // A messaging CLI runs in its own empty directory, anything else in
+    // the workspace; kept until the run ends.
+    let _scratch = setup.scratch;
     let grants = Arc::new(Grants {
-        workspace: Some(options.workspace.clone()),
+        workspace: setup
+            .grants
+            .workspace
+            .clone()
+            .or_else(|| Some(options.workspace.clone())),
         ..setup.grants
     });
     // Checks the provider's world before anything is written.
@@ -159,7 +175,11 @@ pub fn run_suite(
                 path: journal_path.clone(),
                 source,
             })?;
-            let state = RunState::start(run_options(options), validated.fingerprint.clone(), total);
+            let state = RunState::start(
+                run_options(options, &reference),
+                validated.fingerprint.clone(),
+                total,
+            );
             (state, None)
         }
     };
@@ -429,12 +449,12 @@ fn cases_error(file: &Path, problems: Vec<(String, String)>) -> EvalError {
 }
 
 /// What `run.json` records of the options (what `--resume` reuses).
-fn run_options(options: &TestOptions) -> RunOptions {
+fn run_options(options: &TestOptions, reference: &str) -> RunOptions {
     let absolute = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
     RunOptions {
         fixture: absolute(&options.fixture),
         workspace: absolute(&options.workspace),
-        provider: options.provider.clone(),
+        provider: reference.to_string(),
         grants: options.grants.clone(),
         fixture_results: options.fixture_results.as_deref().map(absolute),
         jobs: options.jobs,
@@ -462,7 +482,7 @@ pub fn resume_options(dir: &Path, case_lines: CaseLines) -> Result<TestOptions, 
         fixture: o.fixture,
         workspace: o.workspace,
         output_dir: Some(dir.to_path_buf()),
-        provider: o.provider,
+        provider: Some(o.provider),
         grants: o.grants,
         fixture_results: o.fixture_results,
         limits: crate::plugin::Limits {

@@ -37,6 +37,9 @@ pub struct Grants {
     pub secrets: BTreeMap<String, String>,
     /// Working directory for `process` calls.
     pub workspace: Option<std::path::PathBuf>,
+    /// Variables of the host's environment that granted programs get (a
+    /// CLI's login and endpoint); the plugin never sees their values.
+    pub program_env: Vec<String>,
 }
 
 impl std::fmt::Debug for Grants {
@@ -46,6 +49,7 @@ impl std::fmt::Debug for Grants {
             .field("http_hosts", &self.http_hosts)
             .field("programs", &self.programs)
             .field("secrets", &self.secrets.keys().collect::<Vec<_>>())
+            .field("program_env", &self.program_env)
             .finish()
     }
 }
@@ -313,7 +317,13 @@ impl process::Host for StoreState {
         let timeout = self.bounded(Duration::from_millis(u64::from(
             command.timeout_ms.unwrap_or(60_000),
         )));
-        run_bounded(&command, &cwd, timeout, self.output_limit)
+        let inherited: Vec<(String, std::ffi::OsString)> = self
+            .grants
+            .program_env
+            .iter()
+            .filter_map(|name| Some((name.clone(), std::env::var_os(name)?)))
+            .collect();
+        run_bounded(&command, &inherited, &cwd, timeout, self.output_limit)
     }
 }
 
@@ -339,8 +349,11 @@ fn is_loader_variable(key: &str) -> bool {
         || key.starts_with("GIT_CONFIG")
 }
 
+/// `inherited` (from the host's environment, as granted) is set before the
+/// command's own variables.
 pub(crate) fn run_bounded(
     command: &process::Command,
+    inherited: &[(String, std::ffi::OsString)],
     cwd: &std::path::Path,
     timeout: Duration,
     output_limit: usize,
@@ -356,6 +369,7 @@ pub(crate) fn run_bounded(
         .current_dir(cwd)
         .env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .envs(inherited.iter().map(|(k, v)| (k, v)))
         .envs(command.env.iter().map(|(k, v)| (k, v)))
         .stdin(if command.stdin.is_some() {
             Stdio::piped()

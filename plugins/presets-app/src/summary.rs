@@ -13,8 +13,17 @@ pub fn evaluate(shape: Shape, e: Value, at: &str) -> Verdict {
     let mut matched = None;
     let mut snapshot_diff = None;
     let problems = must_problems(shape, &e);
+    let mut blocker = None;
     let (status, summary) = if let Some(error) = non_empty_str(e.get("error")) {
-        (CaseStatus::Errored, format!("the provider failed: {error}"))
+        match blocker_kind(error) {
+            // The runner could not be used at all (e.g. a CLI not logged in):
+            // nothing was asked, so the case is blocked, not errored.
+            Some((kind, why)) => {
+                blocker = Some(kind);
+                (CaseStatus::Blocked, format!("blocked ({kind}): {why}"))
+            }
+            None => (CaseStatus::Errored, format!("the provider failed: {error}")),
+        }
     } else if !problems.is_empty() {
         (CaseStatus::Errored, must_message(shape, at, &problems))
     } else {
@@ -90,10 +99,28 @@ pub fn evaluate(shape: Shape, e: Value, at: &str) -> Verdict {
     if let Some(matched) = matched {
         out.insert("match".into(), json!(matched));
     }
+    if let Some(kind) = blocker {
+        out.insert("blockerKind".into(), json!(kind));
+    }
     if let Some(diff) = snapshot_diff {
         out.insert("snapshotDiff".into(), diff);
     }
     Verdict::new(case_id, status, summary, Value::Object(out))
+}
+
+/// Provider errors that mean the runner was unusable, by the prefix a
+/// provider gives them (`runner_auth_missing: <what to do>`).
+const BLOCKER_KINDS: &[&str] = &["runner_auth_missing"];
+
+/// The blocker kind of a provider error and the rest of its message.
+fn blocker_kind(error: &str) -> Option<(&'static str, &str)> {
+    let error = error.trim_start();
+    BLOCKER_KINDS.iter().find_map(|kind| {
+        // Providers' errors reach the preset wrapped ("plugin `x` reported
+        // an error: runner_auth_missing: ..."): find the marker anywhere.
+        let at = error.find(&format!("{kind}: "))?;
+        Some((*kind, error[at + kind.len() + 2..].trim()))
+    })
 }
 
 /// Fields of an observed evaluation carried into the summary.
@@ -300,4 +327,18 @@ fn must_message(shape: Shape, at: &str, problems: &[MustProblem]) -> String {
          the runner that wrote the packet must record them)"
     ));
     message
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_runner_blocker_is_found_inside_a_wrapped_provider_error() {
+        assert_eq!(
+            blocker_kind("plugin `claude-cli` reported an error: runner_auth_missing: log in"),
+            Some(("runner_auth_missing", "log in"))
+        );
+        assert_eq!(blocker_kind("HTTP 500 from http://x"), None);
+    }
 }

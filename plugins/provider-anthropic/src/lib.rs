@@ -12,10 +12,10 @@
 //! one the response names. The API does not report cost.
 //!
 //! The request and the observation are built in
-//! `cautilus_providers_http::anthropic` (plain Rust, unit-tested natively).
+//! `cautilus_providers_core::anthropic` (plain Rust, unit-tested natively).
 
-use cautilus_providers_http::anthropic::{NAME, observation, request_body};
-use cautilus_providers_http::{ApiOptions, Call};
+use cautilus_providers_core::anthropic::{NAME, observation, request_body};
+use cautilus_providers_core::{ApiOptions, Call};
 use cautilus_sdk::provider::{Invocation, Provider, ProviderInfo};
 use cautilus_sdk::{Capability, Observation, PluginError, export_provider, plugin_info};
 
@@ -47,7 +47,7 @@ impl Provider for Anthropic {
             url: options.url("v1/messages"),
             headers: vec![(
                 "anthropic-version",
-                cautilus_providers_http::anthropic::API_VERSION.into(),
+                cautilus_providers_core::anthropic::API_VERSION.into(),
             )],
             key_header: ("x-api-key", false),
         };

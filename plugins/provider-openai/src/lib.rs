@@ -11,10 +11,10 @@
 //! OpenAI's API does not report cost, so `costUsd` is left out.
 //!
 //! The request and the observation are built in
-//! `cautilus_providers_http::openai` (plain Rust, unit-tested natively).
+//! `cautilus_providers_core::openai` (plain Rust, unit-tested natively).
 
-use cautilus_providers_http::openai::{NAME, observation, request_body};
-use cautilus_providers_http::{ApiOptions, Call};
+use cautilus_providers_core::openai::{NAME, observation, request_body};
+use cautilus_providers_core::{ApiOptions, Call};
 use cautilus_sdk::provider::{Invocation, Provider, ProviderInfo};
 use cautilus_sdk::{Capability, Observation, PluginError, export_provider, plugin_info};
 

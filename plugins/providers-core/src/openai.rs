@@ -10,7 +10,7 @@
 //! model recorded is the one the response names (the one that answered).
 //! OpenAI's API does not report cost, so `costUsd` is left out.
 
-use crate::{ApiOptions, count};
+use crate::api::{ApiOptions, count};
 use cautilus_sdk::provider::Invocation;
 use cautilus_sdk::{Message, Observation, PluginError, Usage};
 use serde_json::{Value, json};

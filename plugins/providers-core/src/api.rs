@@ -1,6 +1,5 @@
-//! What the built-in API providers (`openai`, `anthropic`) share: the
-//! options the host passes them, one JSON call with retries, and errors
-//! that say what to do.
+//! One JSON call to a model API with retries, and errors that say what to
+//! do.
 //!
 //! The host resolves the endpoint and the key before a run (from the
 //! environment or flags) and passes them as `options`:
@@ -8,9 +7,6 @@
 //!   "timeoutMs": 60000, "maxRetries": 2}`. The component never sees the
 //! key: it names the secret in a header and the host fills it in. The
 //! host grants the base URL's host and that secret, nothing else.
-
-pub mod anthropic;
-pub mod openai;
 
 use std::time::Duration;
 

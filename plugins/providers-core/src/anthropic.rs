@@ -11,7 +11,7 @@
 //! input (`cachedInputTokens` = cache reads); the model recorded is the
 //! one the response names. The API does not report cost.
 
-use crate::{ApiOptions, count};
+use crate::api::{ApiOptions, count};
 use cautilus_sdk::provider::Invocation;
 use cautilus_sdk::{Message, Observation, PluginError, Usage};
 use serde_json::{Value, json};

@@ -1,0 +1,15 @@
+//! Plain-Rust logic of the built-in providers, unit-tested natively; the
+//! components in `plugins/provider-*` are thin wrappers around it.
+//!
+//! - [`api`]: one JSON call to a model API (options, retries, errors);
+//! - [`openai`], [`anthropic`]: their request bodies and observations;
+//! - [`prompt`]: a conversation rendered as one prompt for a CLI;
+//! - [`claude_cli`]: `claude -p` in messaging mode.
+
+pub mod anthropic;
+pub mod api;
+pub mod claude_cli;
+pub mod openai;
+pub mod prompt;
+
+pub use api::{Answer, ApiOptions, Call, backoff, count};

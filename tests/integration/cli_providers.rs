@@ -1,0 +1,154 @@
+//! The messaging-mode CLI providers against the real coding-agent CLIs,
+//! fully offline: `claude` (npm `@anthropic-ai/claude-code`) reads
+//! `ANTHROPIC_BASE_URL` and streams the Messages API from a scripted
+//! loopback server. A test whose CLI is not on PATH says so and passes;
+//! `.ci/run` installs the CLIs.
+
+use cautilus_tests::model_server::{ModelServer, Recorded, Reply, anthropic_stream};
+use serde_json::Value;
+
+use crate::support::{eval_run_with, repo};
+
+/// The directory holding `program` on PATH, or `None` (the test then skips).
+fn installed(program: &str) -> Option<std::path::PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    let found = std::env::split_paths(&path).find(|dir| dir.join(program).is_file());
+    if found.is_none() {
+        eprintln!(
+            "skipping: `{program}` is not on PATH (npm install -g @anthropic-ai/claude-code @openai/codex; .ci/run installs them)"
+        );
+    }
+    found
+}
+
+const KEY: &str = "sk-ant-loopback-9090";
+
+fn messages_api(request: &Recorded, _: usize) -> Reply {
+    if request.method == "POST" && request.path.starts_with("/v1/messages") {
+        anthropic_stream(
+            "claude-sonnet-4-6",
+            "Cautilus: write a fixture, then run cautilus eval test.",
+        )
+    } else {
+        Reply::json(200, "{}")
+    }
+}
+
+fn all_text(dir: &std::path::Path) -> String {
+    let mut text = String::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            text.push_str(&all_text(&path));
+        } else {
+            text.push_str(&String::from_utf8_lossy(&std::fs::read(&path).unwrap()));
+        }
+    }
+    text
+}
+
+#[test]
+fn claude_cli_answers_chat_cases_with_the_real_claude_binary() {
+    if installed("claude").is_none() {
+        return;
+    }
+    let server = ModelServer::start(messages_api);
+    let home = tempfile::tempdir().unwrap();
+    let fixture = repo().join("fixtures/eval/app/chat/onboarding.fixture.yaml");
+    let run = eval_run_with(&fixture, &["--provider", "claude-cli"], |c| {
+        c.env("ANTHROPIC_BASE_URL", &server.url)
+            .env("ANTHROPIC_API_KEY", KEY)
+            .env("HOME", home.path());
+    });
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+
+    let observed = run.packet("eval-observed.json");
+    for evaluation in observed["evaluations"].as_array().unwrap() {
+        assert_eq!(evaluation["provider"], "anthropic");
+        assert_eq!(evaluation["harness"], "claude_code");
+        assert_eq!(
+            evaluation["model"], "claude-sonnet-4-6",
+            "pinned, and the one that answered"
+        );
+        assert_eq!(evaluation["mode"], "messaging");
+        assert!(evaluation["durationMs"].as_u64().is_some_and(|d| d > 0));
+        assert!(evaluation["costUsd"].as_f64().is_some(), "{evaluation}");
+        assert_eq!(
+            evaluation["observed"]["finalText"],
+            "Cautilus: write a fixture, then run cautilus eval test."
+        );
+    }
+
+    // What Claude Code sent: the pinned model, the suite's system prompt,
+    // and the multi-turn case rendered as a transcript.
+    let sent: Vec<Value> = server
+        .requests()
+        .iter()
+        .filter(|r| r.method == "POST" && r.path.starts_with("/v1/messages"))
+        .map(|r| serde_json::from_str(&r.body).unwrap())
+        .collect();
+    assert!(sent.len() >= 2, "{} model calls", sent.len());
+    assert!(sent.iter().all(|b| b["model"] == "claude-sonnet-4-6"));
+    assert!(
+        sent.iter()
+            .all(|b| b["tools"].as_array().is_none_or(Vec::is_empty)),
+        "no tools"
+    );
+    let bodies = serde_json::to_string(&sent).unwrap();
+    assert!(
+        bodies.contains("You are the Cautilus onboarding assistant"),
+        "system prompt sent"
+    );
+    assert!(
+        bodies.contains("[user — reply to this]\\nWhich command runs it?"),
+        "{bodies}"
+    );
+    assert!(
+        !all_text(run.dir.path()).contains(KEY),
+        "no record holds the key"
+    );
+}
+
+#[test]
+fn claude_cli_not_logged_in_blocks_the_case_with_runner_auth_missing() {
+    if installed("claude").is_none() {
+        return;
+    }
+    let home = tempfile::tempdir().unwrap();
+    let fixture = repo().join("fixtures/eval/app/chat/onboarding.fixture.yaml");
+    let run = eval_run_with(&fixture, &["--provider", "claude-cli"], |c| {
+        c.env_remove("ANTHROPIC_API_KEY")
+            .env_remove("ANTHROPIC_AUTH_TOKEN")
+            .env("ANTHROPIC_BASE_URL", "http://127.0.0.1:9")
+            .env("HOME", home.path());
+    });
+    let summary = run.packet("eval-summary.json");
+    let first = &summary["evaluations"][0];
+    assert_eq!(first["status"], "blocked", "{first}");
+    assert_eq!(first["blockerKind"], "runner_auth_missing");
+    assert!(
+        first["summary"].as_str().unwrap().contains("log in"),
+        "{first}"
+    );
+}
+
+#[test]
+fn claude_cli_without_claude_on_path_is_refused_with_the_install_command() {
+    let fixture = repo().join("fixtures/eval/app/chat/onboarding.fixture.yaml");
+    let empty = tempfile::tempdir().unwrap();
+    let run = eval_run_with(&fixture, &["--provider", "claude-cli"], |c| {
+        c.env("PATH", empty.path());
+    });
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("`claude` is not on PATH"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr
+            .contains("npm install -g @anthropic-ai/claude-code"),
+        "{}",
+        run.stderr
+    );
+}
