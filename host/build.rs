@@ -47,6 +47,11 @@ const COMPONENTS: &[(&str, &str, &str)] = &[
         "claude-cli",
         "cautilus_provider_claude_cli",
     ),
+    (
+        "provider-codex-cli",
+        "codex-cli",
+        "cautilus_provider_codex_cli",
+    ),
     ("judge", "cautilus-judge", "cautilus_judge"),
 ];
 

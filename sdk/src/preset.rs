@@ -412,7 +412,8 @@ pub mod packet {
     /// reports, else the host's fallbacks), `durationMs` (summed over samples;
     /// a provider-reported duration wins over the host's measurement),
     /// `costUsd` and `usage` (summed, present only when every sample reports
-    /// them) and `error` (the first failed sample's).
+    /// them), `costSource` (`reported`, `derived:<table>`, or `mixed`) and
+    /// `error` (the first failed sample's).
     pub fn run_fields(run: &CaseRun) -> Map<String, Value> {
         let observations: Vec<&Observation> = run
             .samples
@@ -457,6 +458,20 @@ pub mod packet {
         let all = observations.len() == run.samples.len() && !observations.is_empty();
         if all && let Some(cost) = observations.iter().map(|o| o.cost_usd).sum::<Option<f64>>() {
             out.insert("costUsd".into(), json!(cost));
+            // One source when every sample agrees, else `mixed`.
+            let sources: Vec<Option<&str>> = observations
+                .iter()
+                .map(|o| o.cost_source.as_deref())
+                .collect();
+            match sources.first() {
+                Some(Some(first)) if sources.iter().all(|s| *s == Some(*first)) => {
+                    out.insert("costSource".into(), json!(first));
+                }
+                Some(_) if sources.iter().any(Option::is_some) => {
+                    out.insert("costSource".into(), json!("mixed"));
+                }
+                _ => {}
+            }
         }
         if all && let Some(usage) = usage(&observations) {
             out.insert("usage".into(), usage);

@@ -4,7 +4,9 @@
 //! loopback server. A test whose CLI is not on PATH says so and passes;
 //! `.ci/run` installs the CLIs.
 
-use cautilus_tests::model_server::{ModelServer, Recorded, Reply, anthropic_stream};
+use cautilus_tests::model_server::{
+    ModelServer, Recorded, Reply, anthropic_stream, openai_responses_stream,
+};
 use serde_json::Value;
 
 use crate::support::{eval_run_with, repo};
@@ -151,4 +153,141 @@ fn claude_cli_without_claude_on_path_is_refused_with_the_install_command() {
         "{}",
         run.stderr
     );
+}
+
+/// A `CODEX_HOME` whose model provider is the loopback server (Responses
+/// API), its key read from OPENAI_API_KEY.
+fn codex_home(server: &ModelServer) -> tempfile::TempDir {
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(
+        home.path().join("config.toml"),
+        format!(
+            "model_provider = \"loopback\"\n\n[model_providers.loopback]\nname = \"loopback\"\n\
+             base_url = \"{}/v1\"\nwire_api = \"responses\"\nenv_key = \"OPENAI_API_KEY\"\n",
+            server.url
+        ),
+    )
+    .unwrap();
+    home
+}
+
+#[test]
+fn codex_cli_answers_chat_cases_with_the_real_codex_binary() {
+    if installed("codex").is_none() {
+        return;
+    }
+    let server = ModelServer::start(|request, _| {
+        if request.method == "POST" && request.path.ends_with("/responses") {
+            openai_responses_stream(
+                "gpt-5-mini",
+                "Cautilus: write a fixture, then run cautilus eval test.",
+            )
+        } else {
+            Reply::json(200, r#"{"data": []}"#)
+        }
+    });
+    let codex_home = codex_home(&server);
+    let dir = tempfile::tempdir().unwrap();
+    // The onboarding suite, pinned to a model the price table knows.
+    let text =
+        std::fs::read_to_string(repo().join("fixtures/eval/app/chat/onboarding.fixture.yaml"))
+            .unwrap()
+            .replace("provider: anthropic", "provider: openai")
+            .replace("model: claude-sonnet-4-6", "model: gpt-5-mini");
+    let fixture = dir.path().join("onboarding.fixture.yaml");
+    std::fs::write(&fixture, text).unwrap();
+    // No key or base URL for the API provider: the fixture's `openai` falls
+    // to `codex-cli` because `codex` is on PATH.
+    let run = eval_run_with(&fixture, &["--provider", "codex-cli"], |c| {
+        c.env("CODEX_HOME", codex_home.path())
+            .env("OPENAI_API_KEY", KEY)
+            .env("HOME", dir.path());
+    });
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let observed = run.packet("eval-observed.json");
+    for evaluation in observed["evaluations"].as_array().unwrap() {
+        assert_eq!(evaluation["provider"], "openai");
+        assert_eq!(evaluation["harness"], "codex_exec");
+        assert_eq!(evaluation["model"], "gpt-5-mini");
+        let expected = (800.0 * 0.25 + 200.0 * 0.025 + 100.0 * 2.0) / 1e6;
+        assert!(
+            (evaluation["costUsd"].as_f64().unwrap() - expected).abs() < 1e-12,
+            "{evaluation}"
+        );
+        assert_eq!(
+            evaluation["costSource"],
+            "derived:openai-api-prices@2025-08"
+        );
+        assert_eq!(evaluation["usage"]["inputTokens"], 1000);
+    }
+    let sent: Vec<Value> = server
+        .requests()
+        .iter()
+        .filter(|r| r.method == "POST" && r.path.ends_with("/responses"))
+        .map(|r| serde_json::from_str(&r.body).unwrap())
+        .collect();
+    assert!(sent.len() >= 2);
+    assert!(
+        sent.iter().all(|b| b["model"] == "gpt-5-mini"),
+        "the pinned model"
+    );
+    let first_developer = |b: &Value| {
+        b["input"][0]["content"][0]["text"]
+            .as_str()
+            .map(str::to_string)
+    };
+    assert!(
+        sent.iter().all(|b| first_developer(b)
+            .is_some_and(|t| t.starts_with("You are the Cautilus onboarding assistant"))),
+        "the suite's system prompt replaces Codex's instructions"
+    );
+    assert!(
+        !all_text(run.dir.path()).contains(KEY),
+        "no record holds the key"
+    );
+}
+
+#[test]
+fn the_fixtures_openai_falls_to_codex_cli_and_unauthenticated_codex_blocks() {
+    if installed("codex").is_none() {
+        return;
+    }
+    let server = ModelServer::start(|_, _| {
+        Reply::json(
+            401,
+            r#"{"error": {"message": "Missing bearer or basic authentication in header"}}"#,
+        )
+    });
+    let codex_home = codex_home(&server);
+    let dir = tempfile::tempdir().unwrap();
+    let text =
+        std::fs::read_to_string(repo().join("fixtures/eval/app/chat/onboarding.fixture.yaml"))
+            .unwrap()
+            .replace("provider: anthropic", "provider: openai");
+    let fixture = dir.path().join("onboarding.fixture.yaml");
+    std::fs::write(&fixture, text).unwrap();
+    // No `--provider`: the fixture's `openai`, with no key and no base URL
+    // set, is answered by `codex-cli` because `codex` is on PATH.
+    let out = dir.path().join("run");
+    let (_, _, stderr) = crate::support::output(
+        crate::support::cautilus()
+            .args(["eval", "test", "--fixture"])
+            .arg(&fixture)
+            .arg("--output-dir")
+            .arg(&out)
+            .env("CODEX_HOME", codex_home.path())
+            .env_remove("OPENAI_API_KEY")
+            .env_remove("OPENAI_BASE_URL")
+            .env("HOME", dir.path())
+            .output()
+            .unwrap(),
+    );
+    let summary = crate::support::read_json(&out.join("eval-summary.json"));
+    assert_eq!(
+        summary["evaluations"][0]["harness"], "codex_exec",
+        "{stderr}"
+    );
+    let first = &summary["evaluations"][0];
+    assert_eq!(first["status"], "blocked", "{first}\n{stderr}");
+    assert_eq!(first["blockerKind"], "runner_auth_missing");
 }

@@ -19,6 +19,8 @@
 //! - `plugin_units`: the unit tests of the built-in components' plain Rust;
 //! - `providers`: the `openai`/`anthropic` API adapters against a scripted
 //!   loopback server, and the grants a user gives a provider;
+//! - `real_model`: `openai` against SmolLM2-135M served by llama.cpp (only
+//!   with `CAUTILUS_TEST_SMOLLM_URL`; scripts/smollm2-server.sh);
 //! - `scaffold`: `plugin new scorer` builds and loads.
 
 mod assertions;
@@ -31,6 +33,7 @@ mod eval;
 mod observed;
 mod plugin_units;
 mod providers;
+mod real_model;
 mod runs;
 mod sandbox;
 mod scaffold;

@@ -51,6 +51,46 @@ pub fn anthropic_stream(model: &str, text: &str) -> Reply {
     ])
 }
 
+/// A Responses API answer streamed as Codex reads it (`stream: true`).
+pub fn openai_responses_stream(model: &str, text: &str) -> Reply {
+    let data = |value: serde_json::Value| value.to_string();
+    let item = serde_json::json!({"id": "msg_loopback", "type": "message", "status": "completed",
+        "role": "assistant", "content": [{"type": "output_text", "text": text, "annotations": []}]});
+    let response = serde_json::json!({"id": "resp_loopback", "object": "response", "created_at": 0,
+        "status": "in_progress", "model": model, "output": []});
+    let mut done = response.clone();
+    done["status"] = "completed".into();
+    done["output"] = serde_json::json!([item]);
+    done["usage"] = serde_json::json!({"input_tokens": 1000, "input_tokens_details": {"cached_tokens": 200},
+        "output_tokens": 100, "output_tokens_details": {"reasoning_tokens": 40}, "total_tokens": 1100});
+    Reply::events([
+        (
+            "response.created",
+            data(serde_json::json!({"type": "response.created", "response": response})),
+        ),
+        (
+            "response.output_item.added",
+            data(serde_json::json!({"type": "response.output_item.added",
+            "output_index": 0, "item": {"id": "msg_loopback", "type": "message", "status": "in_progress",
+            "role": "assistant", "content": []}})),
+        ),
+        (
+            "response.output_text.delta",
+            data(serde_json::json!({"type": "response.output_text.delta",
+            "item_id": "msg_loopback", "output_index": 0, "content_index": 0, "delta": text})),
+        ),
+        (
+            "response.output_item.done",
+            data(serde_json::json!({"type": "response.output_item.done",
+            "output_index": 0, "item": item})),
+        ),
+        (
+            "response.completed",
+            data(serde_json::json!({"type": "response.completed", "response": done})),
+        ),
+    ])
+}
+
 /// One request the server received.
 #[derive(Debug, Clone)]
 pub struct Recorded {

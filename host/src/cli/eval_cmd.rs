@@ -75,9 +75,10 @@ pub struct TestArgs {
     output_dir: Option<PathBuf>,
     /// Provider: `fixture` (canned answers), `openai` (any OpenAI-compatible
     /// server: OPENAI_BASE_URL, OPENAI_API_KEY), `anthropic`
-    /// (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL), `claude-cli` (`claude -p`), or
-    /// a .wasm path [default: `fixture` with --fixture-results, else what the
-    /// fixture's `provider` asks for and this machine can reach]
+    /// (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL), `claude-cli` (`claude -p`),
+    /// `codex-cli` (`codex exec`), or a .wasm path [default: `fixture` with
+    /// --fixture-results, else what the fixture's `provider` asks for and
+    /// this machine can reach]
     #[arg(long, value_name = "ID|PATH")]
     provider: Option<String>,
     /// Let the provider reach this host through `http` (repeatable); the

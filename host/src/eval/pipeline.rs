@@ -207,9 +207,17 @@ pub(super) fn fixture_ref(fixture: &Path, workspace: &Path) -> String {
         .strip_prefix(absolute(workspace))
         .map(Path::to_path_buf)
         .unwrap_or_else(|_| fixture.to_path_buf());
-    relative
+    // `/`-separated; an absolute path (a fixture outside the workspace)
+    // keeps one leading `/`.
+    let parts: Vec<_> = relative
         .components()
+        .filter(|c| !matches!(c, std::path::Component::RootDir))
         .map(|c| c.as_os_str().to_string_lossy())
-        .collect::<Vec<_>>()
-        .join("/")
+        .collect();
+    let joined = parts.join("/");
+    if relative.has_root() {
+        format!("/{joined}")
+    } else {
+        joined
+    }
 }

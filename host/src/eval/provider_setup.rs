@@ -192,6 +192,17 @@ fn messaging_cli(id: &str) -> Option<MessagingCli> {
             ],
             missing: "`claude` is not on PATH; install Claude Code (`npm install -g @anthropic-ai/claude-code`) and log in, or use `--provider anthropic` with ANTHROPIC_API_KEY",
         }),
+        "codex-cli" => Some(MessagingCli {
+            program: "codex",
+            env: &[
+                "CODEX_HOME",
+                "OPENAI_API_KEY",
+                "OPENAI_BASE_URL",
+                "CODEX_API_KEY",
+                "XDG_CONFIG_HOME",
+            ],
+            missing: "`codex` is not on PATH; install Codex (`npm install -g @openai/codex`) and log in (`codex login`), or use `--provider openai` with OPENAI_API_KEY",
+        }),
         _ => None,
     }
 }
@@ -221,7 +232,8 @@ fn on_path(program: &str, env: &dyn Fn(&str) -> Option<String>) -> bool {
 /// backend for canned results (`--fixture-results`); else what the
 /// fixture's `provider` asks for and this machine can reach: `anthropic`
 /// with `ANTHROPIC_API_KEY` set, else `claude-cli` when `claude` is on
-/// PATH; `openai` with `OPENAI_API_KEY` or `OPENAI_BASE_URL` set; any other
+/// PATH; `openai` with `OPENAI_API_KEY` or `OPENAI_BASE_URL` set, else
+/// `codex-cli` when `codex` is on PATH; any other
 /// id or path as it is. Nothing usable is a definition error listing each
 /// way to run the suite.
 pub fn choose(
@@ -247,8 +259,14 @@ pub fn choose(
             },
         ),
         "openai" => (
-            "set OPENAI_API_KEY, or OPENAI_BASE_URL for an OpenAI-compatible server such as llama.cpp, vLLM or Ollama (the `openai` provider)",
-            (set("OPENAI_API_KEY") || set("OPENAI_BASE_URL")).then_some("openai"),
+            "set OPENAI_API_KEY, or OPENAI_BASE_URL for an OpenAI-compatible server such as llama.cpp, vLLM or Ollama (the `openai` API provider), or install and log in to Codex so `codex` is on PATH (`codex-cli`)",
+            if set("OPENAI_API_KEY") || set("OPENAI_BASE_URL") {
+                Some("openai")
+            } else if on_path("codex", env) {
+                Some("codex-cli")
+            } else {
+                None
+            },
         ),
         other => return Ok(other.to_string()),
     };
@@ -433,8 +451,9 @@ mod tests {
 
         let local = with(vec![("OPENAI_BASE_URL", "http://127.0.0.1:8080/v1".into())]);
         assert_eq!(pick(Some("openai"), false, &local).unwrap(), "openai");
-        let refused = pick(Some("openai"), false, &cli).unwrap_err();
+        let refused = pick(Some("openai"), false, &none).unwrap_err();
         assert!(refused.contains("OPENAI_BASE_URL"), "{refused}");
+        assert!(refused.contains("`codex-cli`"), "{refused}");
     }
 
     #[test]

@@ -55,6 +55,7 @@ impl Observation {
             tool_calls: None,
             usage: None,
             cost_usd: None,
+            cost_source: None,
             duration_ms: None,
             provider: None,
             model: None,

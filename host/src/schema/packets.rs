@@ -102,6 +102,9 @@ pub struct Identity {
     pub mode: String,
     pub duration_ms: u64,
     pub cost_usd: Option<f64>,
+    /// Where `costUsd` comes from: `reported` by the provider, or
+    /// `derived:<price table>` from token counts (or `mixed` over samples).
+    pub cost_source: Option<String>,
     /// Token accounting, when the provider captured it.
     pub usage: Option<Usage>,
     /// Why the provider failed, when it did.

@@ -136,6 +136,7 @@ const COPIED: &[&str] = &[
     "mode",
     "durationMs",
     "costUsd",
+    "costSource",
     "usage",
     "observed",
     "expected",

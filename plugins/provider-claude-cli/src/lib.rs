@@ -8,20 +8,19 @@
 //! result are in `cautilus_providers_core::claude_cli`.
 
 use cautilus_providers_core::claude_cli::{self, NAME, PROGRAM};
-use cautilus_sdk::provider::{Invocation, Provider, ProviderInfo, process};
+use cautilus_providers_core::cli::Cli;
+use cautilus_sdk::provider::{Invocation, Provider, ProviderInfo};
 use cautilus_sdk::{Capability, Observation, PluginError, export_provider, plugin_info};
-use serde_json::Value;
 
 struct ClaudeCli;
 
-/// The call's time limit from the host's options (it also bounds the call).
-fn timeout_ms(options: Option<&str>) -> u32 {
-    options
-        .and_then(|o| serde_json::from_str::<Value>(o).ok())
-        .and_then(|o| o.get("timeoutMs").and_then(Value::as_u64))
-        .and_then(|t| u32::try_from(t).ok())
-        .unwrap_or(600_000)
-}
+const CLI: Cli = Cli {
+    name: NAME,
+    program: PROGRAM,
+    command: claude_cli::command,
+    observation: claude_cli::observation,
+    not_found: claude_cli::not_found,
+};
 
 impl Provider for ClaudeCli {
     fn info() -> ProviderInfo {
@@ -33,20 +32,7 @@ impl Provider for ClaudeCli {
     }
 
     fn invoke(request: Invocation) -> Result<Observation, PluginError> {
-        if request.mode != "messaging" {
-            return Err(PluginError::failed(format!(
-                "{NAME}: answers messaging cases only; a workspace case needs `--provider claude-code`"
-            )));
-        }
-        let command = claude_cli::command(&request, timeout_ms(request.options.as_deref()))?;
-        let output = process::run(&command).map_err(|error| match error {
-            process::ProcessError::NotFound(_) => claude_cli::not_found(),
-            process::ProcessError::Denied(why) => PluginError::failed(format!("{NAME}: {why}")),
-            process::ProcessError::Failed(why) => {
-                PluginError::failed(format!("{NAME}: cannot run `claude`: {why}"))
-            }
-        })?;
-        claude_cli::observation(&request, &output)
+        CLI.invoke(&request)
     }
 }
 

@@ -35,6 +35,7 @@ fn observation(mode: &str) -> Observation {
         tool_calls: None,
         usage: None,
         cost_usd: None,
+        cost_source: None,
         // Deterministic, like the upstream fixture backend.
         duration_ms: Some(1),
         provider: None,

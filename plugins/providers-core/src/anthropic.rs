@@ -101,6 +101,7 @@ pub fn observation(request: &Invocation, answer: &Value) -> Result<Observation, 
         tool_calls: None,
         usage,
         cost_usd: None,
+        cost_source: None,
         duration_ms: None,
         provider: Some(NAME.into()),
         model: answer

@@ -4,12 +4,18 @@
 //! - [`api`]: one JSON call to a model API (options, retries, errors);
 //! - [`openai`], [`anthropic`]: their request bodies and observations;
 //! - [`prompt`]: a conversation rendered as one prompt for a CLI;
-//! - [`claude_cli`]: `claude -p` in messaging mode.
+//! - [`cli`]: one run of a messaging-mode CLI;
+//! - [`claude_cli`]: `claude -p` in messaging mode;
+//! - [`codex_cli`]: `codex exec --json` in messaging mode, its cost derived
+//!   from [`prices`].
 
 pub mod anthropic;
 pub mod api;
 pub mod claude_cli;
+pub mod cli;
+pub mod codex_cli;
 pub mod openai;
+pub mod prices;
 pub mod prompt;
 
 pub use api::{Answer, ApiOptions, Call, backoff, count};

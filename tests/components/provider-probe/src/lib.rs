@@ -15,6 +15,7 @@ fn observation(text: String) -> Observation {
         tool_calls: None,
         usage: None,
         cost_usd: None,
+        cost_source: None,
         duration_ms: Some(1),
         provider: Some("probe".into()),
         model: None,

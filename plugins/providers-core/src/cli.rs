@@ -1,0 +1,52 @@
+//! What the messaging-mode CLI providers share: the time limit the host
+//! passes, and one run of the CLI through the `process` import with its
+//! errors worded for users.
+
+use cautilus_sdk::provider::Invocation;
+use cautilus_sdk::provider::process::{self, Command, Output};
+use cautilus_sdk::{Observation, PluginError};
+use serde_json::Value;
+
+/// One messaging-mode CLI.
+pub struct Cli {
+    pub name: &'static str,
+    pub program: &'static str,
+    /// The command of an invocation, given the time limit.
+    pub command: fn(&Invocation, u32) -> Result<Command, PluginError>,
+    pub observation: fn(&Invocation, &Output) -> Result<Observation, PluginError>,
+    /// The error for a program that is not installed.
+    pub not_found: fn() -> PluginError,
+}
+
+/// The call's time limit from the host's options (`timeoutMs`).
+fn timeout_ms(options: Option<&str>) -> u32 {
+    options
+        .and_then(|o| serde_json::from_str::<Value>(o).ok())
+        .and_then(|o| o.get("timeoutMs").and_then(Value::as_u64))
+        .and_then(|t| u32::try_from(t).ok())
+        .unwrap_or(600_000)
+}
+
+impl Cli {
+    /// Answers one messaging case with the CLI.
+    pub fn invoke(&self, request: &Invocation) -> Result<Observation, PluginError> {
+        if request.mode != "messaging" {
+            return Err(PluginError::failed(format!(
+                "{}: answers messaging cases only; a workspace case needs a coding-agent provider",
+                self.name
+            )));
+        }
+        let command = (self.command)(request, timeout_ms(request.options.as_deref()))?;
+        let output = process::run(&command).map_err(|error| match error {
+            process::ProcessError::NotFound(_) => (self.not_found)(),
+            process::ProcessError::Denied(why) => {
+                PluginError::failed(format!("{}: {why}", self.name))
+            }
+            process::ProcessError::Failed(why) => PluginError::failed(format!(
+                "{}: cannot run `{}`: {why}",
+                self.name, self.program
+            )),
+        })?;
+        (self.observation)(request, &output)
+    }
+}
