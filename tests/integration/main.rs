@@ -6,6 +6,7 @@
 //! - `capabilities`: each host import, allowed and denied;
 //! - `worlds`: preset/provider worlds load; wrong world/version refused;
 //! - `cache`: the compiled cache is observably used by a second load;
+//! - `cassettes`: record once, replay offline (`--replay`), redaction;
 //! - `cli_providers`: `claude-cli` with the real `claude` binary, offline
 //!   against a scripted loopback Messages API (skipped when not installed);
 //! - `cli`: commands, output and exit codes;
@@ -26,6 +27,7 @@
 mod assertions;
 mod cache;
 mod capabilities;
+mod cassettes;
 mod cli;
 mod cli_providers;
 mod compose;

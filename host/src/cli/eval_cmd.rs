@@ -63,7 +63,7 @@ pub struct TestArgs {
     #[arg(
         long,
         value_name = "RUN_DIR",
-        conflicts_with_all = ["fixture", "workspace", "output_dir", "provider", "fixture_results", "update_snapshots", "jobs", "timeout_ms", "memory_mib", "fuel", "grant_http", "grant_program", "grant_secret"]
+        conflicts_with_all = ["fixture", "workspace", "output_dir", "provider", "fixture_results", "update_snapshots", "jobs", "timeout_ms", "memory_mib", "fuel", "grant_http", "grant_program", "grant_secret", "replay", "cassette"]
     )]
     resume: Option<PathBuf>,
     /// The workspace under test (default: the current directory)
@@ -81,6 +81,16 @@ pub struct TestArgs {
     /// this machine can reach]
     #[arg(long, value_name = "ID|PATH")]
     provider: Option<String>,
+    /// Provider calls and the cassette: `live` (default; no cassette),
+    /// `record-new` (answer from the cassette, record what is missing),
+    /// `replay-strict` (only from the cassette: no network, no process; a
+    /// missing call fails its case), `refresh` (call live, re-record all)
+    #[arg(long, value_name = "MODE", value_parser = parse_replay)]
+    replay: Option<eval::cassette::ReplayMode>,
+    /// The cassette: <workspace>/.cautilus/cassettes/<NAME>.json [default:
+    /// the suite id]
+    #[arg(long, value_name = "NAME")]
+    cassette: Option<String>,
     /// Let the provider reach this host through `http` (repeatable); the
     /// built-in API providers are granted their base URL's host already
     #[arg(long, value_name = "HOST")]
@@ -166,6 +176,8 @@ fn test(args: TestArgs) -> anyhow::Result<ExitCode> {
                 programs: args.grant_program,
                 secrets: args.grant_secret.into_iter().collect(),
             },
+            replay: args.replay.unwrap_or_default(),
+            cassette: args.cassette,
             fixture_results: args.fixture_results,
             limits: args.limits.limits(LimitArgs::PROVIDER_TIMEOUT_MS),
             jobs: args.jobs.map(usize::from),
@@ -208,6 +220,10 @@ fn test(args: TestArgs) -> anyhow::Result<ExitCode> {
             },
         ),
     }
+}
+
+fn parse_replay(value: &str) -> Result<eval::cassette::ReplayMode, String> {
+    eval::cassette::ReplayMode::parse(value)
 }
 
 fn parse_secret_grant(value: &str) -> Result<(String, String), String> {

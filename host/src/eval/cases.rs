@@ -31,6 +31,8 @@ pub struct RunContext<'a> {
     pub canned: Option<&'a Value>,
     /// What the provider is told on every call (an API provider's endpoint).
     pub provider_options: &'a Map<String, Value>,
+    /// Where calls are recorded or replayed from (`--replay`), if anywhere.
+    pub cassette: Option<&'a super::cassette::Cassette>,
 }
 
 /// The invocation of one sample of a case. A canned list hands out one
@@ -66,6 +68,10 @@ fn options_text(provider: &Map<String, Value>, canned: Option<&Value>) -> Option
     Some(Value::Object(options).to_string())
 }
 
+fn elapsed_ms(started: Instant) -> u64 {
+    u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX)
+}
+
 /// Samples a case `repeat-count` times. A provider failure is recorded as
 /// that sample's outcome (the preset decides what it means); it never stops
 /// the run.
@@ -78,10 +84,17 @@ pub fn run_case(
         .map(|sample| {
             let request = invocation(plan, context, sample);
             let started = Instant::now();
-            let outcome = provider.invoke(&request).map_err(|e| e.to_string());
+            let mut live = || {
+                let outcome = provider.invoke(&request).map_err(|e| e.to_string());
+                (outcome, elapsed_ms(started))
+            };
+            let outcome = match context.cassette {
+                Some(cassette) => cassette.answer(context.provider, &request, live),
+                None => live().0,
+            };
             Sample {
                 outcome,
-                duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+                duration_ms: elapsed_ms(started),
             }
         })
         .collect();

@@ -30,6 +30,7 @@
 pub mod assertions;
 pub mod batch;
 pub mod cases;
+pub mod cassette;
 pub mod host_checks;
 pub mod interrupt;
 pub mod journal;

@@ -60,6 +60,10 @@ pub struct TestOptions {
     pub fixture_results: Option<PathBuf>,
     /// What the user grants the provider (`--grant-*`).
     pub grants: super::provider_setup::GrantFlags,
+    /// How provider calls use the cassette (`--replay`).
+    pub replay: super::cassette::ReplayMode,
+    /// The cassette's name (`--cassette`; default: the suite id).
+    pub cassette: Option<String>,
     /// Limits of provider calls.
     pub limits: Limits,
     /// Worker threads (default: one per core on the messaging surface; one

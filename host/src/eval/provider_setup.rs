@@ -278,6 +278,67 @@ pub fn choose(
     })
 }
 
+/// The provider of a `replay-strict` run without `--provider`: the one of
+/// the fixture's provider family (`anthropic`: the API or `claude-cli`;
+/// `openai`: the API or `codex-cli`) whose calls the cassette holds.
+pub fn choose_recorded(
+    fixture_provider: Option<&str>,
+    canned: bool,
+    recorded: &std::collections::BTreeSet<String>,
+) -> Result<String, EvalError> {
+    let asked = match fixture_provider.map(str::trim).filter(|p| !p.is_empty()) {
+        _ if canned => return Ok("fixture".into()),
+        None => return Ok("fixture".into()),
+        Some(asked) => asked,
+    };
+    let family: &[&str] = match asked {
+        "anthropic" => &["anthropic", "claude-cli"],
+        "openai" => &["openai", "codex-cli"],
+        other => return Ok(other.to_string()),
+    };
+    family
+        .iter()
+        .find(|id| recorded.contains(**id))
+        .map(|id| id.to_string())
+        .ok_or_else(|| EvalError::Provider {
+            provider: asked.to_string(),
+            message: format!(
+                "the cassette holds no calls of {}; record them with `--replay record-new`, or name the provider with `--provider`",
+                family.join(" or ")
+            ),
+        })
+}
+
+/// A provider granted nothing, for a run that answers every call from its
+/// cassette (`replay-strict`): no endpoint, key or program is looked for.
+pub fn denied(registry: &Registry, reference: &str) -> Result<ProviderSetup, EvalError> {
+    Ok(ProviderSetup {
+        plugin: registry.resolve_provider(reference)?,
+        grants: Grants::default(),
+        scratch: None,
+        options: Map::new(),
+    })
+}
+
+impl ProviderSetup {
+    /// The values of the secrets and credential-like variables the run
+    /// grants, read from the environment (for redaction).
+    pub fn secret_values(&self) -> Vec<String> {
+        self.grants
+            .secrets
+            .values()
+            .chain(
+                self.grants
+                    .program_env
+                    .iter()
+                    .filter(|name| super::cassette::credential_field(name)),
+            )
+            .filter_map(|name| std::env::var(name).ok())
+            .filter(|value| !value.trim().is_empty())
+            .collect()
+    }
+}
+
 /// Resolves `reference` and what it is granted. `env` reads the
 /// environment (a parameter, so tests need not change the process's).
 pub fn setup(

@@ -40,6 +40,11 @@ pub struct RunOptions {
     /// provider's own grants are derived again from the environment).
     #[serde(default, skip_serializing_if = "is_default")]
     pub grants: super::provider_setup::GrantFlags,
+    /// `--replay` (absent: `live`) and `--cassette`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replay: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cassette: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fixture_results: Option<PathBuf>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -154,6 +159,8 @@ mod tests {
                 http_hosts: vec!["127.0.0.1".into()],
                 ..Default::default()
             },
+            replay: Some("record-new".into()),
+            cassette: None,
             fixture_results: None,
             jobs: Some(2),
             timeout_ms: 600_000,

@@ -20,6 +20,7 @@ use super::EvalError;
 use super::assertions::{CaseExtras, ScorerPool};
 use super::batch::{Preparer, RawBatch};
 use super::cases::{RunContext, run_cases};
+use super::cassette::{Cassette, ReplayMode};
 use super::interrupt;
 use super::journal::{self, Journal};
 use super::pipeline::{
@@ -59,21 +60,50 @@ pub fn run_suite(
     let info = preset_info(&preset);
     let canned = read_fixture_results(options.fixture_results.as_deref())?;
     let env = |name: &str| std::env::var(name).ok();
-    let reference = match &options.provider {
-        Some(reference) => reference.clone(),
-        None => super::provider_setup::choose(
-            suite.body.get("provider").and_then(Value::as_str),
+    let cassette = match options.replay {
+        ReplayMode::Live => None,
+        mode => {
+            let name = options.cassette.clone().unwrap_or_else(|| {
+                suite
+                    .body
+                    .get("suiteId")
+                    .and_then(Value::as_str)
+                    .unwrap_or("suite")
+                    .to_string()
+            });
+            let path = super::cassette::default_path(&options.workspace, &name);
+            Some(Cassette::open(path, mode, Vec::new())?)
+        }
+    };
+    let strict = options.replay == ReplayMode::ReplayStrict;
+    let fixture_provider = suite.body.get("provider").and_then(Value::as_str);
+    let reference = match (&options.provider, &cassette) {
+        (Some(reference), _) => reference.clone(),
+        (None, Some(cassette)) if strict => super::provider_setup::choose_recorded(
+            fixture_provider,
+            options.fixture_results.is_some(),
+            &cassette.adapters(),
+        )?,
+        (None, _) => super::provider_setup::choose(
+            fixture_provider,
             options.fixture_results.is_some(),
             &env,
         )?,
     };
-    let setup = super::provider_setup::setup(
-        registry,
-        &reference,
-        &options.grants,
-        u64::try_from(options.limits.timeout.as_millis()).unwrap_or(u64::MAX),
-        &env,
-    )?;
+    let setup = if strict {
+        // Every answer comes from the cassette: the provider is granted
+        // nothing and never called.
+        super::provider_setup::denied(registry, &reference)?
+    } else {
+        super::provider_setup::setup(
+            registry,
+            &reference,
+            &options.grants,
+            u64::try_from(options.limits.timeout.as_millis()).unwrap_or(u64::MAX),
+            &env,
+        )?
+    };
+    let cassette = cassette.map(|c| c.redacting(setup.secret_values()));
     let provider = setup.plugin;
     // A messaging CLI runs in its own empty directory, anything else in
     // the workspace; kept until the run ends.
@@ -216,6 +246,7 @@ pub fn run_suite(
         fixture_ref: &fixture_ref,
         canned: canned.as_ref(),
         provider_options: &setup.options,
+        cassette: cassette.as_ref(),
     };
     let kept = validated.kept.take();
     let worked = interrupt::announcing(|| {
@@ -233,6 +264,8 @@ pub fn run_suite(
         )
     });
     let interrupted = interrupt::signal_name();
+    // What was recorded is kept whatever happened to the run.
+    let saved = cassette.as_ref().map_or(Ok(()), Cassette::save);
     if let Err(error) = worked {
         let written = records.written();
         drop(records);
@@ -241,6 +274,7 @@ pub fn run_suite(
         state.write(&output_dir)?;
         return Err(error);
     }
+    saved?;
     let (tally, outputs) = records.finish(total, interrupted, records::now_rfc3339())?;
     let done = usize::try_from(tally.total()).unwrap_or(usize::MAX);
     match interrupted {
@@ -456,6 +490,8 @@ fn run_options(options: &TestOptions, reference: &str) -> RunOptions {
         workspace: absolute(&options.workspace),
         provider: reference.to_string(),
         grants: options.grants.clone(),
+        replay: (options.replay != ReplayMode::Live).then(|| options.replay.as_str().to_string()),
+        cassette: options.cassette.clone(),
         fixture_results: options.fixture_results.as_deref().map(absolute),
         jobs: options.jobs,
         timeout_ms: u64::try_from(options.limits.timeout.as_millis()).unwrap_or(u64::MAX),
@@ -484,6 +520,14 @@ pub fn resume_options(dir: &Path, case_lines: CaseLines) -> Result<TestOptions, 
         output_dir: Some(dir.to_path_buf()),
         provider: Some(o.provider),
         grants: o.grants,
+        replay: match o.replay.as_deref() {
+            Some(mode) => ReplayMode::parse(mode).map_err(|message| EvalError::Input {
+                path: dir.join(super::run_state::FILE),
+                message,
+            })?,
+            None => ReplayMode::Live,
+        },
+        cassette: o.cassette,
         fixture_results: o.fixture_results,
         limits: crate::plugin::Limits {
             timeout: std::time::Duration::from_millis(o.timeout_ms),
