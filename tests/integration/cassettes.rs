@@ -158,3 +158,56 @@ fn replay_strict_without_a_cassette_is_refused_before_anything_runs() {
     assert!(stderr.contains("needs a recorded cassette"), "{stderr}");
     assert!(stderr.contains("--replay record-new"), "{stderr}");
 }
+
+#[test]
+fn judge_calls_are_recorded_and_replayed_too() {
+    let workspace = tempfile::tempdir().unwrap();
+    let fixture = workspace.path().join("judged.fixture.json");
+    std::fs::write(
+        &fixture,
+        json!({
+            "schemaVersion": "cautilus.evaluation_input.v1",
+            "surface": "app", "preset": "prompt", "suiteId": "judged",
+            "provider": "fixture", "model": "canned",
+            "judge": {"provider": "openai", "model": "judge-model"},
+            "cases": [{"caseId": "c1", "input": "Which command runs a fixture?",
+                       "expected": {"finalText": "cautilus eval test"},
+                       "assertions": ["names the eval command"]}]
+        })
+        .to_string(),
+    )
+    .unwrap();
+    {
+        let server = ModelServer::start(|_, _| {
+            Reply::json(
+                200,
+                json!({"model": "judge-model",
+                       "choices": [{"message": {"role": "assistant",
+                           "content": "{\"passed\": true, \"score\": 1.0, \"reasoning\": \"names it\"}"}}],
+                       "usage": {"prompt_tokens": 10, "completion_tokens": 5}})
+                .to_string(),
+            )
+        });
+        let (code, stdout, stderr, _) = run(
+            workspace.path(),
+            &fixture,
+            &["--replay", "record-new"],
+            &[("OPENAI_BASE_URL", &server.url), ("OPENAI_API_KEY", KEY)],
+        );
+        assert_eq!(code, 0, "{stdout}{stderr}");
+        assert_eq!(server.requests().len(), 1, "one judge call");
+    }
+    let text =
+        std::fs::read_to_string(workspace.path().join(".cautilus/cassettes/judged.json")).unwrap();
+    assert!(text.contains(r#""kind": "model""#), "{text}");
+    assert!(!text.contains(KEY));
+    // Offline: no endpoint, no key; the judge's answer comes from the cassette.
+    let (code, stdout, stderr, summary) = run(
+        workspace.path(),
+        &fixture,
+        &["--replay", "replay-strict"],
+        &[],
+    );
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert_eq!(summary["evaluations"][0]["status"], "passed", "{summary}");
+}

@@ -89,7 +89,7 @@ pub fn run_case(
                 (outcome, elapsed_ms(started))
             };
             let outcome = match context.cassette {
-                Some(cassette) => cassette.answer(context.provider, &request, live),
+                Some(cassette) => cassette.answer("provider", context.provider, &request, live),
                 None => live().0,
             };
             Sample {

@@ -2,7 +2,7 @@
 //! ran against a real model runs again offline, byte for byte, in CI.
 //!
 //! A call's key is the sha256 of its normalized request: the kind
-//! (`provider`), the adapter id, the mode, the model, the system prompt,
+//! (`provider` for a case's call, `model` for a judge's), the adapter id, the mode, the model, the system prompt,
 //! the messages, the input and the provider settings, without what does not
 //! change the answer (the case id, the expected value, timeouts, endpoint
 //! and key names). So one cassette serves every case and variant that makes
@@ -73,7 +73,7 @@ impl ReplayMode {
 const VOLATILE_OPTIONS: &[&str] = &["timeoutMs", "baseUrl", "apiKeySecret", "maxRetries"];
 
 /// The normalized request of a provider call and its key.
-pub fn call_key(adapter: &str, request: &Invocation) -> (String, Value) {
+pub fn call_key(kind: &str, adapter: &str, request: &Invocation) -> (String, Value) {
     let parse = |text: &Option<String>| {
         text.as_deref()
             .map(|t| serde_json::from_str::<Value>(t).unwrap_or_else(|_| json!(t)))
@@ -84,7 +84,7 @@ pub fn call_key(adapter: &str, request: &Invocation) -> (String, Value) {
     };
     settings.retain(|k, _| !VOLATILE_OPTIONS.contains(&k.as_str()));
     let normalized = json!({
-        "kind": "provider",
+        "kind": kind,
         "adapter": adapter,
         "mode": request.mode,
         "model": request.model,
@@ -106,6 +106,15 @@ pub struct Cassette {
     /// Values that must never be written (the run's granted secrets).
     secrets: Vec<String>,
     state: Mutex<State>,
+}
+
+impl std::fmt::Debug for Cassette {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Cassette")
+            .field("path", &self.path)
+            .field("mode", &self.mode)
+            .finish_non_exhaustive()
+    }
 }
 
 struct State {
@@ -184,11 +193,12 @@ impl Cassette {
     /// caller), as the mode says.
     pub fn answer(
         &self,
+        kind: &str,
         adapter: &str,
         request: &Invocation,
         live: impl FnOnce() -> (Result<Observation, String>, u64),
     ) -> Result<Observation, String> {
-        let (key, normalized) = call_key(adapter, request);
+        let (key, normalized) = call_key(kind, adapter, request);
         if self.mode != ReplayMode::Refresh {
             let recorded = self.lock().entries.get(&key).cloned();
             if let Some(entry) = recorded {
@@ -478,17 +488,17 @@ mod tests {
 
     #[test]
     fn keys_ignore_what_does_not_change_the_answer() {
-        let (a, _) = call_key("openai", &invocation("c1", 1000));
-        let (b, _) = call_key("openai", &invocation("c2", 9000));
+        let (a, _) = call_key("provider", "openai", &invocation("c1", 1000));
+        let (b, _) = call_key("provider", "openai", &invocation("c2", 9000));
         assert_eq!(
             a, b,
             "case id, expected, timeout and endpoint are not part of the call"
         );
-        let (c, _) = call_key("anthropic", &invocation("c1", 1000));
+        let (c, _) = call_key("provider", "anthropic", &invocation("c1", 1000));
         assert_ne!(a, c, "the adapter is");
         let mut other = invocation("c1", 1000);
         other.messages[0].content = "hello".into();
-        assert_ne!(a, call_key("openai", &other).0);
+        assert_ne!(a, call_key("provider", "openai", &other).0);
     }
 
     #[test]
@@ -525,7 +535,7 @@ mod tests {
             (Ok(o), 42)
         };
         let first = recorder
-            .answer("openai", &invocation("c1", 1), live)
+            .answer("provider", "openai", &invocation("c1", 1), live)
             .unwrap();
         assert_eq!(first.duration_ms, Some(42));
         recorder.save().unwrap();
@@ -534,7 +544,7 @@ mod tests {
 
         let strict = Cassette::open(path, ReplayMode::ReplayStrict, Vec::new()).unwrap();
         let replayed = strict
-            .answer("openai", &invocation("c2", 5), || {
+            .answer("provider", "openai", &invocation("c2", 5), || {
                 panic!("replay-strict made a live call")
             })
             .unwrap();
@@ -551,7 +561,7 @@ mod tests {
         let mut other = invocation("c1", 1);
         other.model = Some("other".into());
         let miss = strict
-            .answer("openai", &other, || panic!("live call"))
+            .answer("provider", "openai", &other, || panic!("live call"))
             .unwrap_err();
         assert!(
             miss.contains("no recorded answer") && miss.contains("--replay record-new"),

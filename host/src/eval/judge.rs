@@ -18,7 +18,7 @@ use crate::plugin::bindings::scorer::cautilus::plugin::model::{
     GenerateRequest, GenerateResponse, ModelError,
 };
 use crate::plugin::provider::ProviderSession;
-use crate::plugin::{Grants, Limits, ModelBackend, Plugin, Registry};
+use crate::plugin::{Grants, Limits, ModelBackend, Observation, Plugin, Registry};
 
 /// What a suite's `judge:` says.
 #[derive(Debug, Clone, PartialEq)]
@@ -71,6 +71,8 @@ pub struct JudgeModel {
     /// and key) and told on every call.
     grants: Arc<Grants>,
     options: Map<String, Value>,
+    /// Where calls are recorded or replayed from (`--replay`), if anywhere.
+    cassette: Option<Arc<super::cassette::Cassette>>,
     idle: Mutex<Vec<ProviderSession>>,
 }
 
@@ -103,6 +105,7 @@ impl JudgeModel {
             limits,
             grants,
             options: setup.options,
+            cassette: None,
             idle: Mutex::new(Vec::new()),
         })
     }
@@ -127,13 +130,15 @@ impl JudgeModel {
             limits: Limits::default(),
             grants,
             options: Map::new(),
+            cassette: None,
             idle: Mutex::new(Vec::new()),
         })
     }
 }
 
-impl ModelBackend for JudgeModel {
-    fn generate(&self, request: &GenerateRequest) -> Result<GenerateResponse, ModelError> {
+impl JudgeModel {
+    /// One call through a pooled session of the judge's provider.
+    fn invoke(&self, invocation: &Invocation) -> Result<Observation, String> {
         let pooled = self.idle.lock().ok().and_then(|mut idle| idle.pop());
         let mut session = match pooled {
             Some(session) => session,
@@ -142,8 +147,24 @@ impl ModelBackend for JudgeModel {
                 self.limits.clone(),
                 self.grants.clone(),
             )
-            .map_err(|e| ModelError::Unavailable(e.to_string()))?,
+            .map_err(|e| e.to_string())?,
         };
+        let result = session.invoke(invocation).map_err(|e| e.to_string());
+        if let Ok(mut idle) = self.idle.lock() {
+            idle.push(session);
+        }
+        result
+    }
+
+    /// Records or replays its calls in `cassette` (kind `model`).
+    pub fn with_cassette(mut self, cassette: Option<Arc<super::cassette::Cassette>>) -> Self {
+        self.cassette = cassette;
+        self
+    }
+}
+
+impl ModelBackend for JudgeModel {
+    fn generate(&self, request: &GenerateRequest) -> Result<GenerateResponse, ModelError> {
         let model = request.model.clone().unwrap_or_else(|| self.model.clone());
         let mut options = self.options.clone();
         let judge = json!({
@@ -168,10 +189,16 @@ impl ModelBackend for JudgeModel {
             expected: None,
             options: Some(Value::Object(options).to_string()),
         };
-        let result = session.invoke(&invocation);
-        if let Ok(mut idle) = self.idle.lock() {
-            idle.push(session);
-        }
+        let live = || {
+            let started = std::time::Instant::now();
+            let outcome = self.invoke(&invocation);
+            let ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+            (outcome, ms)
+        };
+        let result = match &self.cassette {
+            Some(cassette) => cassette.answer("model", self.plugin.id(), &invocation, live),
+            None => live().0,
+        };
         let observation = result.map_err(|e| {
             ModelError::Failed(format!("judge provider `{}`: {e}", self.plugin.id()))
         })?;

@@ -111,6 +111,8 @@ pub struct SuiteOptions {
     /// Limits of judge model calls (`eval test` passes its provider limits;
     /// validation, which calls no model, leaves the default).
     pub judge_limits: Option<Limits>,
+    /// Where judge calls are recorded or replayed from (`--replay`).
+    pub cassette: Option<std::sync::Arc<super::cassette::Cassette>>,
 }
 
 /// The header every packet of a run starts with.

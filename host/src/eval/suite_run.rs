@@ -103,7 +103,7 @@ pub fn run_suite(
             &env,
         )?
     };
-    let cassette = cassette.map(|c| c.redacting(setup.secret_values()));
+    let cassette = cassette.map(|c| Arc::new(c.redacting(setup.secret_values())));
     let provider = setup.plugin;
     // A messaging CLI runs in its own empty directory, anything else in
     // the workspace; kept until the run ends.
@@ -154,6 +154,7 @@ pub fn run_suite(
         &SuiteOptions {
             update_snapshots: options.update_snapshots,
             judge_limits: Some(options.limits.clone()),
+            cassette: cassette.clone(),
         },
         Some(&mut cases_out),
         !options.resume,
@@ -246,7 +247,7 @@ pub fn run_suite(
         fixture_ref: &fixture_ref,
         canned: canned.as_ref(),
         provider_options: &setup.options,
-        cassette: cassette.as_ref(),
+        cassette: cassette.as_deref(),
     };
     let kept = validated.kept.take();
     let worked = interrupt::announcing(|| {
@@ -265,7 +266,7 @@ pub fn run_suite(
     });
     let interrupted = interrupt::signal_name();
     // What was recorded is kept whatever happened to the run.
-    let saved = cassette.as_ref().map_or(Ok(()), Cassette::save);
+    let saved = cassette.as_deref().map_or(Ok(()), Cassette::save);
     if let Err(error) = worked {
         let written = records.written();
         drop(records);

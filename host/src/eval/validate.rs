@@ -327,8 +327,17 @@ fn judge(
     // Without run limits (offline validation) nothing calls the judge, so
     // its endpoint and key are not looked for.
     let base = suite.file.parent().unwrap_or(Path::new(""));
+    let strict = options
+        .cassette
+        .as_ref()
+        .is_some_and(|c| c.mode() == super::cassette::ReplayMode::ReplayStrict);
     Ok(Some(Arc::new(match &options.judge_limits {
-        Some(limits) => JudgeModel::new(registry, &config, base, limits.clone())?,
+        // Replayed judge calls need no endpoint or key.
+        Some(_) if strict => {
+            JudgeModel::offline(registry, &config, base)?.with_cassette(options.cassette.clone())
+        }
+        Some(limits) => JudgeModel::new(registry, &config, base, limits.clone())?
+            .with_cassette(options.cassette.clone()),
         None => JudgeModel::offline(registry, &config, base)?,
     })))
 }
