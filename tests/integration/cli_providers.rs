@@ -291,3 +291,61 @@ fn the_fixtures_openai_falls_to_codex_cli_and_unauthenticated_codex_blocks() {
     assert_eq!(first["status"], "blocked", "{first}\n{stderr}");
     assert_eq!(first["blockerKind"], "runner_auth_missing");
 }
+
+#[test]
+fn the_anthropic_api_and_claude_p_give_packets_that_meet_the_parity_rules() {
+    if installed("claude").is_none() {
+        return;
+    }
+    let server = ModelServer::start(|request, _| {
+        if request.method == "POST" && request.path.starts_with("/v1/messages") {
+            let streamed = serde_json::from_str::<Value>(&request.body)
+                .ok()
+                .and_then(|b| b["stream"].as_bool())
+                .unwrap_or(false);
+            if streamed {
+                anthropic_stream("claude-sonnet-4-6", "Cautilus: run cautilus eval test.")
+            } else {
+                Reply::json(
+                    200,
+                    serde_json::json!({"model": "claude-sonnet-4-6",
+                        "content": [{"type": "text", "text": "Cautilus: cautilus eval test"}],
+                        "usage": {"input_tokens": 3, "output_tokens": 4}})
+                    .to_string(),
+                )
+            }
+        } else {
+            Reply::json(200, "{}")
+        }
+    });
+    let home = tempfile::tempdir().unwrap();
+    let fixture = repo().join("fixtures/eval/app/chat/onboarding.fixture.yaml");
+    let env = |c: &mut std::process::Command| {
+        c.env("ANTHROPIC_BASE_URL", &server.url)
+            .env("ANTHROPIC_API_KEY", KEY)
+            .env("HOME", home.path());
+    };
+    let api = eval_run_with(&fixture, &["--provider", "anthropic"], env);
+    let cli = eval_run_with(&fixture, &["--provider", "claude-cli"], env);
+    assert_eq!(
+        (api.code, cli.code),
+        (0, 0),
+        "{}\n{}",
+        api.stderr,
+        cli.stderr
+    );
+    let (code, stdout, stderr) = crate::support::output(
+        crate::support::cautilus()
+            .args(["eval", "compare", "--json"])
+            .arg(api.dir.path())
+            .arg(cli.dir.path())
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let report: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(report["a"]["harness"], "anthropic-api");
+    assert_eq!(report["b"]["harness"], "claude_code");
+    let differs = &report["cases"][0]["mayDiffer"];
+    assert!(differs["costUsd"]["claude_code"].is_number(), "{report}");
+}

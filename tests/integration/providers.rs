@@ -343,3 +343,66 @@ fn a_judge_served_by_the_openai_provider_reaches_its_endpoint() {
     );
     assert!(!all_text(run.dir.path()).contains(KEY));
 }
+
+/// `cautilus eval compare a b [--json]`: (exit code, stdout).
+fn compare(a: &std::path::Path, b: &std::path::Path, json: bool) -> (i32, String) {
+    let mut command = crate::support::cautilus();
+    command.args(["eval", "compare"]).arg(a).arg(b);
+    if json {
+        command.arg("--json");
+    }
+    let (code, stdout, stderr) = crate::support::output(command.output().unwrap());
+    (code, format!("{stdout}{stderr}"))
+}
+
+#[test]
+fn eval_compare_checks_two_harnesses_against_the_cross_runtime_rules() {
+    let server = ModelServer::start(|_, _| {
+        Reply::json(
+            200,
+            json!({"model": "claude-loopback", "content": [{"type": "text", "text": "Cautilus: cautilus eval test"}],
+                   "usage": {"input_tokens": 3, "output_tokens": 4}})
+            .to_string(),
+        )
+    });
+    let api = eval_run_with(&chat_fixture(), &["--provider", "anthropic"], |c| {
+        c.env("ANTHROPIC_BASE_URL", &server.url)
+            .env("ANTHROPIC_API_KEY", KEY);
+    });
+    let canned = eval_run_with(&chat_fixture(), &["--provider", "fixture"], |_| {});
+    assert_eq!((api.code, canned.code), (0, 0));
+
+    let (code, text) = compare(api.dir.path(), canned.dir.path(), false);
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains("the cross-runtime rules hold"), "{text}");
+    let (code, report) = compare(api.dir.path(), canned.dir.path(), true);
+    assert_eq!(code, 0);
+    let report: Value = serde_json::from_str(&report).unwrap();
+    assert_eq!(report["schemaVersion"], "cautilus.run_comparison.v1");
+    let differs = &report["cases"][0]["mayDiffer"]["observed.finalText"];
+    assert!(
+        differs["anthropic-api"].is_string() && differs["fixture-backend"].is_string(),
+        "{report}"
+    );
+
+    // A run that lost a MUST field breaks the rules (exit 1), naming it.
+    let broken = api.dir.path().join("eval-observed.json");
+    let mut packet = read_json(&broken);
+    packet["evaluations"][0]["observed"]
+        .as_object_mut()
+        .unwrap()
+        .remove("finalText");
+    std::fs::write(&broken, packet.to_string()).unwrap();
+    let (code, text) = compare(api.dir.path(), canned.dir.path(), false);
+    assert_eq!(code, 1, "{text}");
+    assert!(
+        text.contains("the first run (anthropic-api) lacks `observed.finalText`"),
+        "{text}"
+    );
+    let (code, text) = compare(
+        api.dir.path(),
+        std::path::Path::new("/nonexistent-run"),
+        false,
+    );
+    assert_eq!(code, 2, "{text}");
+}

@@ -1,4 +1,4 @@
-//! `cautilus eval test|evaluate|validate`.
+//! `cautilus eval test|evaluate|validate|compare`.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -39,6 +39,18 @@ Examples:
 
 Exit status: 0 valid, 2 invalid (the error names the file and JSON path).";
 
+const COMPARE_EXAMPLES: &str = "\
+Examples:
+  cautilus eval compare .cautilus/runs/<api-run> .cautilus/runs/<cli-run>
+  cautilus eval compare run-a/eval-observed.json run-b/eval-observed.json --json
+
+Checks the cross-runtime rules: surface, preset, fixtureRef and caseId are
+byte-equal; provider, model, harness, mode, durationMs, observed.messages and
+observed.finalText are present on both sides; what may differ (the answer,
+the model, usage, cost, duration) is listed with each side's harness.
+
+Exit status: 0 the rules hold, 1 a rule is broken, 2 a run cannot be read.";
+
 #[derive(Debug, Subcommand)]
 pub enum EvalCommand {
     /// Run a fixture's cases through a provider and score them
@@ -50,6 +62,10 @@ pub enum EvalCommand {
     /// Check a fixture offline (schema, taxonomy, preset case shape); runs nothing
     #[command(after_help = VALIDATE_EXAMPLES)]
     Validate(ValidateArgs),
+    /// Check two runs of one suite through different harnesses against the
+    /// cross-runtime rules, case by case
+    #[command(after_help = COMPARE_EXAMPLES)]
+    Compare(CompareArgs),
 }
 
 #[derive(Debug, Args)]
@@ -143,11 +159,25 @@ pub struct ValidateArgs {
     fixture: PathBuf,
 }
 
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// A run directory (or its eval-observed.json)
+    #[arg(value_name = "RUN_A")]
+    a: PathBuf,
+    /// Another run of the same suite
+    #[arg(value_name = "RUN_B")]
+    b: PathBuf,
+    /// Print the comparison as JSON (`cautilus.run_comparison.v1`)
+    #[arg(long)]
+    json: bool,
+}
+
 pub fn run(command: EvalCommand) -> anyhow::Result<ExitCode> {
     match command {
         EvalCommand::Test(args) => test(*args),
         EvalCommand::Evaluate(args) => evaluate(args),
         EvalCommand::Validate(args) => validate(args),
+        EvalCommand::Compare(args) => compare(args),
     }
 }
 
@@ -241,6 +271,22 @@ fn evaluate(args: EvaluateArgs) -> anyhow::Result<ExitCode> {
         },
     )?;
     finish(&outcome, args.json)
+}
+
+fn compare(args: CompareArgs) -> anyhow::Result<ExitCode> {
+    let report = eval::compare::compare(&args.a, &args.b)?;
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        serde_json::to_writer_pretty(&mut out, &report)?;
+        writeln!(out)?;
+    } else {
+        eval::compare::print(&mut out, &report)?;
+    }
+    Ok(if report["holds"] == true {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
 }
 
 fn validate(args: ValidateArgs) -> anyhow::Result<ExitCode> {

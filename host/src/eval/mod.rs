@@ -14,6 +14,7 @@
 //!   scoring);
 //! - [`workers`]: ordered parallel batches (one set of stores per thread);
 //! - [`provider_setup`]: the run's provider, its grants and endpoint options;
+//! - [`compare`]: `eval compare`, two runs against the cross-runtime rules;
 //! - [`cases`]: running one case (invocation, samples, the case run);
 //! - [`steps`]: multi-step fixtures, each step a suite of its own;
 //! - [`assertions`]: fixture assertions through scorer plugins;
@@ -31,6 +32,7 @@ pub mod assertions;
 pub mod batch;
 pub mod cases;
 pub mod cassette;
+pub mod compare;
 pub mod host_checks;
 pub mod interrupt;
 pub mod journal;
@@ -55,6 +57,8 @@ pub mod workers;
 
 use std::path::PathBuf;
 
+use serde_json::Value;
+
 use crate::fixture::FixtureError;
 use crate::plugin::PluginError;
 
@@ -64,6 +68,19 @@ pub use pipeline::{
 };
 pub use run_records::CaseLines;
 pub use suite_run::resume_options;
+
+/// A JSON value in one line of at most 80 characters, for reports.
+pub(crate) fn report_excerpt(value: &Value) -> String {
+    let text = match value {
+        Value::String(s) => format!("{s:?}"),
+        other => other.to_string(),
+    };
+    if text.chars().count() > 80 {
+        format!("{}…", text.chars().take(79).collect::<String>())
+    } else {
+        text
+    }
+}
 
 /// Why an evaluation could not run or finish.
 #[derive(Debug, thiserror::Error)]
