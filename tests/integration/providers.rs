@@ -406,3 +406,41 @@ fn eval_compare_checks_two_harnesses_against_the_cross_runtime_rules() {
     );
     assert_eq!(code, 2, "{text}");
 }
+
+#[test]
+fn plugin_inspect_shows_what_a_provider_requests_and_what_it_would_be_granted() {
+    let inspect = |id: &str, env: &[(&str, &str)]| {
+        let mut command = crate::support::cautilus();
+        command
+            .args(["plugin", "inspect", id, "--json"])
+            .env_remove("ANTHROPIC_API_KEY")
+            .env_remove("OPENAI_API_KEY");
+        for (k, v) in env {
+            command.env(k, v);
+        }
+        let (code, stdout, stderr) = crate::support::output(command.output().unwrap());
+        assert_eq!(code, 0, "{stderr}");
+        serde_json::from_str::<Value>(&stdout).unwrap()
+    };
+    let openai = inspect(
+        "openai",
+        &[
+            ("OPENAI_BASE_URL", "http://127.0.0.1:8080/v1"),
+            ("OPENAI_API_KEY", KEY),
+        ],
+    );
+    assert_eq!(openai["capabilities"], json!(["http(*)"]));
+    assert_eq!(openai["granted"]["httpHosts"], json!(["127.0.0.1"]));
+    assert_eq!(openai["granted"]["secrets"], json!(["OPENAI_API_KEY"]));
+    assert!(
+        !openai.to_string().contains(KEY),
+        "names only, never the key"
+    );
+    let anthropic = inspect("anthropic", &[]);
+    assert!(
+        anthropic["granted"]["unavailable"]
+            .as_str()
+            .is_some_and(|w| w.contains("set ANTHROPIC_API_KEY")),
+        "{anthropic}"
+    );
+}

@@ -161,6 +161,8 @@ struct Inspection {
     sha256: String,
     source: String,
     capabilities: Vec<String>,
+    /// What `eval test` would grant it on this machine now.
+    granted: serde_json::Value,
     compiled_cache: &'static str,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     scorers: Vec<ScorerView>,
@@ -192,6 +194,7 @@ fn inspect(args: InspectArgs) -> anyhow::Result<ExitCode> {
         sha256: plugin.sha256.clone(),
         source: plugin.label.clone(),
         capabilities: info.capabilities.iter().map(capability_text).collect(),
+        granted: serde_json::Value::Null,
         compiled_cache: plugin.cache.as_str(),
         scorers: Vec::new(),
         preset: None,
@@ -227,7 +230,19 @@ fn inspect(args: InspectArgs) -> anyhow::Result<ExitCode> {
         }
         Description::Provider(p) => {
             view.provider = Some(serde_json::json!({ "harness": p.harness, "modes": p.modes }));
+            view.granted = provider_grants(registry, &args.reference);
         }
+    }
+    if matches!(plugin.description, Description::Scorer(_)) {
+        let model = info
+            .capabilities
+            .iter()
+            .any(|c| matches!(c, Capability::Model));
+        view.granted = if model {
+            serde_json::json!({"model": "the suite's judge model, when the fixture configures `judge: {provider, model}`"})
+        } else {
+            serde_json::json!({})
+        };
     }
     if args.json {
         println!("{}", serde_json::to_string_pretty(&view)?);
@@ -250,6 +265,9 @@ fn inspect(args: InspectArgs) -> anyhow::Result<ExitCode> {
             view.capabilities.join(", ")
         }
     );
+    if !view.granted.is_null() {
+        println!("  granted:      {}", granted_text(&view.granted));
+    }
     for scorer in &view.scorers {
         println!("\nscorer {} (cost class: {})", scorer.id, scorer.cost_class);
         println!("  {}", scorer.description);
@@ -265,6 +283,55 @@ fn inspect(args: InspectArgs) -> anyhow::Result<ExitCode> {
         println!("  provider: {provider}");
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// What `eval test --provider <reference>` would grant here (without
+/// `--grant-*` flags), or why it could not run.
+fn provider_grants(registry: &crate::plugin::Registry, reference: &str) -> serde_json::Value {
+    let env = |name: &str| std::env::var(name).ok();
+    match crate::eval::provider_setup::setup(
+        registry,
+        reference,
+        &crate::eval::provider_setup::GrantFlags::default(),
+        600_000,
+        &env,
+    ) {
+        Ok(setup) => serde_json::json!({
+            "httpHosts": setup.grants.http_hosts,
+            "programs": setup.grants.programs,
+            "secrets": setup.grants.secrets.keys().collect::<Vec<_>>(),
+            "programEnv": setup.grants.program_env,
+        }),
+        Err(error) => serde_json::json!({ "unavailable": error.to_string() }),
+    }
+}
+
+fn granted_text(granted: &serde_json::Value) -> String {
+    if let Some(why) = granted.get("unavailable").and_then(|v| v.as_str()) {
+        return format!("nothing here: {why}");
+    }
+    let mut parts = Vec::new();
+    for (key, label) in [
+        ("model", "model"),
+        ("httpHosts", "http"),
+        ("programs", "process"),
+        ("secrets", "secrets"),
+        ("programEnv", "program env"),
+    ] {
+        match granted.get(key) {
+            Some(serde_json::Value::Array(items)) if !items.is_empty() => {
+                let items: Vec<&str> = items.iter().filter_map(|v| v.as_str()).collect();
+                parts.push(format!("{label}({})", items.join(", ")));
+            }
+            Some(serde_json::Value::String(text)) => parts.push(format!("{label}: {text}")),
+            _ => {}
+        }
+    }
+    if parts.is_empty() {
+        "nothing (add --grant-http/--grant-program/--grant-secret to eval test)".into()
+    } else {
+        parts.join(", ")
+    }
 }
 
 fn is_scorer_id(
