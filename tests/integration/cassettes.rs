@@ -211,3 +211,38 @@ fn judge_calls_are_recorded_and_replayed_too() {
     assert_eq!(code, 0, "{stdout}{stderr}");
     assert_eq!(summary["evaluations"][0]["status"], "passed", "{summary}");
 }
+
+#[test]
+fn the_fixture_can_set_the_replay_mode_and_the_flag_wins() {
+    let workspace = tempfile::tempdir().unwrap();
+    let text =
+        std::fs::read_to_string(repo().join("fixtures/eval/app/chat/onboarding.fixture.yaml"))
+            .unwrap()
+            .replace(
+                "suiteId: cautilus-onboarding",
+                "suiteId: cautilus-onboarding\nreplay: replay-strict",
+            );
+    let fixture = workspace.path().join("strict.fixture.yaml");
+    std::fs::write(&fixture, text.clone()).unwrap();
+    // The fixture asks for replay-strict and there is no cassette.
+    let (code, _, stderr, _) = run(workspace.path(), &fixture, &[], &[]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("needs a recorded cassette"), "{stderr}");
+    // `--replay live` overrides it (and then finds no key: exit 2 naming it).
+    let (code, _, stderr, _) = run(workspace.path(), &fixture, &["--replay", "live"], &[]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("set ANTHROPIC_API_KEY"), "{stderr}");
+
+    let bad = workspace.path().join("bad.fixture.yaml");
+    std::fs::write(
+        &bad,
+        text.replace("replay: replay-strict", "replay: sometimes"),
+    )
+    .unwrap();
+    let (code, _, stderr, _) = run(workspace.path(), &bad, &[], &[]);
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("unknown replay mode `sometimes`"),
+        "{stderr}"
+    );
+}

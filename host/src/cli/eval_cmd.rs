@@ -206,7 +206,7 @@ fn test(args: TestArgs) -> anyhow::Result<ExitCode> {
                 programs: args.grant_program,
                 secrets: args.grant_secret.into_iter().collect(),
             },
-            replay: args.replay.unwrap_or_default(),
+            replay: args.replay,
             cassette: args.cassette,
             fixture_results: args.fixture_results,
             limits: args.limits.limits(LimitArgs::PROVIDER_TIMEOUT_MS),

@@ -60,8 +60,9 @@ pub struct TestOptions {
     pub fixture_results: Option<PathBuf>,
     /// What the user grants the provider (`--grant-*`).
     pub grants: super::provider_setup::GrantFlags,
-    /// How provider calls use the cassette (`--replay`).
-    pub replay: super::cassette::ReplayMode,
+    /// How provider calls use the cassette (`--replay`; else the
+    /// fixture's `replay`; else `live`).
+    pub replay: Option<super::cassette::ReplayMode>,
     /// The cassette's name (`--cassette`; default: the suite id).
     pub cassette: Option<String>,
     /// Limits of provider calls.

@@ -60,7 +60,15 @@ pub fn run_suite(
     let info = preset_info(&preset);
     let canned = read_fixture_results(options.fixture_results.as_deref())?;
     let env = |name: &str| std::env::var(name).ok();
-    let cassette = match options.replay {
+    let replay = match options.replay {
+        Some(mode) => mode,
+        None => match suite.body.get("replay").and_then(Value::as_str) {
+            // Checked when the fixture was loaded.
+            Some(mode) => ReplayMode::parse(mode).unwrap_or_default(),
+            None => ReplayMode::Live,
+        },
+    };
+    let cassette = match replay {
         ReplayMode::Live => None,
         mode => {
             let name = options.cassette.clone().unwrap_or_else(|| {
@@ -75,7 +83,7 @@ pub fn run_suite(
             Some(Cassette::open(path, mode, Vec::new())?)
         }
     };
-    let strict = options.replay == ReplayMode::ReplayStrict;
+    let strict = replay == ReplayMode::ReplayStrict;
     let fixture_provider = suite.body.get("provider").and_then(Value::as_str);
     let reference = match (&options.provider, &cassette) {
         (Some(reference), _) => reference.clone(),
@@ -491,7 +499,7 @@ fn run_options(options: &TestOptions, reference: &str) -> RunOptions {
         workspace: absolute(&options.workspace),
         provider: reference.to_string(),
         grants: options.grants.clone(),
-        replay: (options.replay != ReplayMode::Live).then(|| options.replay.as_str().to_string()),
+        replay: options.replay.map(|mode| mode.as_str().to_string()),
         cassette: options.cassette.clone(),
         fixture_results: options.fixture_results.as_deref().map(absolute),
         jobs: options.jobs,
@@ -521,13 +529,15 @@ pub fn resume_options(dir: &Path, case_lines: CaseLines) -> Result<TestOptions, 
         output_dir: Some(dir.to_path_buf()),
         provider: Some(o.provider),
         grants: o.grants,
-        replay: match o.replay.as_deref() {
-            Some(mode) => ReplayMode::parse(mode).map_err(|message| EvalError::Input {
+        replay: o
+            .replay
+            .as_deref()
+            .map(ReplayMode::parse)
+            .transpose()
+            .map_err(|message| EvalError::Input {
                 path: dir.join(super::run_state::FILE),
                 message,
             })?,
-            None => ReplayMode::Live,
-        },
         cassette: o.cassette,
         fixture_results: o.fixture_results,
         limits: crate::plugin::Limits {

@@ -27,6 +27,19 @@ pub struct SuiteFields {
     pub assertions: Option<Vec<Assertion>>,
     /// The model that grades natural-language criteria.
     pub judge: Option<Judge>,
+    /// How provider and judge calls use the suite's cassette
+    /// (`.cautilus/cassettes/<suiteId>.json`); `--replay` overrides it.
+    pub replay: Option<ReplayMode>,
+}
+
+/// `live` (no cassette), `record-new`, `replay-strict` or `refresh`.
+#[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum ReplayMode {
+    Live,
+    RecordNew,
+    ReplayStrict,
+    Refresh,
 }
 
 /// A check run after the preset's expectations: a natural-language
