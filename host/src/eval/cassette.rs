@@ -28,9 +28,10 @@ use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
 use super::EvalError;
+use super::observation_json::{observation_from, observation_json};
 use super::records;
 use crate::plugin::bindings::provider::exports::cautilus::plugin::provider_api::Invocation;
-use crate::plugin::bindings::types::{Message, Observation, ToolCall, Usage};
+use crate::plugin::bindings::types::Observation;
 
 pub const SCHEMA: &str = "cautilus.cassette.v1";
 /// Past this age a cassette is reported stale (its model may have changed).
@@ -337,115 +338,6 @@ fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
     era * 146_097 + doe - 719_468
 }
 
-/// An observation as JSON (the cassette's form).
-pub fn observation_json(o: &Observation) -> Value {
-    // JSON text is kept as JSON, so redaction reaches into it.
-    let parsed = |text: &Option<String>| {
-        text.as_deref().map(|t| {
-            serde_json::from_str::<Value>(t).unwrap_or_else(|_| json!({ "unparsedText": t }))
-        })
-    };
-    let usage = o.usage.map(|u| {
-        json!({"inputTokens": u.input_tokens, "outputTokens": u.output_tokens,
-               "cachedInputTokens": u.cached_input_tokens, "reasoningTokens": u.reasoning_tokens,
-               "llmCalls": u.llm_calls})
-    });
-    let tool_calls = o.tool_calls.as_ref().map(|calls| {
-        calls
-            .iter()
-            .map(|c| {
-                json!({"name": c.name, "arguments": parsed(&c.arguments), "output": c.output,
-                       "succeeded": c.succeeded, "durationMs": c.duration_ms})
-            })
-            .collect::<Vec<_>>()
-    });
-    json!({
-        "finalText": o.final_text,
-        "messages": o.messages.iter().map(|m| json!({"role": m.role, "content": m.content})).collect::<Vec<_>>(),
-        "toolCalls": tool_calls,
-        "usage": usage,
-        "costUsd": o.cost_usd,
-        "costSource": o.cost_source,
-        "durationMs": o.duration_ms,
-        "provider": o.provider,
-        "model": o.model,
-        "harness": o.harness,
-        "mode": o.mode,
-        "structured": parsed(&o.structured),
-    })
-}
-
-/// An observation from its cassette form.
-pub fn observation_from(v: &Value) -> Result<Observation, String> {
-    let text = |key: &str| v.get(key).and_then(Value::as_str).map(str::to_string);
-    // JSON text back from its parsed form (see `observation_json`).
-    let json_text = |value: Option<&Value>| match value {
-        None | Some(Value::Null) => None,
-        Some(v) => match v.get("unparsedText").and_then(Value::as_str) {
-            Some(raw) => Some(raw.to_string()),
-            None => Some(v.to_string()),
-        },
-    };
-    let number = |value: &Value, key: &str| value.get(key).and_then(Value::as_u64);
-    let messages = v
-        .get("messages")
-        .and_then(Value::as_array)
-        .ok_or("`messages` is missing")?
-        .iter()
-        .map(|m| {
-            Ok(Message {
-                role: m
-                    .get("role")
-                    .and_then(Value::as_str)
-                    .ok_or("a message without `role`")?
-                    .into(),
-                content: m
-                    .get("content")
-                    .and_then(Value::as_str)
-                    .ok_or("a message without `content`")?
-                    .into(),
-            })
-        })
-        .collect::<Result<Vec<_>, &str>>()?;
-    let usage = v.get("usage").filter(|u| u.is_object()).map(|u| Usage {
-        input_tokens: number(u, "inputTokens"),
-        output_tokens: number(u, "outputTokens"),
-        cached_input_tokens: number(u, "cachedInputTokens"),
-        reasoning_tokens: number(u, "reasoningTokens"),
-        llm_calls: number(u, "llmCalls").and_then(|n| u32::try_from(n).ok()),
-    });
-    let tool_calls = v.get("toolCalls").and_then(Value::as_array).map(|calls| {
-        calls
-            .iter()
-            .map(|c| ToolCall {
-                name: c
-                    .get("name")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default()
-                    .into(),
-                arguments: json_text(c.get("arguments")),
-                output: c.get("output").and_then(Value::as_str).map(str::to_string),
-                succeeded: c.get("succeeded").and_then(Value::as_bool),
-                duration_ms: number(c, "durationMs"),
-            })
-            .collect()
-    });
-    Ok(Observation {
-        final_text: text("finalText"),
-        messages,
-        tool_calls,
-        usage,
-        cost_usd: v.get("costUsd").and_then(Value::as_f64),
-        cost_source: text("costSource"),
-        duration_ms: number(v, "durationMs"),
-        provider: text("provider"),
-        model: text("model"),
-        harness: text("harness"),
-        mode: text("mode"),
-        structured: json_text(v.get("structured")),
-    })
-}
-
 /// `<workspace>/.cautilus/cassettes/<name>.json`; `name` keeps letters,
 /// digits, `-`, `_` and `.` (anything else becomes `-`).
 pub fn default_path(workspace: &Path, name: &str) -> PathBuf {
@@ -467,6 +359,7 @@ pub fn default_path(workspace: &Path, name: &str) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::plugin::bindings::types::Message;
 
     fn invocation(case: &str, timeout: u64) -> Invocation {
         Invocation {

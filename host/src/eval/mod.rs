@@ -13,8 +13,11 @@
 //! - [`observed`]: `eval evaluate` (which preset scores a packet, and the
 //!   scoring);
 //! - [`workers`]: ordered parallel batches (one set of stores per thread);
-//! - [`provider_setup`]: the run's provider, its grants and endpoint options;
+//! - [`run_provider`]: which provider a run uses, and its cassette;
+//!   [`provider_setup`]: what a provider is granted and told;
 //! - [`compare`]: `eval compare`, two runs against the cross-runtime rules;
+//! - [`cassette`]: record/replay of provider and judge calls
+//!   ([`observation_json`]: the observation's JSON form);
 //! - [`cases`]: running one case (invocation, samples, the case run);
 //! - [`steps`]: multi-step fixtures, each step a suite of its own;
 //! - [`assertions`]: fixture assertions through scorer plugins;
@@ -37,6 +40,7 @@ pub mod host_checks;
 pub mod interrupt;
 pub mod journal;
 pub mod judge;
+pub mod observation_json;
 pub mod observed;
 pub mod origins;
 pub mod outcome;
@@ -44,6 +48,7 @@ pub mod pipeline;
 pub mod provider_setup;
 pub mod records;
 pub mod report;
+pub mod run_provider;
 pub mod run_records;
 pub mod run_state;
 pub mod scorer_pool;

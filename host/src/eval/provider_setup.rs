@@ -208,7 +208,7 @@ fn messaging_cli(id: &str) -> Option<MessagingCli> {
 }
 
 /// Whether `program` is an executable file in one of `PATH`'s directories.
-fn on_path(program: &str, env: &dyn Fn(&str) -> Option<String>) -> bool {
+pub(super) fn on_path(program: &str, env: &dyn Fn(&str) -> Option<String>) -> bool {
     let Some(path) = env("PATH") else {
         return false;
     };
@@ -226,87 +226,6 @@ fn on_path(program: &str, env: &dyn Fn(&str) -> Option<String>) -> bool {
             candidate.is_file()
         }
     })
-}
-
-/// The provider a run uses when `--provider` does not name one: the fixture
-/// backend for canned results (`--fixture-results`); else what the
-/// fixture's `provider` asks for and this machine can reach: `anthropic`
-/// with `ANTHROPIC_API_KEY` set, else `claude-cli` when `claude` is on
-/// PATH; `openai` with `OPENAI_API_KEY` or `OPENAI_BASE_URL` set, else
-/// `codex-cli` when `codex` is on PATH; any other
-/// id or path as it is. Nothing usable is a definition error listing each
-/// way to run the suite.
-pub fn choose(
-    fixture_provider: Option<&str>,
-    canned: bool,
-    env: &dyn Fn(&str) -> Option<String>,
-) -> Result<String, EvalError> {
-    let set = |name: &str| env(name).is_some_and(|v| !v.trim().is_empty());
-    let asked = match fixture_provider.map(str::trim).filter(|p| !p.is_empty()) {
-        _ if canned => return Ok("fixture".into()),
-        None => return Ok("fixture".into()),
-        Some(asked) => asked,
-    };
-    let (ways, found) = match asked {
-        "anthropic" => (
-            "set ANTHROPIC_API_KEY (the `anthropic` API provider), or install and log in to Claude Code so `claude` is on PATH (`claude-cli`)",
-            if set("ANTHROPIC_API_KEY") {
-                Some("anthropic")
-            } else if on_path("claude", env) {
-                Some("claude-cli")
-            } else {
-                None
-            },
-        ),
-        "openai" => (
-            "set OPENAI_API_KEY, or OPENAI_BASE_URL for an OpenAI-compatible server such as llama.cpp, vLLM or Ollama (the `openai` API provider), or install and log in to Codex so `codex` is on PATH (`codex-cli`)",
-            if set("OPENAI_API_KEY") || set("OPENAI_BASE_URL") {
-                Some("openai")
-            } else if on_path("codex", env) {
-                Some("codex-cli")
-            } else {
-                None
-            },
-        ),
-        other => return Ok(other.to_string()),
-    };
-    found.map(str::to_string).ok_or_else(|| EvalError::Provider {
-        provider: asked.to_string(),
-        message: format!(
-            "the fixture asks for `{asked}` and nothing here can reach it: {ways}; or run without a model: `--provider fixture`"
-        ),
-    })
-}
-
-/// The provider of a `replay-strict` run without `--provider`: the one of
-/// the fixture's provider family (`anthropic`: the API or `claude-cli`;
-/// `openai`: the API or `codex-cli`) whose calls the cassette holds.
-pub fn choose_recorded(
-    fixture_provider: Option<&str>,
-    canned: bool,
-    recorded: &std::collections::BTreeSet<String>,
-) -> Result<String, EvalError> {
-    let asked = match fixture_provider.map(str::trim).filter(|p| !p.is_empty()) {
-        _ if canned => return Ok("fixture".into()),
-        None => return Ok("fixture".into()),
-        Some(asked) => asked,
-    };
-    let family: &[&str] = match asked {
-        "anthropic" => &["anthropic", "claude-cli"],
-        "openai" => &["openai", "codex-cli"],
-        other => return Ok(other.to_string()),
-    };
-    family
-        .iter()
-        .find(|id| recorded.contains(**id))
-        .map(|id| id.to_string())
-        .ok_or_else(|| EvalError::Provider {
-            provider: asked.to_string(),
-            message: format!(
-                "the cassette holds no calls of {}; record them with `--replay record-new`, or name the provider with `--provider`",
-                family.join(" or ")
-            ),
-        })
 }
 
 /// A provider granted nothing, for a run that answers every call from its
@@ -466,55 +385,6 @@ mod tests {
             "::1"
         );
         assert_eq!(api_endpoint("fixture", 5000, &env).unwrap(), None);
-    }
-
-    #[test]
-    fn the_fixture_provider_picks_what_this_machine_can_reach() {
-        let bin = tempfile::tempdir().unwrap();
-        let claude = bin.path().join("claude");
-        std::fs::write(&claude, "#!/bin/sh\n").unwrap();
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            std::fs::set_permissions(&claude, std::fs::Permissions::from_mode(0o755)).unwrap();
-        }
-        let path = bin.path().display().to_string();
-        let with = |pairs: Vec<(&'static str, String)>| {
-            move |name: &str| {
-                pairs
-                    .iter()
-                    .find(|(k, _)| *k == name)
-                    .map(|(_, v)| v.clone())
-            }
-        };
-        let pick = |asked: Option<&str>, canned: bool, env: &dyn Fn(&str) -> Option<String>| {
-            choose(asked, canned, env).map_err(|e| e.to_string())
-        };
-        let none = with(vec![]);
-        assert_eq!(
-            pick(Some("anthropic"), true, &none).unwrap(),
-            "fixture",
-            "canned results"
-        );
-        assert_eq!(pick(None, false, &none).unwrap(), "fixture");
-        assert_eq!(pick(Some("./p.wasm"), false, &none).unwrap(), "./p.wasm");
-
-        let key = with(vec![
-            ("ANTHROPIC_API_KEY", "k".into()),
-            ("PATH", path.clone()),
-        ]);
-        assert_eq!(pick(Some("anthropic"), false, &key).unwrap(), "anthropic");
-        let cli = with(vec![("PATH", path.clone())]);
-        assert_eq!(pick(Some("anthropic"), false, &cli).unwrap(), "claude-cli");
-        let refused = pick(Some("anthropic"), false, &none).unwrap_err();
-        assert!(refused.contains("set ANTHROPIC_API_KEY"), "{refused}");
-        assert!(refused.contains("--provider fixture"), "{refused}");
-
-        let local = with(vec![("OPENAI_BASE_URL", "http://127.0.0.1:8080/v1".into())]);
-        assert_eq!(pick(Some("openai"), false, &local).unwrap(), "openai");
-        let refused = pick(Some("openai"), false, &none).unwrap_err();
-        assert!(refused.contains("OPENAI_BASE_URL"), "{refused}");
-        assert!(refused.contains("`codex-cli`"), "{refused}");
     }
 
     #[test]

@@ -28,6 +28,7 @@ use super::pipeline::{
     preset_info, preset_limits, read_fixture_results,
 };
 use super::records::{self, PacketWriter, partial_path};
+use super::run_provider::RunProvider;
 use super::run_records::{CaseLines, Delivered, RanCase, RunRecords};
 use super::run_state::{RunOptions, RunState, RunStatus};
 use super::snapshots;
@@ -59,71 +60,11 @@ pub fn run_suite(
     let preset = registry.preset_for(suite.pair)?;
     let info = preset_info(&preset);
     let canned = read_fixture_results(options.fixture_results.as_deref())?;
-    let env = |name: &str| std::env::var(name).ok();
-    let replay = match options.replay {
-        Some(mode) => mode,
-        None => match suite.body.get("replay").and_then(Value::as_str) {
-            // Checked when the fixture was loaded.
-            Some(mode) => ReplayMode::parse(mode).unwrap_or_default(),
-            None => ReplayMode::Live,
-        },
-    };
-    let cassette = match replay {
-        ReplayMode::Live => None,
-        mode => {
-            let name = options.cassette.clone().unwrap_or_else(|| {
-                suite
-                    .body
-                    .get("suiteId")
-                    .and_then(Value::as_str)
-                    .unwrap_or("suite")
-                    .to_string()
-            });
-            let path = super::cassette::default_path(&options.workspace, &name);
-            Some(Cassette::open(path, mode, Vec::new())?)
-        }
-    };
-    let strict = replay == ReplayMode::ReplayStrict;
-    let fixture_provider = suite.body.get("provider").and_then(Value::as_str);
-    let reference = match (&options.provider, &cassette) {
-        (Some(reference), _) => reference.clone(),
-        (None, Some(cassette)) if strict => super::provider_setup::choose_recorded(
-            fixture_provider,
-            options.fixture_results.is_some(),
-            &cassette.adapters(),
-        )?,
-        (None, _) => super::provider_setup::choose(
-            fixture_provider,
-            options.fixture_results.is_some(),
-            &env,
-        )?,
-    };
-    let setup = if strict {
-        // Every answer comes from the cassette: the provider is granted
-        // nothing and never called.
-        super::provider_setup::denied(registry, &reference)?
-    } else {
-        super::provider_setup::setup(
-            registry,
-            &reference,
-            &options.grants,
-            u64::try_from(options.limits.timeout.as_millis()).unwrap_or(u64::MAX),
-            &env,
-        )?
-    };
-    let cassette = cassette.map(|c| Arc::new(c.redacting(setup.secret_values())));
-    let provider = setup.plugin;
-    // A messaging CLI runs in its own empty directory, anything else in
-    // the workspace; kept until the run ends.
-    let _scratch = setup.scratch;
-    let grants = Arc::new(Grants {
-        workspace: setup
-            .grants
-            .workspace
-            .clone()
-            .or_else(|| Some(options.workspace.clone())),
-        ..setup.grants
-    });
+    let run_provider = RunProvider::for_suite(registry, options, &suite.body)?;
+    let provider = run_provider.setup.plugin.clone();
+    let grants = run_provider.grants(&options.workspace);
+    let cassette = run_provider.cassette.clone();
+    let reference = run_provider.reference.clone();
     // Checks the provider's world before anything is written.
     let harness = ProviderSession::new(provider.clone(), options.limits.clone(), grants.clone())?
         .harness()
@@ -254,7 +195,7 @@ pub fn run_suite(
         mode: validated.suite.pair.mode.as_str(),
         fixture_ref: &fixture_ref,
         canned: canned.as_ref(),
-        provider_options: &setup.options,
+        provider_options: &run_provider.setup.options,
         cassette: cassette.as_deref(),
     };
     let kept = validated.kept.take();
