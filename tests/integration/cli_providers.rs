@@ -9,7 +9,7 @@ use cautilus_tests::model_server::{
 };
 use serde_json::Value;
 
-use crate::support::{eval_run_with, repo};
+use crate::support::{all_text, eval_run_with, repo};
 
 /// The directory holding `program` on PATH, or `None` (the test then skips).
 fn installed(program: &str) -> Option<std::path::PathBuf> {
@@ -34,19 +34,6 @@ fn messages_api(request: &Recorded, _: usize) -> Reply {
     } else {
         Reply::json(200, "{}")
     }
-}
-
-fn all_text(dir: &std::path::Path) -> String {
-    let mut text = String::new();
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            text.push_str(&all_text(&path));
-        } else {
-            text.push_str(&String::from_utf8_lossy(&std::fs::read(&path).unwrap()));
-        }
-    }
-    text
 }
 
 #[test]

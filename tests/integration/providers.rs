@@ -6,27 +6,13 @@
 use cautilus_tests::model_server::{ModelServer, Recorded, Reply};
 use serde_json::{Value, json};
 
-use crate::support::{component, eval_run_with, read_json, repo};
+use crate::support::{all_text, component, eval_run_with, read_json, repo};
 
 fn chat_fixture() -> std::path::PathBuf {
     repo().join("fixtures/eval/app/chat/onboarding.fixture.yaml")
 }
 
 const KEY: &str = "sk-loopback-secret-4242";
-
-/// Every file under `dir`, as text.
-fn all_text(dir: &std::path::Path) -> String {
-    let mut text = String::new();
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            text.push_str(&all_text(&path));
-        } else {
-            text.push_str(&String::from_utf8_lossy(&std::fs::read(&path).unwrap()));
-        }
-    }
-    text
-}
 
 fn body(request: &Recorded) -> Value {
     serde_json::from_str(&request.body).unwrap()

@@ -152,3 +152,17 @@ pub fn eval_run_with(
         dir,
     }
 }
+
+/// Every file under `dir`, as text (to prove a secret is in none of them).
+pub fn all_text(dir: &std::path::Path) -> String {
+    let mut text = String::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            text.push_str(&all_text(&path));
+        } else {
+            text.push_str(&String::from_utf8_lossy(&std::fs::read(&path).unwrap()));
+        }
+    }
+    text
+}

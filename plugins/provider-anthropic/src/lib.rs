@@ -14,12 +14,26 @@
 //! The request and the observation are built in
 //! `cautilus_providers_core::anthropic` (plain Rust, unit-tested natively).
 
-use cautilus_providers_core::anthropic::{NAME, observation, request_body};
-use cautilus_providers_core::{ApiOptions, Call};
+use cautilus_providers_core::Api;
+use cautilus_providers_core::anthropic::{self, NAME};
 use cautilus_sdk::provider::{Invocation, Provider, ProviderInfo};
 use cautilus_sdk::{Capability, Observation, PluginError, export_provider, plugin_info};
 
 struct Anthropic;
+
+const API: Api = Api {
+    name: NAME,
+    key_variable: "ANTHROPIC_API_KEY",
+    url_variable: "ANTHROPIC_BASE_URL",
+    path: "v1/messages",
+    headers: &[(
+        "anthropic-version",
+        cautilus_providers_core::anthropic::API_VERSION,
+    )],
+    key_header: ("x-api-key", false),
+    request_body: anthropic::request_body,
+    observation: anthropic::observation,
+};
 
 impl Provider for Anthropic {
     fn info() -> ProviderInfo {
@@ -32,27 +46,7 @@ impl Provider for Anthropic {
     }
 
     fn invoke(request: Invocation) -> Result<Observation, PluginError> {
-        if request.mode != "messaging" {
-            return Err(PluginError::failed(format!(
-                "{NAME}: answers messaging cases only; a workspace case needs a coding agent (`--provider claude-code` or `codex`)"
-            )));
-        }
-        let options = ApiOptions::of(request.options.as_deref(), NAME)?;
-        let body = request_body(&request, &options)?;
-        let call = Call {
-            provider: NAME,
-            key_variable: "ANTHROPIC_API_KEY",
-            url_variable: "ANTHROPIC_BASE_URL",
-            options: &options,
-            url: options.url("v1/messages"),
-            headers: vec![(
-                "anthropic-version",
-                cautilus_providers_core::anthropic::API_VERSION.into(),
-            )],
-            key_header: ("x-api-key", false),
-        };
-        let answer = call.send(&body)?;
-        observation(&request, &answer.body)
+        API.invoke(&request)
     }
 }
 

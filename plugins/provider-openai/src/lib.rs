@@ -13,12 +13,23 @@
 //! The request and the observation are built in
 //! `cautilus_providers_core::openai` (plain Rust, unit-tested natively).
 
-use cautilus_providers_core::openai::{NAME, observation, request_body};
-use cautilus_providers_core::{ApiOptions, Call};
+use cautilus_providers_core::Api;
+use cautilus_providers_core::openai::{self, NAME};
 use cautilus_sdk::provider::{Invocation, Provider, ProviderInfo};
 use cautilus_sdk::{Capability, Observation, PluginError, export_provider, plugin_info};
 
 struct OpenAi;
+
+const API: Api = Api {
+    name: NAME,
+    key_variable: "OPENAI_API_KEY",
+    url_variable: "OPENAI_BASE_URL",
+    path: "chat/completions",
+    headers: &[],
+    key_header: ("authorization", true),
+    request_body: openai::request_body,
+    observation: openai::observation,
+};
 
 impl Provider for OpenAi {
     fn info() -> ProviderInfo {
@@ -31,24 +42,7 @@ impl Provider for OpenAi {
     }
 
     fn invoke(request: Invocation) -> Result<Observation, PluginError> {
-        if request.mode != "messaging" {
-            return Err(PluginError::failed(format!(
-                "{NAME}: answers messaging cases only; a workspace case needs a coding agent (`--provider claude-code` or `codex`)"
-            )));
-        }
-        let options = ApiOptions::of(request.options.as_deref(), NAME)?;
-        let body = request_body(&request, &options)?;
-        let call = Call {
-            provider: NAME,
-            key_variable: "OPENAI_API_KEY",
-            url_variable: "OPENAI_BASE_URL",
-            options: &options,
-            url: options.url("chat/completions"),
-            headers: Vec::new(),
-            key_header: ("authorization", true),
-        };
-        let answer = call.send(&body)?;
-        observation(&request, &answer.body)
+        API.invoke(&request)
     }
 }
 

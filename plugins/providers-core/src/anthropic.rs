@@ -13,7 +13,7 @@
 
 use crate::api::{ApiOptions, count};
 use cautilus_sdk::provider::Invocation;
-use cautilus_sdk::{Message, Observation, PluginError, Usage};
+use cautilus_sdk::{Observation, PluginError, Usage};
 use serde_json::{Value, json};
 
 pub const NAME: &str = "anthropic";
@@ -74,11 +74,6 @@ pub fn observation(request: &Invocation, answer: &Value) -> Result<Observation, 
         .filter_map(|b| b.get("text").and_then(Value::as_str))
         .collect::<Vec<_>>()
         .join("");
-    let mut messages = request.messages.clone();
-    messages.push(Message {
-        role: "assistant".into(),
-        content: text.clone(),
-    });
     let usage = answer.get("usage").map(|u| {
         let input = count(u.get("input_tokens"));
         let written = count(u.get("cache_creation_input_tokens"));
@@ -95,30 +90,20 @@ pub fn observation(request: &Invocation, answer: &Value) -> Result<Observation, 
             llm_calls: Some(1),
         }
     });
-    Ok(Observation {
-        final_text: Some(text),
-        messages,
-        tool_calls: None,
+    Ok(crate::api::observed(
+        NAME,
+        "anthropic-api",
+        request,
+        answer,
+        &text,
         usage,
-        cost_usd: None,
-        cost_source: None,
-        duration_ms: None,
-        provider: Some(NAME.into()),
-        model: answer
-            .get("model")
-            .and_then(Value::as_str)
-            .filter(|m| !m.is_empty())
-            .map(str::to_string)
-            .or_else(|| request.model.clone()),
-        harness: Some("anthropic-api".into()),
-        mode: Some("messaging".into()),
-        structured: None,
-    })
+    ))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use cautilus_sdk::Message;
 
     fn invocation() -> Invocation {
         Invocation {

@@ -10,6 +10,8 @@
 
 use std::time::Duration;
 
+use cautilus_sdk::Observation;
+use cautilus_sdk::provider::Invocation;
 use cautilus_sdk::provider::http::{self, Header, HeaderValue, HttpError, Request};
 use cautilus_sdk::{PluginError, log};
 use serde::Deserialize;
@@ -60,6 +62,54 @@ impl ApiOptions {
             self.base_url.trim_end_matches('/'),
             path.trim_start_matches('/')
         )
+    }
+}
+
+/// One model API a provider component speaks: where it is, how the key is
+/// sent, and how a case becomes a request and an answer an observation.
+pub struct Api {
+    pub name: &'static str,
+    /// The environment variables users set for the key and the endpoint
+    /// (named in errors).
+    pub key_variable: &'static str,
+    pub url_variable: &'static str,
+    /// Appended to the base URL.
+    pub path: &'static str,
+    /// Headers besides `content-type` and the key.
+    pub headers: &'static [(&'static str, &'static str)],
+    /// See [`Call::key_header`].
+    pub key_header: (&'static str, bool),
+    pub request_body: fn(&Invocation, &ApiOptions) -> Result<Value, PluginError>,
+    pub observation: fn(&Invocation, &Value) -> Result<Observation, PluginError>,
+}
+
+impl Api {
+    /// Answers one messaging case with one call (retried as [`Call::send`]
+    /// says).
+    pub fn invoke(&self, request: &Invocation) -> Result<Observation, PluginError> {
+        if request.mode != "messaging" {
+            return Err(PluginError::failed(format!(
+                "{}: answers messaging cases only; a workspace case needs a coding-agent provider",
+                self.name
+            )));
+        }
+        let options = ApiOptions::of(request.options.as_deref(), self.name)?;
+        let body = (self.request_body)(request, &options)?;
+        let call = Call {
+            provider: self.name,
+            key_variable: self.key_variable,
+            url_variable: self.url_variable,
+            options: &options,
+            url: options.url(self.path),
+            headers: self
+                .headers
+                .iter()
+                .map(|(k, v)| (*k, v.to_string()))
+                .collect(),
+            key_header: self.key_header,
+        };
+        let answer = call.send(&body)?;
+        (self.observation)(request, &answer.body)
     }
 }
 
@@ -244,6 +294,38 @@ fn error_message(body: &[u8]) -> Option<String> {
         let trimmed = text.trim();
         (!trimmed.is_empty()).then(|| trimmed.chars().take(300).collect())
     })
+}
+
+/// The observation of an API answer: `text` after the case's messages,
+/// and the model the response names (else the one asked for). The APIs
+/// report no cost.
+pub fn observed(
+    provider: &str,
+    harness: &str,
+    request: &Invocation,
+    answer: &Value,
+    text: &str,
+    usage: Option<cautilus_sdk::Usage>,
+) -> Observation {
+    Observation {
+        final_text: Some(text.to_string()),
+        messages: crate::prompt::with_answer(&request.messages, text),
+        tool_calls: None,
+        usage,
+        cost_usd: None,
+        cost_source: None,
+        duration_ms: None,
+        provider: Some(provider.into()),
+        model: answer
+            .get("model")
+            .and_then(Value::as_str)
+            .filter(|m| !m.is_empty())
+            .map(str::to_string)
+            .or_else(|| request.model.clone()),
+        harness: Some(harness.into()),
+        mode: Some("messaging".into()),
+        structured: None,
+    }
 }
 
 /// A JSON number as u64 (token counts).

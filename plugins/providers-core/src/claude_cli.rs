@@ -13,7 +13,7 @@
 
 use cautilus_sdk::provider::Invocation;
 use cautilus_sdk::provider::process::{Command, Output};
-use cautilus_sdk::{Message, Observation, PluginError, Usage};
+use cautilus_sdk::{Observation, PluginError, Usage};
 use serde_json::Value;
 
 use crate::api::count;
@@ -25,12 +25,7 @@ pub const PROGRAM: &str = "claude";
 
 /// The command of one invocation.
 pub fn command(request: &Invocation, timeout_ms: u32) -> Result<Command, PluginError> {
-    let input = prompt::render(&request.messages).ok_or_else(|| {
-        PluginError::failed(format!(
-            "{NAME}: case `{}` has no message to answer",
-            request.case_id
-        ))
-    })?;
+    let input = prompt::of_case(NAME, request)?;
     let mut args: Vec<String> = [
         "-p",
         "--output-format",
@@ -130,11 +125,7 @@ pub fn observation(request: &Invocation, output: &Output) -> Result<Observation,
             result.chars().take(400).collect::<String>()
         )));
     }
-    let mut messages = request.messages.clone();
-    messages.push(Message {
-        role: "assistant".into(),
-        content: result.to_string(),
-    });
+    let messages = crate::prompt::with_answer(&request.messages, result);
     let usage = envelope.get("usage").map(|u| {
         let parts = [
             count(u.get("input_tokens")),
@@ -207,6 +198,7 @@ pub fn not_found() -> PluginError {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use cautilus_sdk::Message;
 
     fn invocation() -> Invocation {
         Invocation {

@@ -14,7 +14,7 @@
 
 use cautilus_sdk::provider::Invocation;
 use cautilus_sdk::provider::process::{Command, Output};
-use cautilus_sdk::{Message, Observation, PluginError, Usage};
+use cautilus_sdk::{Observation, PluginError, Usage};
 use serde_json::Value;
 
 use crate::{prices, prompt};
@@ -44,12 +44,7 @@ fn toml_string(text: &str) -> String {
 
 /// The command of one invocation.
 pub fn command(request: &Invocation, timeout_ms: u32) -> Result<Command, PluginError> {
-    let input = prompt::render(&request.messages).ok_or_else(|| {
-        PluginError::failed(format!(
-            "{NAME}: case `{}` has no message to answer",
-            request.case_id
-        ))
-    })?;
+    let input = prompt::of_case(NAME, request)?;
     let mut args: Vec<String> = [
         "exec",
         "--json",
@@ -178,11 +173,7 @@ pub fn observation(request: &Invocation, output: &Output) -> Result<Observation,
     let cost = saw_usage
         .then(|| prices::cost(&model, input, cached, out_tokens))
         .flatten();
-    let mut messages = request.messages.clone();
-    messages.push(Message {
-        role: "assistant".into(),
-        content: text.clone(),
-    });
+    let messages = crate::prompt::with_answer(&request.messages, &text);
     Ok(Observation {
         final_text: Some(text),
         messages,
@@ -215,6 +206,7 @@ pub fn not_found() -> PluginError {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use cautilus_sdk::Message;
 
     fn invocation(model: Option<&str>) -> Invocation {
         Invocation {

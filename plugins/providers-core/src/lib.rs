@@ -18,4 +18,4 @@ pub mod openai;
 pub mod prices;
 pub mod prompt;
 
-pub use api::{Answer, ApiOptions, Call, backoff, count};
+pub use api::{Answer, Api, ApiOptions, Call, backoff, count};

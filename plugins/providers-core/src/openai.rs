@@ -12,7 +12,7 @@
 
 use crate::api::{ApiOptions, count};
 use cautilus_sdk::provider::Invocation;
-use cautilus_sdk::{Message, Observation, PluginError, Usage};
+use cautilus_sdk::{Observation, PluginError, Usage};
 use serde_json::{Value, json};
 
 pub const NAME: &str = "openai";
@@ -54,11 +54,6 @@ pub fn observation(request: &Invocation, answer: &Value) -> Result<Observation, 
         .get("content")
         .and_then(Value::as_str)
         .unwrap_or_default();
-    let mut messages = request.messages.clone();
-    messages.push(Message {
-        role: "assistant".into(),
-        content: text.to_string(),
-    });
     let usage = answer.get("usage").map(|u| Usage {
         input_tokens: count(u.get("prompt_tokens")),
         output_tokens: count(u.get("completion_tokens")),
@@ -66,25 +61,14 @@ pub fn observation(request: &Invocation, answer: &Value) -> Result<Observation, 
         reasoning_tokens: count(u.pointer("/completion_tokens_details/reasoning_tokens")),
         llm_calls: Some(1),
     });
-    Ok(Observation {
-        final_text: Some(text.to_string()),
-        messages,
-        tool_calls: None,
+    Ok(crate::api::observed(
+        NAME,
+        "openai-api",
+        request,
+        answer,
+        text,
         usage,
-        cost_usd: None,
-        cost_source: None,
-        duration_ms: None,
-        provider: Some(NAME.into()),
-        model: answer
-            .get("model")
-            .and_then(Value::as_str)
-            .filter(|m| !m.is_empty())
-            .map(str::to_string)
-            .or_else(|| request.model.clone()),
-        harness: Some("openai-api".into()),
-        mode: Some("messaging".into()),
-        structured: None,
-    })
+    ))
 }
 
 fn excerpt(value: &Value) -> String {
@@ -94,6 +78,7 @@ fn excerpt(value: &Value) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use cautilus_sdk::Message;
 
     fn invocation(model: Option<&str>) -> Invocation {
         Invocation {

@@ -9,7 +9,8 @@
 //! sentence asking for the reply only. `system` turns inside the case are
 //! not part of the transcript: callers add them to the system prompt.
 
-use cautilus_sdk::Message;
+use cautilus_sdk::provider::Invocation;
+use cautilus_sdk::{Message, PluginError};
 
 /// The prompt of `messages` (system turns skipped), or `None` when there is
 /// no turn to answer.
@@ -38,6 +39,26 @@ pub fn render(messages: &[Message]) -> Option<String> {
             Some(out)
         }
     }
+}
+
+/// The prompt of a case for CLI `name`, or the error naming the case.
+pub fn of_case(name: &str, request: &Invocation) -> Result<String, PluginError> {
+    render(&request.messages).ok_or_else(|| {
+        PluginError::failed(format!(
+            "{name}: case `{}` has no message to answer",
+            request.case_id
+        ))
+    })
+}
+
+/// The case's messages followed by the answer (the conversation observed).
+pub fn with_answer(messages: &[Message], answer: &str) -> Vec<Message> {
+    let mut all = messages.to_vec();
+    all.push(Message {
+        role: "assistant".into(),
+        content: answer.to_string(),
+    });
+    all
 }
 
 /// The system prompt: the suite's `system`, then each `system` turn of the
