@@ -412,7 +412,8 @@ pub mod packet {
     /// reports, else the host's fallbacks), `durationMs` (summed over samples;
     /// a provider-reported duration wins over the host's measurement),
     /// `costUsd` and `usage` (summed, present only when every sample reports
-    /// them), `costSource` (`reported`, `derived:<table>`, or `mixed`) and
+    /// them), `costSource` (`reported`, `derived:<table>`, or `mixed`),
+    /// `retries` (summed, when any call was retried) and
     /// `error` (the first failed sample's).
     pub fn run_fields(run: &CaseRun) -> Map<String, Value> {
         let observations: Vec<&Observation> = run
@@ -472,6 +473,10 @@ pub mod packet {
                 }
                 _ => {}
             }
+        }
+        let retries: u32 = observations.iter().filter_map(|o| o.retries).sum();
+        if retries > 0 {
+            out.insert("retries".into(), json!(retries));
         }
         if all && let Some(usage) = usage(&observations) {
             out.insert("usage".into(), usage);

@@ -177,6 +177,15 @@ fn a_rate_limited_call_is_retried_as_retry_after_says() {
         None,
         "no key set, none sent"
     );
+    let summary = run.packet("eval-summary.json");
+    assert_eq!(
+        summary["evaluations"][0]["retries"], 1,
+        "the retry is recorded"
+    );
+    assert!(
+        summary["evaluations"][1].get("retries").is_none(),
+        "{summary}"
+    );
 }
 
 #[test]

@@ -56,6 +56,7 @@ impl Observation {
             usage: None,
             cost_usd: None,
             cost_source: None,
+            retries: None,
             duration_ms: None,
             provider: None,
             model: None,

@@ -105,6 +105,8 @@ pub struct Identity {
     /// Where `costUsd` comes from: `reported` by the provider, or
     /// `derived:<price table>` from token counts (or `mixed` over samples).
     pub cost_source: Option<String>,
+    /// Calls repeated after a rate limit or a transient error (when any).
+    pub retries: Option<u32>,
     /// Token accounting, when the provider captured it.
     pub usage: Option<Usage>,
     /// Why the provider failed, when it did.

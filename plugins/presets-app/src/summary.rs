@@ -137,6 +137,7 @@ const COPIED: &[&str] = &[
     "durationMs",
     "costUsd",
     "costSource",
+    "retries",
     "usage",
     "observed",
     "expected",

@@ -36,6 +36,7 @@ fn observation(mode: &str) -> Observation {
         usage: None,
         cost_usd: None,
         cost_source: None,
+        retries: None,
         // Deterministic, like the upstream fixture backend.
         duration_ms: Some(1),
         provider: None,

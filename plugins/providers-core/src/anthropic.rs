@@ -58,7 +58,11 @@ pub fn request_body(request: &Invocation, options: &ApiOptions) -> Result<Value,
 }
 
 /// The observation of a Messages API response: the text blocks joined.
-pub fn observation(request: &Invocation, answer: &Value) -> Result<Observation, PluginError> {
+pub fn observation(
+    request: &Invocation,
+    answer: &Value,
+    retries: u32,
+) -> Result<Observation, PluginError> {
     let blocks = answer
         .get("content")
         .and_then(Value::as_array)
@@ -97,6 +101,7 @@ pub fn observation(request: &Invocation, answer: &Value) -> Result<Observation, 
         answer,
         &text,
         usage,
+        retries,
     ))
 }
 
@@ -151,7 +156,7 @@ mod tests {
             "usage": {"input_tokens": 10, "cache_creation_input_tokens": 5,
                       "cache_read_input_tokens": 20, "output_tokens": 2}
         });
-        let observed = observation(&invocation(), &answer).unwrap();
+        let observed = observation(&invocation(), &answer, 0).unwrap();
         assert_eq!(observed.final_text.as_deref(), Some("Bonjour"));
         assert_eq!(observed.model.as_deref(), Some("claude-x-20250101"));
         let usage = observed.usage.unwrap();

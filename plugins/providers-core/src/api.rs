@@ -80,7 +80,8 @@ pub struct Api {
     /// See [`Call::key_header`].
     pub key_header: (&'static str, bool),
     pub request_body: fn(&Invocation, &ApiOptions) -> Result<Value, PluginError>,
-    pub observation: fn(&Invocation, &Value) -> Result<Observation, PluginError>,
+    /// The observation of an answer, given the retries it took.
+    pub observation: fn(&Invocation, &Value, u32) -> Result<Observation, PluginError>,
 }
 
 impl Api {
@@ -109,7 +110,7 @@ impl Api {
             key_header: self.key_header,
         };
         let answer = call.send(&body)?;
-        (self.observation)(request, &answer.body)
+        (self.observation)(request, &answer.body, answer.attempts - 1)
     }
 }
 
@@ -306,6 +307,7 @@ pub fn observed(
     answer: &Value,
     text: &str,
     usage: Option<cautilus_sdk::Usage>,
+    retries: u32,
 ) -> Observation {
     Observation {
         final_text: Some(text.to_string()),
@@ -314,6 +316,7 @@ pub fn observed(
         usage,
         cost_usd: None,
         cost_source: None,
+        retries: Some(retries),
         duration_ms: None,
         provider: Some(provider.into()),
         model: answer

@@ -43,7 +43,11 @@ pub fn request_body(request: &Invocation, options: &ApiOptions) -> Result<Value,
 }
 
 /// The observation of a Chat Completions response.
-pub fn observation(request: &Invocation, answer: &Value) -> Result<Observation, PluginError> {
+pub fn observation(
+    request: &Invocation,
+    answer: &Value,
+    retries: u32,
+) -> Result<Observation, PluginError> {
     let choice = answer.pointer("/choices/0/message").ok_or_else(|| {
         PluginError::failed(format!(
             "{NAME}: the response has no `choices[0].message`: {}",
@@ -68,6 +72,7 @@ pub fn observation(request: &Invocation, answer: &Value) -> Result<Observation, 
         answer,
         text,
         usage,
+        retries,
     ))
 }
 
@@ -141,7 +146,7 @@ mod tests {
             "usage": {"prompt_tokens": 12, "completion_tokens": 1,
                       "prompt_tokens_details": {"cached_tokens": 3}}
         });
-        let observed = observation(&invocation(Some("m")), &answer).unwrap();
+        let observed = observation(&invocation(Some("m")), &answer, 0).unwrap();
         assert_eq!(observed.final_text.as_deref(), Some("4"));
         assert_eq!(observed.model.as_deref(), Some("smollm2-135m-instruct"));
         assert_eq!(
@@ -154,6 +159,6 @@ mod tests {
             (Some(12), Some(1))
         );
         assert_eq!(usage.cached_input_tokens, Some(3));
-        assert!(observation(&invocation(Some("m")), &json!({"choices": []})).is_err());
+        assert!(observation(&invocation(Some("m")), &json!({"choices": []}), 0).is_err());
     }
 }

@@ -16,6 +16,7 @@ fn observation(text: String) -> Observation {
         usage: None,
         cost_usd: None,
         cost_source: None,
+        retries: None,
         duration_ms: Some(1),
         provider: Some("probe".into()),
         model: None,
