@@ -439,3 +439,29 @@ fn plugin_inspect_shows_what_a_provider_requests_and_what_it_would_be_granted() 
         "{anthropic}"
     );
 }
+
+#[test]
+fn a_key_the_server_echoes_back_is_redacted_before_it_is_recorded() {
+    let server = ModelServer::start(|_, index| {
+        if index == 0 {
+            Reply::json(
+                401,
+                format!(r#"{{"error": {{"message": "bad key {KEY}"}}}}"#),
+            )
+        } else {
+            openai_answer(&format!("Cautilus here; you sent {KEY}"))
+        }
+    });
+    let run = eval_run_with(
+        &chat_fixture(),
+        &["--provider", "openai", "--jobs", "1"],
+        |c| {
+            c.env("OPENAI_BASE_URL", &server.url)
+                .env("OPENAI_API_KEY", KEY);
+        },
+    );
+    let records = all_text(run.dir.path());
+    assert!(!records.contains(KEY), "an echoed key is never recorded");
+    assert!(records.contains("bad key [redacted]"), "{records}");
+    assert!(records.contains("you sent [redacted]"), "{records}");
+}

@@ -33,6 +33,9 @@ pub struct RunContext<'a> {
     pub provider_options: &'a Map<String, Value>,
     /// Where calls are recorded or replayed from (`--replay`), if anywhere.
     pub cassette: Option<&'a super::cassette::Cassette>,
+    /// The values of the secrets the provider is granted: redacted from
+    /// whatever it answers before anything is recorded.
+    pub secrets: &'a [String],
 }
 
 /// The invocation of one sample of a case. A canned list hands out one
@@ -89,8 +92,17 @@ pub fn run_case(
                 (outcome, elapsed_ms(started))
             };
             let outcome = match context.cassette {
-                Some(cassette) => cassette.answer("provider", context.provider, &request, live),
+                Some(cassette) => {
+                    cassette.answer("provider", context.provider, &request, sample, live)
+                }
                 None => live().0,
+            };
+            let outcome = match outcome {
+                Ok(observation) => Ok(super::cassette::scrub_observation(
+                    observation,
+                    context.secrets,
+                )),
+                Err(error) => Err(super::cassette::scrub(&error, context.secrets)),
             };
             Sample {
                 outcome,

@@ -74,7 +74,7 @@ impl ReplayMode {
 const VOLATILE_OPTIONS: &[&str] = &["timeoutMs", "baseUrl", "apiKeySecret", "maxRetries"];
 
 /// The normalized request of a provider call and its key.
-pub fn call_key(kind: &str, adapter: &str, request: &Invocation) -> (String, Value) {
+pub fn call_key(kind: &str, adapter: &str, request: &Invocation, sample: usize) -> (String, Value) {
     let parse = |text: &Option<String>| {
         text.as_deref()
             .map(|t| serde_json::from_str::<Value>(t).unwrap_or_else(|_| json!(t)))
@@ -93,6 +93,8 @@ pub fn call_key(kind: &str, adapter: &str, request: &Invocation) -> (String, Val
         "messages": request.messages.iter().map(|m| json!({"role": m.role, "content": m.content})).collect::<Vec<_>>(),
         "input": parse(&request.input),
         "settings": settings,
+        // Repeated samples of a case are distinct calls: each is recorded.
+        "sample": sample,
     });
     // serde_json keeps insertion order, and every map above is built in a
     // fixed order, so equal requests serialize to equal bytes.
@@ -105,7 +107,7 @@ pub struct Cassette {
     path: PathBuf,
     mode: ReplayMode,
     /// Values that must never be written (the run's granted secrets).
-    secrets: Vec<String>,
+    secrets: Mutex<Vec<String>>,
     state: Mutex<State>,
 }
 
@@ -171,7 +173,7 @@ impl Cassette {
         Ok(Self {
             path,
             mode,
-            secrets: secrets.into_iter().filter(|s| s.len() >= 4).collect(),
+            secrets: Mutex::new(secrets.into_iter().filter(|s| s.len() >= 4).collect()),
             state: Mutex::new(State {
                 entries,
                 changed: false,
@@ -183,11 +185,11 @@ impl Cassette {
         self.mode
     }
 
-    /// Also redacts these values (the run's secrets) when recording.
-    pub fn redacting(mut self, secrets: Vec<String>) -> Self {
-        self.secrets
-            .extend(secrets.into_iter().filter(|s| s.len() >= 4));
-        self
+    /// Also redacts these values (secrets granted to the provider or the
+    /// judge) when recording.
+    pub fn add_secrets(&self, secrets: Vec<String>) {
+        let mut known = self.secrets.lock().unwrap_or_else(|e| e.into_inner());
+        known.extend(secrets.into_iter().filter(|s| s.len() >= 4));
     }
 
     /// Answers `request` from the cassette or through `live` (timed by the
@@ -197,9 +199,10 @@ impl Cassette {
         kind: &str,
         adapter: &str,
         request: &Invocation,
+        sample: usize,
         live: impl FnOnce() -> (Result<Observation, String>, u64),
     ) -> Result<Observation, String> {
-        let (key, normalized) = call_key(kind, adapter, request);
+        let (key, normalized) = call_key(kind, adapter, request, sample);
         if self.mode != ReplayMode::Refresh {
             let recorded = self.lock().entries.get(&key).cloned();
             if let Some(entry) = recorded {
@@ -267,7 +270,8 @@ impl Cassette {
             }
             Value::Array(items) => items.iter_mut().for_each(|item| self.redact(item)),
             Value::String(text) => {
-                for secret in &self.secrets {
+                let secrets = self.secrets.lock().unwrap_or_else(|e| e.into_inner());
+                for secret in secrets.iter() {
                     if text.contains(secret.as_str()) {
                         *text = text.replace(secret.as_str(), "[redacted]");
                     }
@@ -276,6 +280,40 @@ impl Cassette {
             _ => {}
         }
     }
+}
+
+/// `text` with every secret value in `secrets` replaced by `[redacted]`.
+pub fn scrub(text: &str, secrets: &[String]) -> String {
+    let mut text = text.to_string();
+    for secret in secrets.iter().filter(|s| s.len() >= 4) {
+        if text.contains(secret.as_str()) {
+            text = text.replace(secret.as_str(), "[redacted]");
+        }
+    }
+    text
+}
+
+/// An observation with every secret value in its texts redacted (what a
+/// provider echoed of its key never reaches a record).
+pub fn scrub_observation(mut o: Observation, secrets: &[String]) -> Observation {
+    if secrets.is_empty() {
+        return o;
+    }
+    let scrub_opt = |t: &mut Option<String>| {
+        if let Some(text) = t {
+            *text = scrub(text, secrets);
+        }
+    };
+    scrub_opt(&mut o.final_text);
+    scrub_opt(&mut o.structured);
+    for message in &mut o.messages {
+        message.content = scrub(&message.content, secrets);
+    }
+    for call in o.tool_calls.iter_mut().flatten() {
+        scrub_opt(&mut call.arguments);
+        scrub_opt(&mut call.output);
+    }
+    o
 }
 
 /// Field names that hold credentials, whatever their case or separators
@@ -305,6 +343,7 @@ impl Cassette {
         self.lock()
             .entries
             .values()
+            .filter(|e| e.pointer("/request/kind").and_then(Value::as_str) == Some("provider"))
             .filter_map(|e| e.pointer("/request/adapter").and_then(Value::as_str))
             .map(str::to_string)
             .collect()
@@ -381,17 +420,20 @@ mod tests {
 
     #[test]
     fn keys_ignore_what_does_not_change_the_answer() {
-        let (a, _) = call_key("provider", "openai", &invocation("c1", 1000));
-        let (b, _) = call_key("provider", "openai", &invocation("c2", 9000));
+        let (a, _) = call_key("provider", "openai", &invocation("c1", 1000), 0);
+        let (b, _) = call_key("provider", "openai", &invocation("c2", 9000), 0);
         assert_eq!(
             a, b,
             "case id, expected, timeout and endpoint are not part of the call"
         );
-        let (c, _) = call_key("provider", "anthropic", &invocation("c1", 1000));
+        let (c, _) = call_key("provider", "anthropic", &invocation("c1", 1000), 0);
         assert_ne!(a, c, "the adapter is");
         let mut other = invocation("c1", 1000);
         other.messages[0].content = "hello".into();
-        assert_ne!(a, call_key("provider", "openai", &other).0);
+        assert_ne!(a, call_key("provider", "openai", &other, 0).0);
+        let (first, _) = call_key("provider", "openai", &invocation("c1", 1000), 0);
+        let (second, _) = call_key("provider", "openai", &invocation("c1", 1000), 1);
+        assert_ne!(first, second, "each repeated sample is its own call");
     }
 
     #[test]
@@ -428,7 +470,7 @@ mod tests {
             (Ok(o), 42)
         };
         let first = recorder
-            .answer("provider", "openai", &invocation("c1", 1), live)
+            .answer("provider", "openai", &invocation("c1", 1), 0, live)
             .unwrap();
         assert_eq!(first.duration_ms, Some(42));
         recorder.save().unwrap();
@@ -437,7 +479,7 @@ mod tests {
 
         let strict = Cassette::open(path, ReplayMode::ReplayStrict, Vec::new()).unwrap();
         let replayed = strict
-            .answer("provider", "openai", &invocation("c2", 5), || {
+            .answer("provider", "openai", &invocation("c2", 5), 0, || {
                 panic!("replay-strict made a live call")
             })
             .unwrap();
@@ -454,7 +496,7 @@ mod tests {
         let mut other = invocation("c1", 1);
         other.model = Some("other".into());
         let miss = strict
-            .answer("provider", "openai", &other, || panic!("live call"))
+            .answer("provider", "openai", &other, 0, || panic!("live call"))
             .unwrap_err();
         assert!(
             miss.contains("no recorded answer") && miss.contains("--replay record-new"),

@@ -183,7 +183,12 @@ fn compare_case(id: &str, a: &Value, b: &Value, violations: &mut Vec<String>) ->
             .unwrap_or("?")
             .to_string()
     };
-    let (ha, hb) = (tag(a), tag(b));
+    let (mut ha, mut hb) = (tag(a), tag(b));
+    if ha == hb {
+        // Two runs of one harness: tell the sides apart.
+        ha.push_str(" (first)");
+        hb.push_str(" (second)");
+    }
     let mut rules = Vec::new();
     for key in EQUAL {
         if a.get(*key) != b.get(*key) {

@@ -73,6 +73,10 @@ pub struct JudgeModel {
     options: Map<String, Value>,
     /// Where calls are recorded or replayed from (`--replay`), if anywhere.
     cassette: Option<Arc<super::cassette::Cassette>>,
+    /// The values of the secrets its provider is granted (for redaction).
+    secrets: Vec<String>,
+    /// The empty directory a CLI judge runs in, kept while the judge lives.
+    _scratch: Option<tempfile::TempDir>,
     idle: Mutex<Vec<ProviderSession>>,
 }
 
@@ -96,6 +100,7 @@ impl JudgeModel {
             u64::try_from(limits.timeout.as_millis()).unwrap_or(u64::MAX),
             &|name| std::env::var(name).ok(),
         )?;
+        let secrets = setup.secret_values();
         let grants = Arc::new(setup.grants);
         // Checks the provider's world now, before any case runs.
         ProviderSession::new(setup.plugin.clone(), limits.clone(), grants.clone())?;
@@ -106,6 +111,8 @@ impl JudgeModel {
             grants,
             options: setup.options,
             cassette: None,
+            secrets,
+            _scratch: setup.scratch,
             idle: Mutex::new(Vec::new()),
         })
     }
@@ -131,6 +138,8 @@ impl JudgeModel {
             grants,
             options: Map::new(),
             cassette: None,
+            secrets: Vec::new(),
+            _scratch: None,
             idle: Mutex::new(Vec::new()),
         })
     }
@@ -158,6 +167,9 @@ impl JudgeModel {
 
     /// Records or replays its calls in `cassette` (kind `model`).
     pub fn with_cassette(mut self, cassette: Option<Arc<super::cassette::Cassette>>) -> Self {
+        if let Some(cassette) = &cassette {
+            cassette.add_secrets(self.secrets.clone());
+        }
         self.cassette = cassette;
         self
     }
@@ -196,12 +208,18 @@ impl ModelBackend for JudgeModel {
             (outcome, ms)
         };
         let result = match &self.cassette {
-            Some(cassette) => cassette.answer("model", self.plugin.id(), &invocation, live),
+            Some(cassette) => cassette.answer("model", self.plugin.id(), &invocation, 0, live),
             None => live().0,
         };
-        let observation = result.map_err(|e| {
-            ModelError::Failed(format!("judge provider `{}`: {e}", self.plugin.id()))
-        })?;
+        let observation = result
+            .map(|o| super::cassette::scrub_observation(o, &self.secrets))
+            .map_err(|e| {
+                ModelError::Failed(format!(
+                    "judge provider `{}`: {}",
+                    self.plugin.id(),
+                    super::cassette::scrub(&e, &self.secrets)
+                ))
+            })?;
         let text = observation.final_text.ok_or_else(|| {
             ModelError::Failed(format!(
                 "judge provider `{}` returned no final text",

@@ -123,6 +123,12 @@ fn api_endpoint(
             endpoint.url_variable, endpoint.default_url
         )
     })?;
+    if !url.username().is_empty() || url.password().is_some() {
+        return Err(format!(
+            "{} must not carry a user or password (it would be written to records); give the key in {}",
+            endpoint.url_variable, endpoint.key_variable
+        ));
+    }
     let host = match (url.scheme(), url.host_str()) {
         ("http" | "https", Some(host)) => host.trim_matches(['[', ']']).to_ascii_lowercase(),
         _ => {
@@ -385,6 +391,13 @@ mod tests {
             "::1"
         );
         assert_eq!(api_endpoint("fixture", 5000, &env).unwrap(), None);
+        let env = env_of(&[("OPENAI_BASE_URL", "http://me:pw@127.0.0.1/v1")]);
+        let leaky = api_endpoint("openai", 5000, &env).unwrap_err();
+        assert!(
+            leaky.contains("must not carry a user or password"),
+            "{leaky}"
+        );
+        assert!(!leaky.contains("pw"), "{leaky}");
     }
 
     #[test]

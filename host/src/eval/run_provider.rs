@@ -75,7 +75,10 @@ impl RunProvider {
                 &env,
             )?
         };
-        let cassette = cassette.map(|c| Arc::new(c.redacting(setup.secret_values())));
+        if let Some(cassette) = &cassette {
+            cassette.add_secrets(setup.secret_values());
+        }
+        let cassette = cassette.map(Arc::new);
         Ok(Self {
             reference,
             setup,

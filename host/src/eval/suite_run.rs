@@ -65,6 +65,7 @@ pub fn run_suite(
     let grants = run_provider.grants(&options.workspace);
     let cassette = run_provider.cassette.clone();
     let reference = run_provider.reference.clone();
+    let secrets = run_provider.setup.secret_values();
     // Checks the provider's world before anything is written.
     let harness = ProviderSession::new(provider.clone(), options.limits.clone(), grants.clone())?
         .harness()
@@ -197,6 +198,7 @@ pub fn run_suite(
         canned: canned.as_ref(),
         provider_options: &run_provider.setup.options,
         cassette: cassette.as_deref(),
+        secrets: &secrets,
     };
     let kept = validated.kept.take();
     let worked = interrupt::announcing(|| {

@@ -203,6 +203,14 @@ impl model::Host for StoreState {
 
 impl http::Host for StoreState {
     fn send(&mut self, request: http::Request) -> Result<http::Response, http::HttpError> {
+        // Model APIs need no more; TRACE and friends could echo a secret
+        // header back to the plugin.
+        if !matches!(request.method.to_ascii_uppercase().as_str(), "GET" | "POST") {
+            return Err(http::HttpError::Denied(format!(
+                "only GET and POST are allowed, got `{}`",
+                request.method
+            )));
+        }
         // Parse once, check the host the transport will really connect to, send that URL.
         let url = reqwest::Url::parse(&request.url).map_err(|e| {
             http::HttpError::Transport(format!("invalid URL `{}`: {e}", request.url))
@@ -292,6 +300,20 @@ impl process::Host for StoreState {
                 "plugins may not set `{key}`: it changes which program runs or what it loads"
             )));
         }
+        // The variables the host passes the program (its login, endpoint,
+        // proxy, certificates) are the host's: a plugin setting one could
+        // send the inherited key elsewhere.
+        if let Some((key, _)) = command.env.iter().find(|(key, _)| {
+            self.grants
+                .program_env
+                .iter()
+                .any(|inherited| inherited.eq_ignore_ascii_case(key))
+                || is_trust_variable(key)
+        }) {
+            return Err(process::ProcessError::Denied(format!(
+                "plugins may not set `{key}`: the host sets where the program connects and what it trusts"
+            )));
+        }
         let workspace = self
             .case_workspace
             .clone()
@@ -351,6 +373,22 @@ fn is_loader_variable(key: &str) -> bool {
 
 /// `inherited` (from the host's environment, as granted) is set before the
 /// command's own variables.
+/// Variables that change where a program connects or what it trusts.
+fn is_trust_variable(key: &str) -> bool {
+    let key = key.to_ascii_uppercase();
+    key.ends_with("_PROXY")
+        || key.ends_with("_BASE_URL")
+        || [
+            "NODE_TLS_REJECT_UNAUTHORIZED",
+            "SSL_CERT_FILE",
+            "SSL_CERT_DIR",
+            "NODE_EXTRA_CA_CERTS",
+            "REQUESTS_CA_BUNDLE",
+            "CURL_CA_BUNDLE",
+        ]
+        .contains(&key.as_str())
+}
+
 pub(crate) fn run_bounded(
     command: &process::Command,
     inherited: &[(String, std::ffi::OsString)],
@@ -470,6 +508,19 @@ mod tests {
             "{} lines kept",
             sink.lines.len()
         );
+    }
+
+    #[test]
+    fn trust_variables_are_the_hosts() {
+        for key in [
+            "HTTPS_PROXY",
+            "all_proxy",
+            "ANTHROPIC_BASE_URL",
+            "NODE_TLS_REJECT_UNAUTHORIZED",
+        ] {
+            assert!(is_trust_variable(key), "{key}");
+        }
+        assert!(!is_trust_variable("NO_COLOR"));
     }
 
     #[test]

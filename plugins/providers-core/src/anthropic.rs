@@ -84,7 +84,11 @@ pub fn observation(
         let read = count(u.get("cache_read_input_tokens"));
         let total_input = match (input, written, read) {
             (None, None, None) => None,
-            (a, b, c) => Some(a.unwrap_or(0) + b.unwrap_or(0) + c.unwrap_or(0)),
+            (a, b, c) => Some(
+                a.unwrap_or(0)
+                    .saturating_add(b.unwrap_or(0))
+                    .saturating_add(c.unwrap_or(0)),
+            ),
         };
         Usage {
             input_tokens: total_input,

@@ -192,6 +192,7 @@ impl Call<'_> {
             body: Some(body.to_string().into_bytes()),
             timeout_ms: Some(self.options.timeout_ms),
         };
+        let started = std::time::Instant::now();
         let mut attempt = 0;
         loop {
             attempt += 1;
@@ -216,6 +217,9 @@ impl Call<'_> {
                         .find(|(k, _)| k.eq_ignore_ascii_case("retry-after"))
                         .map(|(_, v)| v.as_str());
                     let wait = backoff(attempt - 1, after);
+                    if !self.time_left(started, wait) {
+                        return Err(self.status_error(response.status, &response.body));
+                    }
                     log::warn(&format!(
                         "{}: HTTP {} (attempt {attempt}); retrying in {} ms",
                         self.provider,
@@ -225,7 +229,9 @@ impl Call<'_> {
                     std::thread::sleep(wait);
                 }
                 Ok(response) => return Err(self.status_error(response.status, &response.body)),
-                Err(HttpError::Transport(message)) if !last => {
+                Err(HttpError::Transport(message))
+                    if !last && self.time_left(started, backoff(attempt - 1, None)) =>
+                {
                     let wait = backoff(attempt - 1, None);
                     log::warn(&format!(
                         "{}: {message} (attempt {attempt}); retrying in {} ms",
@@ -237,6 +243,12 @@ impl Call<'_> {
                 Err(error) => return Err(self.transport_error(error)),
             }
         }
+    }
+
+    /// Whether waiting `wait` still leaves time for another attempt within
+    /// the call's time limit (a wait never outlasts the case's budget).
+    fn time_left(&self, started: std::time::Instant, wait: Duration) -> bool {
+        started.elapsed() + wait < Duration::from_millis(u64::from(self.options.timeout_ms))
     }
 
     fn status_error(&self, status: u16, body: &[u8]) -> PluginError {

@@ -2,9 +2,10 @@
 //! `claude_code`).
 //!
 //! Command: `claude -p --output-format json --no-session-persistence
-//! --tools "" [--system-prompt <system>] [--model <model>]`, the prompt on
-//! stdin ([`crate::prompt`]), run in an empty directory so no project
-//! instructions (CLAUDE.md) reach the model. The model is pinned when the
+//! --tools "" --strict-mcp-config --setting-sources= [--system-prompt
+//! <system>] [--model <model>]`, the prompt on stdin ([`crate::prompt`]),
+//! run in an empty directory: no tools, MCP servers, settings or CLAUDE.md
+//! memory (the user's or a project's) reach the model. The model is pinned when the
 //! fixture names one; the one recorded is the `modelUsage` entry that cost
 //! most (the one that answered). `total_cost_usd` and usage come from the
 //! result envelope; cache writes and reads count as input tokens. A CLI
@@ -33,6 +34,10 @@ pub fn command(request: &Invocation, timeout_ms: u32) -> Result<Command, PluginE
         "--no-session-persistence",
         "--tools",
         "",
+        // The model, not the user's agent setup: no MCP servers, and no
+        // user/project settings or CLAUDE.md memory in the prompt.
+        "--strict-mcp-config",
+        "--setting-sources=",
     ]
     .map(String::from)
     .to_vec();
@@ -133,10 +138,12 @@ pub fn observation(request: &Invocation, output: &Output) -> Result<Observation,
             count(u.get("cache_read_input_tokens")),
         ];
         Usage {
-            input_tokens: parts
-                .iter()
-                .any(Option::is_some)
-                .then(|| parts.iter().flatten().sum()),
+            input_tokens: parts.iter().any(Option::is_some).then(|| {
+                parts
+                    .iter()
+                    .flatten()
+                    .fold(0u64, |a, b| a.saturating_add(*b))
+            }),
             output_tokens: count(u.get("output_tokens")),
             cached_input_tokens: parts[2],
             reasoning_tokens: None,
@@ -240,6 +247,8 @@ mod tests {
                 "--no-session-persistence",
                 "--tools",
                 "",
+                "--strict-mcp-config",
+                "--setting-sources=",
                 "--system-prompt",
                 "Be brief.",
                 "--model",

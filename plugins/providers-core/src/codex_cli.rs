@@ -120,11 +120,11 @@ pub fn observation(request: &Invocation, output: &Output) -> Result<Observation,
             Some("turn.completed") => {
                 let usage = &event["usage"];
                 saw_usage = true;
-                turns += 1;
-                input += field(usage, "input_tokens");
-                cached += field(usage, "cached_input_tokens");
-                out_tokens += field(usage, "output_tokens");
-                reasoning += field(usage, "reasoning_output_tokens");
+                turns = turns.saturating_add(1);
+                input = input.saturating_add(field(usage, "input_tokens"));
+                cached = cached.saturating_add(field(usage, "cached_input_tokens"));
+                out_tokens = out_tokens.saturating_add(field(usage, "output_tokens"));
+                reasoning = reasoning.saturating_add(field(usage, "reasoning_output_tokens"));
             }
             Some("turn.failed") => {
                 failure = event
