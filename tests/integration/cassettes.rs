@@ -162,21 +162,7 @@ fn replay_strict_without_a_cassette_is_refused_before_anything_runs() {
 #[test]
 fn judge_calls_are_recorded_and_replayed_too() {
     let workspace = tempfile::tempdir().unwrap();
-    let fixture = workspace.path().join("judged.fixture.json");
-    std::fs::write(
-        &fixture,
-        json!({
-            "schemaVersion": "cautilus.evaluation_input.v1",
-            "surface": "app", "preset": "prompt", "suiteId": "judged",
-            "provider": "fixture", "model": "canned",
-            "judge": {"provider": "openai", "model": "judge-model"},
-            "cases": [{"caseId": "c1", "input": "Which command runs a fixture?",
-                       "expected": {"finalText": "cautilus eval test"},
-                       "assertions": ["names the eval command"]}]
-        })
-        .to_string(),
-    )
-    .unwrap();
+    let fixture = crate::support::judged_fixture(workspace.path());
     {
         let server = ModelServer::start(|_, _| {
             Reply::json(

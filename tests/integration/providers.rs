@@ -309,21 +309,7 @@ fn a_judge_served_by_the_openai_provider_reaches_its_endpoint() {
         openai_answer(r#"{"passed": true, "score": 1.0, "reasoning": "names the command"}"#)
     });
     let dir = tempfile::tempdir().unwrap();
-    let fixture = dir.path().join("judged.fixture.json");
-    std::fs::write(
-        &fixture,
-        json!({
-            "schemaVersion": "cautilus.evaluation_input.v1",
-            "surface": "app", "preset": "prompt", "suiteId": "judged",
-            "provider": "fixture", "model": "canned",
-            "judge": {"provider": "openai", "model": "judge-model"},
-            "cases": [{"caseId": "c1", "input": "Which command runs a fixture?",
-                       "expected": {"finalText": "cautilus eval test"},
-                       "assertions": ["names the eval command"]}]
-        })
-        .to_string(),
-    )
-    .unwrap();
+    let fixture = crate::support::judged_fixture(dir.path());
     let run = eval_run_with(&fixture, &[], |c| {
         c.env("OPENAI_BASE_URL", &server.url)
             .env("OPENAI_API_KEY", KEY);

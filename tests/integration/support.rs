@@ -166,3 +166,24 @@ pub fn all_text(dir: &std::path::Path) -> String {
     }
     text
 }
+
+/// An app/prompt suite answered by the fixture backend whose one case has a
+/// plain-string criterion graded by an `openai` judge (`judge-model`).
+pub fn judged_fixture(dir: &std::path::Path) -> PathBuf {
+    let fixture = dir.join("judged.fixture.json");
+    std::fs::write(
+        &fixture,
+        serde_json::json!({
+            "schemaVersion": "cautilus.evaluation_input.v1",
+            "surface": "app", "preset": "prompt", "suiteId": "judged",
+            "provider": "fixture", "model": "canned",
+            "judge": {"provider": "openai", "model": "judge-model"},
+            "cases": [{"caseId": "c1", "input": "Which command runs a fixture?",
+                       "expected": {"finalText": "cautilus eval test"},
+                       "assertions": ["names the eval command"]}]
+        })
+        .to_string(),
+    )
+    .unwrap();
+    fixture
+}
