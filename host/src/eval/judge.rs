@@ -100,9 +100,18 @@ impl JudgeModel {
             u64::try_from(limits.timeout.as_millis()).unwrap_or(u64::MAX),
             &|name| std::env::var(name).ok(),
         )?;
+        Self::from_setup(config, limits, setup)
+    }
+
+    /// A judge served by `setup`'s provider, its world checked now, before
+    /// any case runs.
+    fn from_setup(
+        config: &JudgeConfig,
+        limits: Limits,
+        setup: super::provider_setup::ProviderSetup,
+    ) -> Result<Self, EvalError> {
         let secrets = setup.secret_values();
         let grants = Arc::new(setup.grants);
-        // Checks the provider's world now, before any case runs.
         ProviderSession::new(setup.plugin.clone(), limits.clone(), grants.clone())?;
         Ok(Self {
             plugin: setup.plugin,
@@ -127,21 +136,9 @@ impl JudgeModel {
         config: &JudgeConfig,
         base: &std::path::Path,
     ) -> Result<Self, EvalError> {
-        let plugin =
-            registry.resolve_provider(&crate::plugin::reference_in(base, &config.provider))?;
-        let grants = Arc::new(Grants::default());
-        ProviderSession::new(plugin.clone(), Limits::default(), grants.clone())?;
-        Ok(Self {
-            plugin,
-            model: config.model.clone(),
-            limits: Limits::default(),
-            grants,
-            options: Map::new(),
-            cassette: None,
-            secrets: Vec::new(),
-            _scratch: None,
-            idle: Mutex::new(Vec::new()),
-        })
+        let reference = crate::plugin::reference_in(base, &config.provider);
+        let setup = super::provider_setup::denied(registry, &reference)?;
+        Self::from_setup(config, Limits::default(), setup)
     }
 }
 

@@ -19,7 +19,7 @@ const CLI: Cli = Cli {
     program: PROGRAM,
     command: claude_cli::command,
     observation: claude_cli::observation,
-    not_found: claude_cli::not_found,
+    install: claude_cli::INSTALL,
 };
 
 impl Provider for ClaudeCli {

@@ -20,7 +20,7 @@ const CLI: Cli = Cli {
     program: PROGRAM,
     command: codex_cli::command,
     observation: codex_cli::observation,
-    not_found: codex_cli::not_found,
+    install: codex_cli::INSTALL,
 };
 
 impl Provider for CodexCli {

@@ -23,12 +23,7 @@ const DEFAULT_MAX_TOKENS: u32 = 1024;
 
 /// The Messages API request body of an invocation.
 pub fn request_body(request: &Invocation, options: &ApiOptions) -> Result<Value, PluginError> {
-    let model = request.model.as_deref().filter(|m| !m.is_empty()).ok_or_else(|| {
-        PluginError::failed(format!(
-            "{NAME}: case `{}` pins no model; set `model` in the fixture (e.g. claude-sonnet-4-5)",
-            request.case_id
-        ))
-    })?;
+    let model = crate::api::pinned_model(NAME, request, "e.g. claude-sonnet-4-5")?;
     let mut system: Vec<&str> = request
         .system
         .as_deref()

@@ -343,6 +343,25 @@ pub fn observed(
     }
 }
 
+/// The model the case pins, or an error naming the case and what to set
+/// (`hint`: an example model).
+pub fn pinned_model<'a>(
+    provider: &str,
+    request: &'a Invocation,
+    hint: &str,
+) -> Result<&'a str, PluginError> {
+    request
+        .model
+        .as_deref()
+        .filter(|m| !m.is_empty())
+        .ok_or_else(|| {
+            PluginError::failed(format!(
+                "{provider}: case `{}` pins no model; set `model` in the fixture ({hint})",
+                request.case_id
+            ))
+        })
+}
+
 /// A JSON number as u64 (token counts).
 pub fn count(value: Option<&Value>) -> Option<u64> {
     value.and_then(Value::as_u64)

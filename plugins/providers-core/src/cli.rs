@@ -14,8 +14,8 @@ pub struct Cli {
     /// The command of an invocation, given the time limit.
     pub command: fn(&Invocation, u32) -> Result<Command, PluginError>,
     pub observation: fn(&Invocation, &Output) -> Result<Observation, PluginError>,
-    /// The error for a program that is not installed.
-    pub not_found: fn() -> PluginError,
+    /// What to do when the program is not installed.
+    pub install: &'static str,
 }
 
 /// The call's time limit from the host's options (`timeoutMs`).
@@ -38,7 +38,10 @@ impl Cli {
         }
         let command = (self.command)(request, timeout_ms(request.options.as_deref()))?;
         let output = process::run(&command).map_err(|error| match error {
-            process::ProcessError::NotFound(_) => (self.not_found)(),
+            process::ProcessError::NotFound(_) => PluginError::failed(format!(
+                "{}: `{}` is not on PATH; {}",
+                self.name, self.program, self.install
+            )),
             process::ProcessError::Denied(why) => {
                 PluginError::failed(format!("{}: {why}", self.name))
             }
@@ -47,6 +50,19 @@ impl Cli {
                 self.name, self.program
             )),
         })?;
+        if output.timed_out {
+            return Err(PluginError::failed(format!(
+                "{}: `{}` did not finish in time (raise --timeout-ms)",
+                self.name, self.program
+            )));
+        }
         (self.observation)(request, &output)
     }
+}
+
+/// Whether `text` mentions any of `words` (lower-case), ignoring case: how
+/// a CLI's words for "no usable credentials" are recognized.
+pub fn mentions_any(text: &str, words: &[&str]) -> bool {
+    let text = text.to_ascii_lowercase();
+    words.iter().any(|w| text.contains(w))
 }

@@ -75,27 +75,22 @@ pub fn command(request: &Invocation, timeout_ms: u32) -> Result<Command, PluginE
 }
 
 fn auth_missing(text: &str) -> bool {
-    let text = text.to_ascii_lowercase();
-    [
-        "401",
-        "unauthorized",
-        "not logged in",
-        "codex login",
-        "api key",
-        "authentication",
-        "missing environment variable",
-    ]
-    .iter()
-    .any(|w| text.contains(w))
+    crate::cli::mentions_any(
+        text,
+        &[
+            "401",
+            "unauthorized",
+            "not logged in",
+            "codex login",
+            "api key",
+            "authentication",
+            "missing environment variable",
+        ],
+    )
 }
 
 /// The observation of a finished `codex exec --json`.
 pub fn observation(request: &Invocation, output: &Output) -> Result<Observation, PluginError> {
-    if output.timed_out {
-        return Err(PluginError::failed(format!(
-            "{NAME}: `codex exec` did not finish in time (raise --timeout-ms)"
-        )));
-    }
     let stdout = String::from_utf8_lossy(&output.stdout);
     let stderr = String::from_utf8_lossy(&output.stderr);
     let mut text: Option<String> = None;
@@ -197,12 +192,9 @@ pub fn observation(request: &Invocation, output: &Output) -> Result<Observation,
     })
 }
 
-/// Why `codex` could not be started, with the fix.
-pub fn not_found() -> PluginError {
-    PluginError::failed(format!(
-        "{NAME}: `codex` is not on PATH; install Codex (`npm install -g @openai/codex`) or use `--provider openai`"
-    ))
-}
+/// What to do when `codex` is not installed.
+pub const INSTALL: &str =
+    "install Codex (`npm install -g @openai/codex`) or use `--provider openai`";
 
 #[cfg(test)]
 mod tests {

@@ -19,12 +19,7 @@ pub const NAME: &str = "openai";
 
 /// The Chat Completions request body of an invocation.
 pub fn request_body(request: &Invocation, options: &ApiOptions) -> Result<Value, PluginError> {
-    let model = request.model.as_deref().filter(|m| !m.is_empty()).ok_or_else(|| {
-        PluginError::failed(format!(
-            "{NAME}: case `{}` pins no model; set `model` in the fixture (the model the server serves)",
-            request.case_id
-        ))
-    })?;
+    let model = crate::api::pinned_model(NAME, request, "the model the server serves")?;
     let mut messages = Vec::with_capacity(request.messages.len() + 1);
     if let Some(system) = request.system.as_deref().filter(|s| !s.is_empty()) {
         messages.push(json!({ "role": "system", "content": system }));
