@@ -10,6 +10,8 @@
 //! - `cli_providers`: `claude-cli` with the real `claude` binary, offline
 //!   against a scripted loopback Messages API (skipped when not installed);
 //! - `cli`: commands, output and exit codes;
+//! - `concurrency`: provider calls in flight at once (`--concurrency`), in
+//!   case order, interrupted and resumed;
 //! - `eval`: `eval test|evaluate|validate` with proof and negative fixtures;
 //! - `observed`: `eval evaluate`: schemaVersion vs declared pair, app MUST
 //!   fields, `unchecked` cases;
@@ -31,6 +33,7 @@ mod cassettes;
 mod cli;
 mod cli_providers;
 mod compose;
+mod concurrency;
 mod eval;
 mod observed;
 mod plugin_units;

@@ -160,7 +160,7 @@ fn a_rate_limited_call_is_retried_as_retry_after_says() {
     });
     let run = eval_run_with(
         &chat_fixture(),
-        &["--provider", "openai", "--jobs", "1"],
+        &["--provider", "openai", "--concurrency", "1"],
         |c| {
             c.env("OPENAI_BASE_URL", &server.url)
                 .env_remove("OPENAI_API_KEY");
@@ -440,7 +440,7 @@ fn a_key_the_server_echoes_back_is_redacted_before_it_is_recorded() {
     });
     let run = eval_run_with(
         &chat_fixture(),
-        &["--provider", "openai", "--jobs", "1"],
+        &["--provider", "openai", "--concurrency", "1"],
         |c| {
             c.env("OPENAI_BASE_URL", &server.url)
                 .env("OPENAI_API_KEY", KEY);

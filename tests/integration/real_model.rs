@@ -35,9 +35,13 @@ fn the_openai_provider_scores_a_real_small_models_answers() {
         .to_string(),
     )
     .unwrap();
-    let run = eval_run_with(&fixture, &["--provider", "openai", "--jobs", "1"], |c| {
-        c.env("OPENAI_BASE_URL", &url).env_remove("OPENAI_API_KEY");
-    });
+    let run = eval_run_with(
+        &fixture,
+        &["--provider", "openai", "--concurrency", "1"],
+        |c| {
+            c.env("OPENAI_BASE_URL", &url).env_remove("OPENAI_API_KEY");
+        },
+    );
     assert!(
         run.code == 0 || run.code == 1,
         "{}\n{}",

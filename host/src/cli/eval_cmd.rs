@@ -132,6 +132,12 @@ pub struct TestArgs {
     /// cases share one workspace]
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=256))]
     jobs: Option<u16>,
+    /// Provider calls in flight at once, for a provider that waits on the
+    /// network or a program (the API and CLI providers); they need no thread
+    /// each [default: 8; 1 on the repo surface, whose cases share one
+    /// workspace]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=1024))]
+    concurrency: Option<u16>,
     #[command(flatten)]
     limits: LimitArgs,
 }
@@ -211,6 +217,7 @@ fn test(args: TestArgs) -> anyhow::Result<ExitCode> {
             fixture_results: args.fixture_results,
             limits: args.limits.limits(LimitArgs::PROVIDER_TIMEOUT_MS),
             jobs: args.jobs.map(usize::from),
+            concurrency: args.concurrency.map(usize::from),
             update_snapshots: args.update_snapshots,
             resume: false,
             case_lines,

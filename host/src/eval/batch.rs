@@ -45,6 +45,7 @@ impl RawBatch {
 }
 
 /// A prepared batch.
+#[derive(Default)]
 pub struct Batch {
     pub indices: Vec<usize>,
     pub origins: Vec<CaseOrigin>,

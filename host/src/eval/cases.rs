@@ -1,19 +1,17 @@
-//! Running cases: a case's provider invocation (from the preset's case
-//! plan), its samples, the case run the preset collects, and a batch of
-//! cases in their own workspaces.
-
-use std::time::Instant;
+//! Running cases: a case's provider invocations (from the preset's case
+//! plan, one per sample), the case run the preset collects, and a batch of
+//! cases run one after another on the calling thread.
 
 use serde_json::{Map, Value};
 
 use super::EvalError;
 use super::origins::{self, CaseOrigin};
+use super::provider_calls::ProviderCalls;
 use super::workers::Stop;
 use crate::plugin::bindings::preset::exports::cautilus::plugin::preset_api::{
     CasePlan, CaseRun, Sample,
 };
 use crate::plugin::bindings::provider::exports::cautilus::plugin::provider_api::Invocation;
-use crate::plugin::provider::ProviderSession;
 
 /// Most samples the host takes of one case, whatever a preset asks for
 /// (the fixture's `repeatCount` is checked against the same bound).
@@ -31,11 +29,6 @@ pub struct RunContext<'a> {
     pub canned: Option<&'a Value>,
     /// What the provider is told on every call (an API provider's endpoint).
     pub provider_options: &'a Map<String, Value>,
-    /// Where calls are recorded or replayed from (`--replay`), if anywhere.
-    pub cassette: Option<&'a super::cassette::Cassette>,
-    /// The values of the secrets the provider is granted: redacted from
-    /// whatever it answers before anything is recorded.
-    pub secrets: &'a [String],
 }
 
 /// The invocation of one sample of a case. A canned list hands out one
@@ -71,45 +64,15 @@ fn options_text(provider: &Map<String, Value>, canned: Option<&Value>) -> Option
     Some(Value::Object(options).to_string())
 }
 
-fn elapsed_ms(started: Instant) -> u64 {
-    u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX)
+/// The invocations of a case, one per sample (`repeat-count` of them).
+pub fn requests(plan: &CasePlan, context: &RunContext<'_>) -> Vec<Invocation> {
+    (0..plan.repeat_count.clamp(1, MAX_SAMPLES) as usize)
+        .map(|sample| invocation(plan, context, sample))
+        .collect()
 }
 
-/// Samples a case `repeat-count` times. A provider failure is recorded as
-/// that sample's outcome (the preset decides what it means); it never stops
-/// the run.
-pub fn run_case(
-    plan: &CasePlan,
-    context: &RunContext<'_>,
-    provider: &mut ProviderSession,
-) -> CaseRun {
-    let samples = (0..plan.repeat_count.clamp(1, MAX_SAMPLES) as usize)
-        .map(|sample| {
-            let request = invocation(plan, context, sample);
-            let started = Instant::now();
-            let mut live = || {
-                let outcome = provider.invoke(&request).map_err(|e| e.to_string());
-                (outcome, elapsed_ms(started))
-            };
-            let outcome = match context.cassette {
-                Some(cassette) => {
-                    cassette.answer("provider", context.provider, &request, sample, live)
-                }
-                None => live().0,
-            };
-            let outcome = match outcome {
-                Ok(observation) => Ok(super::cassette::scrub_observation(
-                    observation,
-                    context.secrets,
-                )),
-                Err(error) => Err(super::cassette::scrub(&error, context.secrets)),
-            };
-            Sample {
-                outcome,
-                duration_ms: elapsed_ms(started),
-            }
-        })
-        .collect();
+/// The case run the preset collects, from the case's samples.
+pub fn case_run(plan: &CasePlan, context: &RunContext<'_>, samples: Vec<Sample>) -> CaseRun {
     CaseRun {
         case_id: plan.case_id.clone(),
         fixture_ref: context.fixture_ref.to_string(),
@@ -127,17 +90,32 @@ pub fn run_case(
     }
 }
 
-/// Runs a batch of cases in order. A case whose directory has a workspace
-/// template runs in a fresh copy of it (the provider's `process` working
-/// directory for that case only); the copies are returned so they outlive
-/// the case's assertions (code graders run in them). When the run is
+/// A case's own copy of its directory's workspace template, if it has one
+/// (the provider's `process` working directory for that case only).
+pub fn case_workspace(origin: &CaseOrigin) -> Result<Option<tempfile::TempDir>, EvalError> {
+    origin
+        .workspace_template()
+        .map(|template| {
+            origins::fresh_workspace(&template).map_err(|source| EvalError::Write {
+                path: std::env::temp_dir(),
+                source,
+            })
+        })
+        .transpose()
+}
+
+/// Runs a batch of cases in order on the calling thread (a provider that
+/// does no I/O: nothing to wait for, so nothing to overlap). A case whose
+/// directory has a workspace template runs in a fresh copy of it; the
+/// copies are returned so they outlive the case's assertions (code graders
+/// run in them). When the run is
 /// interrupted, the cases finished so far are returned (a prefix); when
 /// another batch failed, the batch stops with [`EvalError::Stopped`].
 pub fn run_cases(
     plans: &[CasePlan],
     origins: &[CaseOrigin],
     context: &RunContext<'_>,
-    provider: &mut ProviderSession,
+    calls: &ProviderCalls,
     stop: &Stop<'_>,
 ) -> Result<(Vec<CaseRun>, Vec<Option<tempfile::TempDir>>), EvalError> {
     let mut runs = Vec::with_capacity(plans.len());
@@ -149,19 +127,12 @@ pub fn run_cases(
         if stop.interrupted() {
             break;
         }
-        let workspace =
-            match origin.workspace_template() {
-                Some(template) => Some(origins::fresh_workspace(&template).map_err(|source| {
-                    EvalError::Write {
-                        path: std::env::temp_dir(),
-                        source,
-                    }
-                })?),
-                None => None,
-            };
-        provider.set_case_workspace(workspace.as_ref().map(|w| w.path().to_path_buf()));
-        runs.push(run_case(plan, context, provider));
-        provider.set_case_workspace(None);
+        let workspace = case_workspace(origin)?;
+        let samples = crate::plugin::io::block_on(calls.samples(
+            requests(plan, context),
+            workspace.as_ref().map(|w| w.path().to_path_buf()),
+        ));
+        runs.push(case_run(plan, context, samples));
         workspaces.push(workspace);
     }
     Ok((runs, workspaces))

@@ -192,15 +192,15 @@ impl Cassette {
         known.extend(secrets.into_iter().filter(|s| s.len() >= 4));
     }
 
-    /// Answers `request` from the cassette or through `live` (timed by the
-    /// caller), as the mode says.
-    pub fn answer(
+    /// Answers `request` from the cassette or by awaiting `live` (timed by
+    /// the caller), as the mode says.
+    pub async fn answer(
         &self,
         kind: &str,
         adapter: &str,
         request: &Invocation,
         sample: usize,
-        live: impl FnOnce() -> (Result<Observation, String>, u64),
+        live: impl std::future::Future<Output = (Result<Observation, String>, u64)>,
     ) -> Result<Observation, String> {
         let (key, normalized) = call_key(kind, adapter, request, sample);
         if self.mode != ReplayMode::Refresh {
@@ -216,7 +216,7 @@ impl Cassette {
                 ));
             }
         }
-        let (outcome, duration_ms) = live();
+        let (outcome, duration_ms) = live.await;
         let mut observation = outcome?;
         observation.duration_ms = observation.duration_ms.or(Some(duration_ms));
         let mut entry = json!({
@@ -463,26 +463,34 @@ mod tests {
             vec!["sk-secret-1234".into()],
         )
         .unwrap();
-        let live = || {
+        let live = async {
             let mut o = crate::plugin::bindings::types::Observation::empty();
             o.final_text = Some("answer with sk-secret-1234 inside".into());
             o.structured = Some(json!({"authorization": "Bearer x", "n": 1}).to_string());
             (Ok(o), 42)
         };
-        let first = recorder
-            .answer("provider", "openai", &invocation("c1", 1), 0, live)
-            .unwrap();
+        let first = crate::plugin::io::block_on(recorder.answer(
+            "provider",
+            "openai",
+            &invocation("c1", 1),
+            0,
+            live,
+        ))
+        .unwrap();
         assert_eq!(first.duration_ms, Some(42));
         recorder.save().unwrap();
         let text = std::fs::read_to_string(&path).unwrap();
         assert!(!text.contains("sk-secret-1234"), "{text}");
 
         let strict = Cassette::open(path, ReplayMode::ReplayStrict, Vec::new()).unwrap();
-        let replayed = strict
-            .answer("provider", "openai", &invocation("c2", 5), 0, || {
-                panic!("replay-strict made a live call")
-            })
-            .unwrap();
+        let replayed = crate::plugin::io::block_on(strict.answer(
+            "provider",
+            "openai",
+            &invocation("c2", 5),
+            0,
+            async { panic!("replay-strict made a live call") },
+        ))
+        .unwrap();
         assert_eq!(
             replayed.final_text.as_deref(),
             Some("answer with [redacted] inside")
@@ -495,8 +503,10 @@ mod tests {
         );
         let mut other = invocation("c1", 1);
         other.model = Some("other".into());
-        let miss = strict
-            .answer("provider", "openai", &other, 0, || panic!("live call"))
+        let miss =
+            crate::plugin::io::block_on(strict.answer("provider", "openai", &other, 0, async {
+                panic!("live call")
+            }))
             .unwrap_err();
         assert!(
             miss.contains("no recorded answer") && miss.contains("--replay record-new"),

@@ -144,7 +144,7 @@ impl JudgeModel {
 
 impl JudgeModel {
     /// One call through a pooled session of the judge's provider.
-    fn invoke(&self, invocation: &Invocation) -> Result<Observation, String> {
+    async fn invoke(&self, invocation: &Invocation) -> Result<Observation, String> {
         let pooled = self.idle.lock().ok().and_then(|mut idle| idle.pop());
         let mut session = match pooled {
             Some(session) => session,
@@ -155,7 +155,7 @@ impl JudgeModel {
             )
             .map_err(|e| e.to_string())?,
         };
-        let result = session.invoke(invocation).map_err(|e| e.to_string());
+        let result = session.invoke(invocation).await.map_err(|e| e.to_string());
         if let Ok(mut idle) = self.idle.lock() {
             idle.push(session);
         }
@@ -198,16 +198,23 @@ impl ModelBackend for JudgeModel {
             expected: None,
             options: Some(Value::Object(options).to_string()),
         };
-        let live = || {
+        let live = async {
             let started = std::time::Instant::now();
-            let outcome = self.invoke(&invocation);
+            let outcome = self.invoke(&invocation).await;
             let ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
             (outcome, ms)
         };
-        let result = match &self.cassette {
-            Some(cassette) => cassette.answer("model", self.plugin.id(), &invocation, 0, live),
-            None => live().0,
-        };
+        // A judge is called from inside a scorer's (synchronous) guest call.
+        let result = crate::plugin::io::block_on(async {
+            match &self.cassette {
+                Some(cassette) => {
+                    cassette
+                        .answer("model", self.plugin.id(), &invocation, 0, live)
+                        .await
+                }
+                None => live.await.0,
+            }
+        });
         let observation = result
             .map(|o| super::cassette::scrub_observation(o, &self.secrets))
             .map_err(|e| {

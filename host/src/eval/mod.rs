@@ -4,7 +4,10 @@
 //!
 //! - [`pipeline`]: the options and entry of `eval test`, what its passes share;
 //! - [`validate`]: the checking pass (every case, before anything runs);
-//! - [`suite_run`]: the run pass (cases through provider, preset, assertions);
+//! - [`suite_run`]: running one suite (checking pass, run pass, `run.json`);
+//! - [`run_pass`]: the run pass (cases through provider, preset, assertions),
+//!   inline or with provider calls in flight; [`provider_calls`]: a run's
+//!   provider calls (sessions, cassette, redaction);
 //! - [`batch`]: one batch of cases made ready for the preset;
 //! - [`run_records`]: packets, journal, tally and case lines as a run writes them;
 //! - [`journal`]: `cells.jsonl`, one line per finished case (resume, crashes);
@@ -45,9 +48,11 @@ pub mod observed;
 pub mod origins;
 pub mod outcome;
 pub mod pipeline;
+pub mod provider_calls;
 pub mod provider_setup;
 pub mod records;
 pub mod report;
+pub mod run_pass;
 pub mod run_provider;
 pub mod run_records;
 pub mod run_state;

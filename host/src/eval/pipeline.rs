@@ -41,6 +41,10 @@ pub(super) fn batch_size(cases: usize, jobs: usize) -> usize {
     (cases / (jobs.max(1) * 8)).clamp(1, 128)
 }
 
+/// Provider calls in flight at once by default on the messaging surface
+/// (API rate limits make more a choice the user should make).
+pub const DEFAULT_CONCURRENCY: usize = 8;
+
 /// Worker threads by default: one per core.
 pub fn default_jobs() -> usize {
     std::thread::available_parallelism().map_or(1, usize::from)
@@ -70,6 +74,10 @@ pub struct TestOptions {
     /// Worker threads (default: one per core on the messaging surface; one
     /// on the workspace surface, whose cases share the workspace).
     pub jobs: Option<usize>,
+    /// Provider calls in flight at once, for a provider that waits on the
+    /// network or a program (default [`DEFAULT_CONCURRENCY`] on the
+    /// messaging surface, one on the workspace surface).
+    pub concurrency: Option<usize>,
     /// Write or refresh golden files from this run (`--update-snapshots`).
     pub update_snapshots: bool,
     /// Continue the run in `output_dir` (`--resume`): its journal's

@@ -49,6 +49,8 @@ pub struct RunOptions {
     pub fixture_results: Option<PathBuf>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub jobs: Option<usize>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub concurrency: Option<usize>,
     pub timeout_ms: u64,
     pub memory_bytes: usize,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -163,6 +165,7 @@ mod tests {
             cassette: None,
             fixture_results: None,
             jobs: Some(2),
+            concurrency: Some(64),
             timeout_ms: 600_000,
             memory_bytes: 64 << 20,
             fuel: None,

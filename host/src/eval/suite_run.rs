@@ -1,8 +1,8 @@
 //! Running one suite: the checking pass ([`super::validate`], which also
-//! writes `eval-cases.json`), then the cases again in batches on worker
-//! threads (provider → preset `collect` → assertions), their results
-//! written in case order by [`RunRecords`] with a journal line each, and
-//! `run.json` saying how the run ended.
+//! writes `eval-cases.json`), then the run pass ([`super::run_pass`]:
+//! provider → preset `collect` → assertions), its results written in case
+//! order by [`RunRecords`] with a journal line each, and `run.json` saying
+//! how the run ended.
 //!
 //! An interruption (SIGINT, SIGTERM) stops the workers between cases:
 //! every case that finished is written and journaled, the summary says the
@@ -17,28 +17,25 @@ use std::sync::Arc;
 use serde_json::{Map, Value, json};
 
 use super::EvalError;
-use super::assertions::{CaseExtras, ScorerPool};
-use super::batch::{Preparer, RawBatch};
-use super::cases::{RunContext, run_cases};
+use super::cases::RunContext;
 use super::cassette::{Cassette, ReplayMode};
 use super::interrupt;
 use super::journal::{self, Journal};
 use super::pipeline::{
-    HEADER_KEYS, Outcome, SuiteOptions, TestOptions, batch_size, default_jobs, fixture_ref, header,
-    preset_info, preset_limits, read_fixture_results,
+    DEFAULT_CONCURRENCY, HEADER_KEYS, Outcome, SuiteOptions, TestOptions, default_jobs,
+    fixture_ref, header, preset_info, read_fixture_results,
 };
+use super::provider_calls::ProviderCalls;
 use super::records::{self, PacketWriter, partial_path};
+use super::run_pass::{self, RunPass};
 use super::run_provider::RunProvider;
-use super::run_records::{CaseLines, Delivered, RanCase, RunRecords};
+use super::run_records::{CaseLines, RunRecords};
 use super::run_state::{RunOptions, RunState, RunStatus};
-use super::snapshots;
 use super::tally::Tally;
-use super::validate::{Checked, Validated, case_batches, translate, validate_suite};
-use super::workers::run_ordered;
+use super::validate::validate_suite;
 use crate::fixture::Suite;
-use crate::plugin::preset::PresetSession;
+use crate::plugin::Registry;
 use crate::plugin::provider::ProviderSession;
-use crate::plugin::{Grants, Registry};
 
 /// The packets a run writes, by file name.
 const CASES: &str = "eval-cases.json";
@@ -197,24 +194,36 @@ pub fn run_suite(
         fixture_ref: &fixture_ref,
         canned: canned.as_ref(),
         provider_options: &run_provider.setup.options,
-        cassette: cassette.as_deref(),
-        secrets: &secrets,
     };
-    let kept = validated.kept.take();
-    let worked = interrupt::announcing(|| {
-        run_cases_of(
-            registry,
-            &validated,
-            kept,
-            options,
-            &context,
-            &finished,
-            jobs,
-            keep_outputs,
-            (provider.clone(), grants.clone()),
-            &mut records,
-        )
+    let calls = Arc::new(ProviderCalls::new(
+        provider.clone(),
+        options.limits.clone(),
+        grants.clone(),
+        cassette.clone(),
+        secrets,
+    ));
+    // A provider that waits on the network or a program overlaps its calls.
+    let concurrency = provider.waits_on_io().then(|| {
+        options
+            .concurrency
+            .unwrap_or(match validated.suite.pair.mode {
+                crate::taxonomy::Mode::Workspace => 1,
+                crate::taxonomy::Mode::Messaging => DEFAULT_CONCURRENCY,
+            })
     });
+    let kept = validated.kept.take();
+    let pass = RunPass {
+        registry,
+        validated: &validated,
+        options,
+        context: &context,
+        finished: &finished,
+        jobs,
+        concurrency,
+        keep_outputs,
+        calls,
+    };
+    let worked = interrupt::announcing(|| run_pass::run(&pass, kept, &mut records));
     let interrupted = interrupt::signal_name();
     // What was recorded is kept whatever happened to the run.
     let saved = cassette.as_deref().map_or(Ok(()), Cassette::save);
@@ -249,191 +258,6 @@ pub fn run_suite(
     })
 }
 
-/// The run pass: each batch's unfinished cases through the provider, the
-/// preset's `collect` and the assertions, delivered in order to `records`.
-#[allow(clippy::too_many_arguments)]
-fn run_cases_of(
-    registry: &Registry,
-    validated: &Validated,
-    kept: Option<Vec<Checked>>,
-    options: &TestOptions,
-    context: &RunContext<'_>,
-    finished: &[bool],
-    jobs: usize,
-    keep_outputs: bool,
-    (provider, grants): (Arc<crate::plugin::Plugin>, Arc<Grants>),
-    records: &mut RunRecords,
-) -> Result<(), EvalError> {
-    let suite = &validated.suite;
-    let fixture_dir = suite
-        .file
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let preparer = Preparer {
-        registry,
-        fixture: &suite.file,
-        assertions: &validated.assertions,
-        snapshots: suite.pair.surface == "app",
-        update_snapshots: options.update_snapshots,
-    };
-    // Each batch keeps its range (for the writer) and only the cases to
-    // run; batches the checking pass kept need no second reading.
-    let source: Box<dyn Iterator<Item = Result<Work, EvalError>> + Send> = match kept {
-        Some(kept) => {
-            let size = batch_size(validated.case_count, jobs);
-            Box::new(
-                kept.into_iter()
-                    .flat_map(move |checked| checked.split(size))
-                    .map(|checked| Ok(Work::Checked(checked.batch.range(), checked))),
-            )
-        }
-        None => {
-            let size = batch_size(validated.case_count, jobs);
-            Box::new(
-                case_batches(suite.cases.open(), size).flat_map(|raw| match raw {
-                    Ok(raw) => unfinished(raw, finished).into_iter().map(Ok).collect(),
-                    Err(error) => vec![Err(error)],
-                }),
-            )
-        }
-    };
-    run_ordered(
-        source,
-        jobs,
-        &interrupt::requested,
-        || -> Result<_, EvalError> {
-            Ok((
-                PresetSession::new(validated.preset.clone(), preset_limits())?,
-                ProviderSession::new(provider.clone(), options.limits.clone(), grants.clone())?,
-                ScorerPool::new(),
-            ))
-        },
-        |(session, provider, pool), work, stop| {
-            let (range, batch, mut plans) = match work {
-                Work::Raw(range, raw) if raw.cases.is_empty() || stop.interrupted() => {
-                    return Ok(Delivered {
-                        range,
-                        ran: Vec::new(),
-                    });
-                }
-                Work::Checked(range, _) if stop.interrupted() => {
-                    return Ok(Delivered {
-                        range,
-                        ran: Vec::new(),
-                    });
-                }
-                Work::Raw(range, raw) => {
-                    let batch = preparer
-                        .prepare(raw, None)
-                        .map_err(|problems| cases_error(&suite.file, problems))?;
-                    let plans = translate(session, &validated.suite_json, &batch)?
-                        .map_err(|problems| cases_error(&suite.file, problems))?;
-                    (range, batch, plans)
-                }
-                Work::Checked(range, Checked { batch, plans }) => (range, batch, plans),
-            };
-            let (runs, workspaces) = run_cases(&plans, &batch.origins, context, provider, stop)?;
-            let ran = runs.len(); // fewer than planned when interrupted
-            plans.truncate(ran);
-            let mut bodies: Vec<String> = plans
-                .iter_mut()
-                .map(|p| std::mem::take(&mut p.body))
-                .collect();
-            if options.update_snapshots {
-                for (k, body) in bodies.iter_mut().enumerate() {
-                    if let Some(snapshot) = &batch.snapshots[k]
-                        && let Some(message) = snapshots::update(snapshot, &runs[k], body)?
-                    {
-                        eprintln!("{message}");
-                    }
-                }
-            }
-            let first = batch.indices.first().copied().unwrap_or(0);
-            let (evaluations, mut verdicts): (Vec<String>, Vec<_>) = if ran == 0 {
-                (Vec::new(), Vec::new())
-            } else {
-                session
-                    .collect(&bodies, &runs, first)?
-                    .into_iter()
-                    .map(|c| (c.evaluation, c.verdict))
-                    .unzip()
-            };
-            if ran > 0 && !validated.assertions.none_in(&batch.assertions) {
-                let extras = CaseExtras {
-                    metadata: batch.metadata[..ran].iter().map(Option::as_ref).collect(),
-                    workspaces: workspaces
-                        .iter()
-                        .map(|w| w.as_ref().map(tempfile::TempDir::path))
-                        .collect(),
-                    default_dir: fixture_dir,
-                };
-                let outcomes =
-                    validated
-                        .assertions
-                        .run_batch(&batch.assertions, pool, &plans, &runs, &extras);
-                for (verdict, outcomes) in verdicts.iter_mut().zip(&outcomes) {
-                    super::verdicts::apply(verdict, outcomes);
-                }
-            }
-            let ran = evaluations
-                .into_iter()
-                .zip(verdicts)
-                .enumerate()
-                .map(|(k, (observed, verdict))| RanCase {
-                    index: batch.indices[k],
-                    observed,
-                    verdict,
-                    output: keep_outputs
-                        .then(|| super::steps::case_output(&plans[k].case_id, &runs[k])),
-                })
-                .collect();
-            Ok(Delivered { range, ran })
-        },
-        |delivered| records.deliver(delivered),
-    )
-}
-
-/// The cases of `raw` still to run (a resumed run skips finished ones), as
-/// batches of consecutive cases, so the preset's indices stay right. Their
-/// ranges tile `raw`'s, so the writer still sees every case of it (finished
-/// ones come from the journal).
-fn unfinished(raw: RawBatch, finished: &[bool]) -> Vec<Work> {
-    let range = raw.range();
-    let mut works = Vec::new();
-    let mut start = range.start;
-    let mut current = RawBatch::default();
-    for (i, case) in raw.indices.into_iter().zip(raw.cases) {
-        if finished.get(i).copied().unwrap_or(false) {
-            continue;
-        }
-        if let Some(&last) = current.indices.last()
-            && i != last + 1
-        {
-            works.push(Work::Raw(start..last + 1, std::mem::take(&mut current)));
-            start = last + 1;
-        }
-        current.indices.push(i);
-        current.cases.push(case);
-    }
-    works.push(Work::Raw(start..range.end, current));
-    works
-}
-
-/// One batch of the run pass: read from the source (to prepare and
-/// translate), or as the checking pass kept it.
-enum Work {
-    Raw(std::ops::Range<usize>, RawBatch),
-    Checked(std::ops::Range<usize>, Checked),
-}
-
-fn cases_error(file: &Path, problems: Vec<(String, String)>) -> EvalError {
-    EvalError::Cases {
-        file: file.to_path_buf(),
-        problems,
-    }
-}
-
 /// What `run.json` records of the options (what `--resume` reuses).
 fn run_options(options: &TestOptions, reference: &str) -> RunOptions {
     let absolute = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
@@ -446,6 +270,7 @@ fn run_options(options: &TestOptions, reference: &str) -> RunOptions {
         cassette: options.cassette.clone(),
         fixture_results: options.fixture_results.as_deref().map(absolute),
         jobs: options.jobs,
+        concurrency: options.concurrency,
         timeout_ms: u64::try_from(options.limits.timeout.as_millis()).unwrap_or(u64::MAX),
         memory_bytes: options.limits.memory_bytes,
         fuel: options.limits.fuel,
@@ -490,6 +315,7 @@ pub fn resume_options(dir: &Path, case_lines: CaseLines) -> Result<TestOptions, 
             ..crate::plugin::Limits::default()
         },
         jobs: o.jobs,
+        concurrency: o.concurrency,
         update_snapshots: o.update_snapshots,
         resume: true,
         case_lines,
@@ -500,28 +326,5 @@ pub fn resume_options(dir: &Path, case_lines: CaseLines) -> Result<TestOptions, 
 fn clean_partials(dir: &Path) {
     for name in [CASES, OBSERVED, SUMMARY] {
         let _ = std::fs::remove_file(partial_path(&dir.join(name)));
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn unfinished_cases_split_into_consecutive_runs_that_tile_the_range() {
-        let raw = RawBatch::consecutive(10, (0..8).map(|i| serde_json::json!(i)).collect());
-        let mut finished = vec![false; 20];
-        for i in [10, 13, 14, 17] {
-            finished[i] = true;
-        }
-        let works = unfinished(raw, &finished);
-        let shown: Vec<(std::ops::Range<usize>, Vec<usize>)> = works
-            .into_iter()
-            .map(|work| match work {
-                Work::Raw(range, raw) => (range, raw.indices),
-                Work::Checked(..) => unreachable!(),
-            })
-            .collect();
-        assert_eq!(shown, [(10..13, vec![11, 12]), (13..18, vec![15, 16])]);
     }
 }

@@ -2,6 +2,10 @@
 //!
 //! The `types` and `log` interfaces are generated once (in `scorer`) and
 //! shared by the other worlds through `with`, so one `Host` impl serves all.
+//!
+//! The provider world is async on the host side: its `http` and `process`
+//! imports wait on I/O without holding a thread, and its exports are called
+//! with `call_async`, so many provider calls can be in flight at once.
 
 #![allow(clippy::too_many_arguments)]
 
@@ -27,6 +31,11 @@ pub mod provider {
     wasmtime::component::bindgen!({
         path: "../wit",
         world: "provider",
+        imports: {
+            "cautilus:plugin/http.send": async,
+            "cautilus:plugin/process.run": async,
+        },
+        exports: { default: async },
         with: {
             "cautilus:plugin/types": super::scorer::cautilus::plugin::types,
             "cautilus:plugin/log": super::scorer::cautilus::plugin::log,

@@ -202,7 +202,7 @@ impl model::Host for StoreState {
 }
 
 impl http::Host for StoreState {
-    fn send(&mut self, request: http::Request) -> Result<http::Response, http::HttpError> {
+    async fn send(&mut self, request: http::Request) -> Result<http::Response, http::HttpError> {
         // Model APIs need no more; TRACE and friends could echo a secret
         // header back to the plugin.
         if !matches!(request.method.to_ascii_uppercase().as_str(), "GET" | "POST") {
@@ -258,6 +258,7 @@ impl http::Host for StoreState {
             self.bounded(asked),
             self.output_limit,
         )
+        .await
     }
 }
 
@@ -282,7 +283,10 @@ impl StoreState {
 }
 
 impl process::Host for StoreState {
-    fn run(&mut self, command: process::Command) -> Result<process::Output, process::ProcessError> {
+    async fn run(
+        &mut self,
+        command: process::Command,
+    ) -> Result<process::Output, process::ProcessError> {
         if !self.requested.program(&command.program) {
             return Err(process::ProcessError::Denied(format!(
                 "plugin `{}` did not request permission to run `{}`",
@@ -345,7 +349,16 @@ impl process::Host for StoreState {
             .iter()
             .filter_map(|name| Some((name.clone(), std::env::var_os(name)?)))
             .collect();
-        run_bounded(&command, &inherited, &cwd, timeout, self.output_limit)
+        // The waiting is done on tokio's blocking pool, so the I/O workers
+        // keep serving the other calls in flight.
+        let limit = self.output_limit;
+        tokio::task::spawn_blocking(move || run_bounded(&command, &inherited, &cwd, timeout, limit))
+            .await
+            .unwrap_or_else(|e| {
+                Err(process::ProcessError::Failed(format!(
+                    "the runner stopped: {e}"
+                )))
+            })
     }
 }
 

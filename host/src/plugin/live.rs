@@ -1,7 +1,7 @@
 //! One live instance serving many calls: the store is created on first use
 //! (with the session's limits and grants), re-armed before every call and
-//! discarded after a trap or a limit, so the next call starts fresh. Shared
-//! by the preset and provider sessions.
+//! discarded after a trap or a limit, so the next call starts fresh. Serves
+//! the preset sessions (provider sessions are async: [`super::provider`]).
 
 use std::sync::Arc;
 

@@ -6,6 +6,7 @@
 //! - [`runtime`]: loading components, world/version detection, stores;
 //! - [`limits`]: per-store limits and store state (WASI without authority);
 //! - [`imports`]: host imports (`log`, `model`, `http`, `process`) behind grants;
+//! - [`io`]: the tokio runtime that drives provider calls and their I/O;
 //! - [`scorer`]: scorer configurations and sessions (prepare once, score many, negation);
 //! - [`scorer_instance`]: one instance of a scorer plugin serving many configurations;
 //! - [`oneshot`]: single provider calls, and guest errors to typed errors;
@@ -23,6 +24,7 @@ mod capture;
 pub mod engine;
 pub mod error;
 pub mod imports;
+pub mod io;
 pub mod limits;
 mod live;
 mod net;

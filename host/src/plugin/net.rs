@@ -1,16 +1,17 @@
-//! The transport behind the `http` host import (after the grant check).
+//! The transport behind the `http` host import (after the grant check):
+//! one async client for the process, so its connections are pooled and
+//! kept alive across calls.
 
-use std::io::Read;
 use std::sync::OnceLock;
 use std::time::Duration;
 
 use super::bindings::provider::cautilus::plugin::http::{HttpError, Response};
 
-fn client() -> Result<&'static reqwest::blocking::Client, HttpError> {
-    static CLIENT: OnceLock<Result<reqwest::blocking::Client, String>> = OnceLock::new();
+fn client() -> Result<&'static reqwest::Client, HttpError> {
+    static CLIENT: OnceLock<Result<reqwest::Client, String>> = OnceLock::new();
     CLIENT
         .get_or_init(|| {
-            reqwest::blocking::Client::builder()
+            reqwest::Client::builder()
                 .redirect(reqwest::redirect::Policy::none())
                 .build()
                 .map_err(|e| e.to_string())
@@ -20,7 +21,7 @@ fn client() -> Result<&'static reqwest::blocking::Client, HttpError> {
 }
 
 /// Sends one request; the response body is capped at `max_body` bytes.
-pub(crate) fn send(
+pub(crate) async fn send(
     method: &str,
     url: reqwest::Url,
     headers: &[(String, String)],
@@ -37,7 +38,7 @@ pub(crate) fn send(
     if let Some(body) = body {
         request = request.body(body.to_vec());
     }
-    let response = request.send().map_err(|e| {
+    let mut response = request.send().await.map_err(|e| {
         if e.is_timeout() {
             HttpError::Timeout
         } else {
@@ -56,12 +57,17 @@ pub(crate) fn send(
         })
         .collect();
     let mut body = Vec::new();
-    let read = response
-        .take(max_body as u64 + 1)
-        .read_to_end(&mut body)
-        .map_err(|e| HttpError::Transport(e.to_string()))?;
-    if read > max_body {
-        return Err(HttpError::TooLarge(max_body as u64));
+    while let Some(chunk) = response.chunk().await.map_err(|e| {
+        if e.is_timeout() {
+            HttpError::Timeout
+        } else {
+            HttpError::Transport(e.to_string())
+        }
+    })? {
+        if body.len() + chunk.len() > max_body {
+            return Err(HttpError::TooLarge(max_body as u64));
+        }
+        body.extend_from_slice(&chunk);
     }
     Ok(Response {
         status,

@@ -1,8 +1,12 @@
 //! Provider sessions: one provider component serving many cases of a run
 //! from one live instance, with the run's limits and grants.
-//! A call that traps or hits a limit discards the store; the next case gets
-//! a fresh one.
+//!
+//! Calls are async ([`super::io`]): while the provider waits on its `http`
+//! or `process` import, the thread serves other calls. A session serves one
+//! call at a time; a run keeps one session per call in flight. A call that
+//! traps or hits a limit discards the store; the next call gets a fresh one.
 
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use wasmtime::Store;
@@ -13,20 +17,18 @@ use super::bindings::types::Observation;
 use super::error::PluginError;
 use super::imports::Grants;
 use super::limits::{Limits, StoreState};
-use super::live::LiveInstance;
-use super::runtime::{Plugin, PluginPre};
+use super::oneshot::guest_error;
+use super::runtime::{Plugin, PluginPre, arm, classify, new_store};
 use super::{Description, PluginKind};
 
 /// A provider bound to a run.
 pub struct ProviderSession {
-    instance: LiveInstance<Provider>,
-}
-
-fn instantiate(pre: &PluginPre, store: &mut Store<StoreState>) -> wasmtime::Result<Provider> {
-    match pre {
-        PluginPre::Provider(pre) => pre.instantiate(store),
-        _ => unreachable!("checked in ProviderSession::new"),
-    }
+    plugin: Arc<Plugin>,
+    limits: Limits,
+    grants: Arc<Grants>,
+    /// The workspace of the case being served, if it has its own.
+    case_workspace: Option<PathBuf>,
+    live: Option<(Store<StoreState>, Provider)>,
 }
 
 impl ProviderSession {
@@ -43,34 +45,72 @@ impl ProviderSession {
             });
         }
         Ok(Self {
-            instance: LiveInstance::new(plugin, limits, grants),
+            plugin,
+            limits,
+            grants,
+            case_workspace: None,
+            live: None,
         })
     }
 
     /// The harness the provider reports (`fixture-backend`, `claude_code`, …).
     pub fn harness(&self) -> &str {
-        match &self.instance.plugin.description {
+        match &self.plugin.description {
             Description::Provider(info) => &info.harness,
             _ => "",
         }
     }
 
     pub fn plugin(&self) -> &Arc<Plugin> {
-        &self.instance.plugin
+        &self.plugin
     }
 
     /// Serves the next calls in `workspace` (a case's own copy) instead of
     /// the run's workspace; `None` goes back to the run's.
-    pub fn set_case_workspace(&mut self, workspace: Option<std::path::PathBuf>) {
-        self.instance.case_workspace = workspace;
+    pub fn set_case_workspace(&mut self, workspace: Option<PathBuf>) {
+        self.case_workspace = workspace;
     }
 
     /// Asks the provider for one observation.
-    pub fn invoke(&mut self, request: &Invocation) -> Result<Observation, PluginError> {
-        let observation = self.instance.call(instantiate, |api, store| {
-            api.cautilus_plugin_provider_api()
-                .call_invoke(store, request)
-        })?;
+    pub async fn invoke(&mut self, request: &Invocation) -> Result<Observation, PluginError> {
+        let name = self.plugin.id().to_string();
+        if self.live.is_none() {
+            let PluginPre::Provider(pre) = &self.plugin.pre else {
+                unreachable!("checked in ProviderSession::new")
+            };
+            let mut store = new_store(
+                pre.engine(),
+                Arc::from(name.as_str()),
+                &self.limits,
+                self.grants.clone(),
+                self.plugin.requested(),
+            );
+            arm(&mut store, &self.limits);
+            let bindings = pre
+                .instantiate_async(&mut store)
+                .await
+                .map_err(|e| classify(e, &store, &self.limits, &name))?;
+            self.live = Some((store, bindings));
+        }
+        let (store, bindings) = self.live.as_mut().expect("just set");
+        arm(store, &self.limits);
+        store
+            .data_mut()
+            .case_workspace
+            .clone_from(&self.case_workspace);
+        let called = bindings
+            .cautilus_plugin_provider_api()
+            .call_invoke(&mut *store, request)
+            .await;
+        let observation = match called {
+            Ok(Ok(observation)) => observation,
+            Ok(Err(error)) => return Err(guest_error(&name, error)),
+            Err(trap) => {
+                let error = classify(trap, store, &self.limits, &name);
+                self.live = None;
+                return Err(error);
+            }
+        };
         let bytes = observation.final_text.as_ref().map_or(0, String::len)
             + observation.structured.as_ref().map_or(0, String::len)
             + observation
@@ -78,7 +118,14 @@ impl ProviderSession {
                 .iter()
                 .map(|m| m.content.len() + m.role.len())
                 .sum::<usize>();
-        self.instance.check_output(bytes)?;
+        if bytes > self.limits.output_bytes {
+            self.live = None;
+            return Err(PluginError::OutputTooLarge {
+                plugin: name,
+                bytes,
+                limit: self.limits.output_bytes,
+            });
+        }
         Ok(observation)
     }
 }

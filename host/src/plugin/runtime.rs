@@ -12,6 +12,7 @@ use std::sync::{Arc, Mutex};
 use wasmtime::component::{Component, Linker, types::ComponentItem};
 use wasmtime::{Engine, Store, Trap};
 
+use super::bindings::types::Capability;
 use super::bindings::{preset, provider, scorer};
 use super::cache::{CacheStatus, CompiledCache, sha256_hex};
 use super::engine::{build_engine, deadline_ticks};
@@ -56,6 +57,17 @@ impl Plugin {
     /// The plugin's id from `describe`.
     pub fn id(&self) -> &str {
         &self.description.plugin_info().id
+    }
+
+    /// Whether the plugin may wait on the network or a program (it
+    /// requested `http` or `process`): such a provider's calls are worth
+    /// overlapping.
+    pub fn waits_on_io(&self) -> bool {
+        self.description
+            .plugin_info()
+            .capabilities
+            .iter()
+            .any(|c| matches!(c, Capability::Http(_) | Capability::Process(_)))
     }
 
     /// Capabilities the plugin requested.
@@ -239,9 +251,11 @@ fn preset_linker(engine: &Engine) -> wasmtime::Result<Linker<StoreState>> {
     Ok(linker)
 }
 
+/// Providers are called with `call_async` (see [`super::io`]), so their
+/// WASI imports are the async ones.
 fn provider_linker(engine: &Engine) -> wasmtime::Result<Linker<StoreState>> {
     let mut linker = Linker::new(engine);
-    wasmtime_wasi::p2::add_to_linker_sync(&mut linker)?;
+    wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
     provider::Provider::add_to_linker::<_, wasmtime::component::HasSelf<_>>(&mut linker, |s| s)?;
     Ok(linker)
 }
@@ -394,8 +408,25 @@ fn describe(pre: &PluginPre, label: &str) -> Result<Description, PluginError> {
     Ok(match pre {
         PluginPre::Scorer(pre) => call!(pre, cautilus_plugin_scorer_api, Description::Scorer),
         PluginPre::Preset(pre) => call!(pre, cautilus_plugin_preset_api, Description::Preset),
-        PluginPre::Provider(pre) => {
-            call!(pre, cautilus_plugin_provider_api, Description::Provider)
-        }
+        PluginPre::Provider(pre) => super::io::block_on(async {
+            let mut store = new_store(
+                pre.engine(),
+                name.clone(),
+                &limits,
+                grants.clone(),
+                Requested::default(),
+            );
+            arm(&mut store, &limits);
+            let instance = pre
+                .instantiate_async(&mut store)
+                .await
+                .map_err(|e| classify(e, &store, &limits, label))?;
+            let info = instance
+                .cautilus_plugin_provider_api()
+                .call_describe(&mut store)
+                .await
+                .map_err(|e| classify(e, &store, &limits, label))?;
+            Ok::<_, PluginError>(Description::Provider(info))
+        })?,
     })
 }

@@ -1,0 +1,187 @@
+//! Provider calls in flight at once (`--concurrency`): an API provider's
+//! calls overlap up to the number asked for and no further, records stay in
+//! case order, and an interrupted run writes every call it started and
+//! resumes with the rest.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use cautilus_tests::model_server::{ModelServer, Recorded, Reply};
+use serde_json::{Value, json};
+
+use crate::support::{cautilus, output, read_json};
+
+/// An app/prompt suite of `n` cases, each expecting its input echoed back.
+fn echo_suite(dir: &Path, n: usize) -> PathBuf {
+    let cases: Vec<Value> = (0..n)
+        .map(|i| {
+            json!({"caseId": format!("case-{i:03}"), "input": format!("echo {i}"),
+                   "expected": {"finalText": format!("echo {i}")}})
+        })
+        .collect();
+    let suite = json!({
+        "schemaVersion": "cautilus.evaluation_input.v1", "surface": "app", "preset": "prompt",
+        "suiteId": "concurrency", "provider": "openai", "model": "loopback-model",
+        "cases": cases,
+    });
+    let path = dir.join("suite.fixture.json");
+    std::fs::write(&path, suite.to_string()).unwrap();
+    path
+}
+
+/// A server that echoes the last user message after `delay`, counting the
+/// requests it holds at once (now, most).
+fn echo_server(delay: Duration) -> (ModelServer, Arc<(AtomicUsize, AtomicUsize)>) {
+    let counts = Arc::new((AtomicUsize::new(0), AtomicUsize::new(0)));
+    let seen = counts.clone();
+    let server = ModelServer::start(move |request: &Recorded, _| {
+        let now = seen.0.fetch_add(1, Ordering::SeqCst) + 1;
+        seen.1.fetch_max(now, Ordering::SeqCst);
+        std::thread::sleep(delay);
+        seen.0.fetch_sub(1, Ordering::SeqCst);
+        let body: Value = serde_json::from_str(&request.body).unwrap();
+        let text = body["messages"]
+            .as_array()
+            .and_then(|m| m.iter().rev().find(|m| m["role"] == "user"))
+            .and_then(|m| m["content"].as_str())
+            .unwrap_or_default()
+            .to_string();
+        Reply::json(
+            200,
+            json!({"id": "c", "model": "loopback-model",
+                   "choices": [{"index": 0, "finish_reason": "stop",
+                                "message": {"role": "assistant", "content": text}}],
+                   "usage": {"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5}})
+            .to_string(),
+        )
+    });
+    (server, counts)
+}
+
+fn command(server: &ModelServer, fixture: &Path, out: &Path, concurrency: &str) -> Command {
+    let mut command = cautilus();
+    command
+        .args(["eval", "test", "--fixture"])
+        .arg(fixture)
+        .arg("--workspace")
+        .arg(fixture.parent().unwrap())
+        .arg("--output-dir")
+        .arg(out)
+        .args(["--provider", "openai", "--concurrency", concurrency])
+        .env("OPENAI_BASE_URL", &server.url)
+        .env_remove("OPENAI_API_KEY");
+    command
+}
+
+fn case_ids(packet: &Value) -> Vec<String> {
+    packet["evaluations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["caseId"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn api_calls_overlap_up_to_the_concurrency_asked_for_and_no_further() {
+    let dir = tempfile::tempdir().unwrap();
+    let n = 12;
+    let fixture = echo_suite(dir.path(), n);
+    let (server, counts) = echo_server(Duration::from_millis(300));
+    let out = dir.path().join("run");
+    let (code, stdout, stderr) = output(command(&server, &fixture, &out, "4").output().unwrap());
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    assert_eq!(server.requests().len(), n, "one call per case");
+    assert_eq!(
+        counts.1.load(Ordering::SeqCst),
+        4,
+        "the server held exactly --concurrency calls at once"
+    );
+    let summary = read_json(&out.join("eval-summary.json"));
+    assert_eq!(summary["evaluationCounts"]["passed"], n, "{summary}");
+    let expected: Vec<String> = (0..n).map(|i| format!("case-{i:03}")).collect();
+    assert_eq!(case_ids(&summary), expected, "records in case order");
+    assert_eq!(
+        case_ids(&read_json(&out.join("eval-observed.json"))),
+        expected
+    );
+    assert_eq!(
+        read_json(&out.join("run.json"))["options"]["concurrency"],
+        4
+    );
+}
+
+#[test]
+fn one_call_at_a_time_when_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let fixture = echo_suite(dir.path(), 4);
+    let (server, counts) = echo_server(Duration::from_millis(50));
+    let (code, stdout, stderr) = output(
+        command(&server, &fixture, &dir.path().join("run"), "1")
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    assert_eq!(counts.1.load(Ordering::SeqCst), 1);
+}
+
+fn signal(child: &Child, signal: i32) {
+    let pid = i32::try_from(child.id()).unwrap();
+    // SAFETY: kill(2) on our own child process.
+    assert_eq!(unsafe { libc::kill(pid, signal) }, 0);
+}
+
+#[test]
+fn an_interrupted_run_writes_every_call_it_started_and_resumes_with_the_rest() {
+    let dir = tempfile::tempdir().unwrap();
+    let n = 40;
+    let fixture = echo_suite(dir.path(), n);
+    let (server, _) = echo_server(Duration::from_millis(200));
+    let out = dir.path().join("run");
+    let child = command(&server, &fixture, &out, "4")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    while server.requests().len() < 8 {
+        assert!(
+            started.elapsed() < Duration::from_secs(120),
+            "no calls within 120 s"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    signal(&child, libc::SIGINT);
+    let (code, stdout, stderr) = output(child.wait_with_output().unwrap());
+    assert_eq!(code, 130, "{stdout}{stderr}");
+    let state = read_json(&out.join("run.json"));
+    assert_eq!(state["status"], "interrupted", "{state}");
+    let finished = state["finishedCases"].as_u64().unwrap() as usize;
+    assert!((8..n).contains(&finished), "{state}");
+    assert_eq!(
+        server.requests().len(),
+        finished,
+        "every call started was waited for and written; none started after"
+    );
+    let summary = read_json(&out.join("eval-summary.json"));
+    let prefix: Vec<String> = (0..finished).map(|i| format!("case-{i:03}")).collect();
+    assert_eq!(case_ids(&summary), prefix, "calls start in case order");
+
+    let (code, stdout, stderr) = output(
+        cautilus()
+            .args(["eval", "test", "--resume"])
+            .arg(&out)
+            .env("OPENAI_BASE_URL", &server.url)
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert_eq!(server.requests().len(), n, "the rest ran, each once");
+    let summary = read_json(&out.join("eval-summary.json"));
+    assert_eq!(summary["evaluationCounts"]["passed"], n, "{summary}");
+    let all: Vec<String> = (0..n).map(|i| format!("case-{i:03}")).collect();
+    assert_eq!(case_ids(&summary), all);
+}
