@@ -5,8 +5,10 @@
 # DELAY_MS (default 50), with --concurrency C (default 64). The ideal wall
 # time is N x DELAY / C (0.39 s at the defaults). Timed as a whole process
 # (start-up, checking pass and records included) with peak RSS; the server
-# reports how many requests it held at once. Needs a release build:
-#   cargo build --release -p cautilus && bench/provider-concurrency.sh [N] [C] [DELAY_MS]
+# (bench/slow_openai_server.rs) reports how many requests it held at once.
+# Needs release builds of both:
+#   cargo build --release -p cautilus && cargo build --release -p cautilus-tests --example slow-openai-server
+#   bench/provider-concurrency.sh [N] [C] [DELAY_MS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 n=${1:-500}
@@ -30,7 +32,8 @@ json.dump(suite, open(f"{work}/suite.fixture.json", "w"))
 PY
 
 # The server stops when this script's end closes its stdin.
-exec 3> >(exec python3 bench/slow_openai_server.py "$work/port" "$delay")
+server=${CAUTILUS_BENCH_SERVER:-target/release/examples/slow-openai-server}
+exec 3> >(exec "$server" "$work/port" "$delay")
 for _ in $(seq 100); do [ -s "$work/port" ] && break; sleep 0.05; done
 port=$(cat "$work/port")
 

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use cautilus_tests::model_server::{ModelServer, Recorded, Reply};
+use cautilus_tests::model_server::{ModelServer, Recorded, openai_echo};
 use serde_json::{Value, json};
 
 use crate::support::{cautilus, output, read_json};
@@ -42,21 +42,7 @@ fn echo_server(delay: Duration) -> (ModelServer, Arc<(AtomicUsize, AtomicUsize)>
         seen.1.fetch_max(now, Ordering::SeqCst);
         std::thread::sleep(delay);
         seen.0.fetch_sub(1, Ordering::SeqCst);
-        let body: Value = serde_json::from_str(&request.body).unwrap();
-        let text = body["messages"]
-            .as_array()
-            .and_then(|m| m.iter().rev().find(|m| m["role"] == "user"))
-            .and_then(|m| m["content"].as_str())
-            .unwrap_or_default()
-            .to_string();
-        Reply::json(
-            200,
-            json!({"id": "c", "model": "loopback-model",
-                   "choices": [{"index": 0, "finish_reason": "stop",
-                                "message": {"role": "assistant", "content": text}}],
-                   "usage": {"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5}})
-            .to_string(),
-        )
+        openai_echo(request)
     });
     (server, counts)
 }

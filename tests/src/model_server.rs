@@ -145,6 +145,28 @@ impl Reply {
     }
 }
 
+/// An OpenAI Chat Completions answer that echoes the request's last user
+/// message (for suites whose cases expect their input back).
+pub fn openai_echo(request: &Recorded) -> Reply {
+    let body: serde_json::Value = serde_json::from_str(&request.body).unwrap_or_default();
+    let text = body["messages"]
+        .as_array()
+        .and_then(|m| m.iter().rev().find(|m| m["role"] == "user"))
+        .and_then(|m| m["content"].as_str())
+        .unwrap_or_default();
+    Reply::json(
+        200,
+        serde_json::json!({
+            "id": "chatcmpl-echo", "object": "chat.completion",
+            "model": body["model"].as_str().unwrap_or("loopback-model"),
+            "choices": [{"index": 0, "finish_reason": "stop",
+                         "message": {"role": "assistant", "content": text}}],
+            "usage": {"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5}
+        })
+        .to_string(),
+    )
+}
+
 type Script = dyn Fn(&Recorded, usize) -> Reply + Send + Sync;
 
 /// A running server; `url` is `http://127.0.0.1:<port>`.
@@ -201,6 +223,7 @@ impl Drop for ModelServer {
 /// Serves one connection's requests (keep-alive) until it closes.
 fn serve(stream: TcpStream, recorded: &Mutex<Vec<Recorded>>, script: &Script) {
     stream.set_nonblocking(false).ok();
+    stream.set_nodelay(true).ok();
     stream.set_read_timeout(Some(Duration::from_secs(30))).ok();
     let mut writer = stream.try_clone().expect("clone stream");
     let mut reader = BufReader::new(stream);
@@ -264,8 +287,11 @@ fn serve(stream: TcpStream, recorded: &Mutex<Vec<Recorded>>, script: &Script) {
         } else {
             reply.body.as_str()
         };
-        if writer.write_all(head.as_bytes()).is_err() || writer.write_all(body.as_bytes()).is_err()
-        {
+        // One write: a head and a body sent apart would wait on the
+        // client's delayed acknowledgement (Nagle).
+        let mut whole = head.into_bytes();
+        whole.extend_from_slice(body.as_bytes());
+        if writer.write_all(&whole).is_err() {
             return;
         }
     }

@@ -56,7 +56,7 @@ pub fn exit_status() -> u8 {
 pub fn announcing<R>(f: impl FnOnce() -> R) -> R {
     let done = AtomicBool::new(false);
     std::thread::scope(|scope| {
-        scope.spawn(|| {
+        let announcer = scope.spawn(|| {
             while !done.load(Ordering::SeqCst) {
                 if requested() {
                     eprintln!(
@@ -64,11 +64,13 @@ pub fn announcing<R>(f: impl FnOnce() -> R) -> R {
                     );
                     return;
                 }
-                std::thread::sleep(Duration::from_millis(25));
+                std::thread::park_timeout(Duration::from_millis(25));
             }
         });
         let result = f();
         done.store(true, Ordering::SeqCst);
+        // Woken now, so the run does not wait out its nap.
+        announcer.thread().unpark();
         result
     })
 }

@@ -86,6 +86,9 @@ struct InFlight {
     workspaces: Vec<Option<tempfile::TempDir>>,
 }
 
+/// A batch made ready for the preset, and its case plans.
+type Planned = (Batch, Vec<CasePlan>);
+
 type Source<'s> = Box<dyn Iterator<Item = Result<Work, EvalError>> + Send + 's>;
 
 impl RunPass<'_> {
@@ -115,7 +118,7 @@ impl RunPass<'_> {
         &self,
         session: &mut PresetSession,
         work: Work,
-    ) -> Result<(Range<usize>, Option<(Batch, Vec<CasePlan>)>), EvalError> {
+    ) -> Result<(Range<usize>, Option<Planned>), EvalError> {
         let suite = &self.validated.suite;
         match work {
             Work::Raw(range, raw) if raw.cases.is_empty() => Ok((range, None)),

@@ -59,6 +59,9 @@ pub fn run_suite(
     let canned = read_fixture_results(options.fixture_results.as_deref())?;
     let run_provider = RunProvider::for_suite(registry, options, &suite.body)?;
     let provider = run_provider.setup.plugin.clone();
+    if provider.waits_on_io() {
+        crate::plugin::net::warm_up(); // while the checking pass runs
+    }
     let grants = run_provider.grants(&options.workspace);
     let cassette = run_provider.cassette.clone();
     let reference = run_provider.reference.clone();

@@ -27,7 +27,7 @@ pub mod imports;
 pub mod io;
 pub mod limits;
 mod live;
-mod net;
+pub mod net;
 pub mod oneshot;
 pub mod preset;
 pub mod provider;

@@ -20,6 +20,12 @@ fn client() -> Result<&'static reqwest::Client, HttpError> {
         .map_err(|e| HttpError::Transport(format!("cannot build the HTTP client: {e}")))
 }
 
+/// Builds the client on the I/O runtime's blocking pool, so the first
+/// calls of a run do not wait for it (it reads the system's certificates).
+pub fn warm_up() {
+    drop(super::io::handle().spawn_blocking(|| client().is_ok()));
+}
+
 /// Sends one request; the response body is capped at `max_body` bytes.
 pub(crate) async fn send(
     method: &str,
