@@ -32,15 +32,24 @@ fn echo_suite(dir: &Path, n: usize) -> PathBuf {
     path
 }
 
-/// A server that echoes the last user message after `delay`, counting the
-/// requests it holds at once (now, most).
-fn echo_server(delay: Duration) -> (ModelServer, Arc<(AtomicUsize, AtomicUsize)>) {
+/// A server that echoes the last user message after `delay(i)` for the
+/// case `echo i`, counting the requests it holds at once (now, most).
+fn echo_server(
+    delay: impl Fn(usize) -> Duration + Send + Sync + 'static,
+) -> (ModelServer, Arc<(AtomicUsize, AtomicUsize)>) {
     let counts = Arc::new((AtomicUsize::new(0), AtomicUsize::new(0)));
     let seen = counts.clone();
     let server = ModelServer::start(move |request: &Recorded, _| {
         let now = seen.0.fetch_add(1, Ordering::SeqCst) + 1;
         seen.1.fetch_max(now, Ordering::SeqCst);
-        std::thread::sleep(delay);
+        let case = request
+            .body
+            .split("echo ")
+            .nth(1)
+            .and_then(|rest| rest.split(|c: char| !c.is_ascii_digit()).next())
+            .and_then(|digits| digits.parse().ok())
+            .unwrap_or(0);
+        std::thread::sleep(delay(case));
         seen.0.fetch_sub(1, Ordering::SeqCst);
         openai_echo(request)
     });
@@ -76,7 +85,8 @@ fn api_calls_overlap_up_to_the_concurrency_asked_for_and_no_further() {
     let dir = tempfile::tempdir().unwrap();
     let n = 12;
     let fixture = echo_suite(dir.path(), n);
-    let (server, counts) = echo_server(Duration::from_millis(300));
+    // Earlier cases answer later, so answers arrive out of case order.
+    let (server, counts) = echo_server(move |i| Duration::from_millis(150 + 40 * (n - i) as u64));
     let out = dir.path().join("run");
     let (code, stdout, stderr) = output(command(&server, &fixture, &out, "4").output().unwrap());
     assert_eq!(code, 0, "{stdout}\n{stderr}");
@@ -104,7 +114,7 @@ fn api_calls_overlap_up_to_the_concurrency_asked_for_and_no_further() {
 fn one_call_at_a_time_when_asked() {
     let dir = tempfile::tempdir().unwrap();
     let fixture = echo_suite(dir.path(), 4);
-    let (server, counts) = echo_server(Duration::from_millis(50));
+    let (server, counts) = echo_server(|_| Duration::from_millis(50));
     let (code, stdout, stderr) = output(
         command(&server, &fixture, &dir.path().join("run"), "1")
             .output()
@@ -125,7 +135,7 @@ fn an_interrupted_run_writes_every_call_it_started_and_resumes_with_the_rest() {
     let dir = tempfile::tempdir().unwrap();
     let n = 40;
     let fixture = echo_suite(dir.path(), n);
-    let (server, _) = echo_server(Duration::from_millis(200));
+    let (server, _) = echo_server(|i| Duration::from_millis(120 + 40 * (i % 3) as u64));
     let out = dir.path().join("run");
     let child = command(&server, &fixture, &out, "4")
         .stdout(Stdio::piped())

@@ -132,11 +132,11 @@ pub struct TestArgs {
     /// cases share one workspace]
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=256))]
     jobs: Option<u16>,
-    /// Provider calls in flight at once, for a provider that waits on the
-    /// network or a program (the API and CLI providers); they need no thread
-    /// each [default: 8; 1 on the repo surface, whose cases share one
-    /// workspace]
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=1024))]
+    /// Provider calls in flight at once on the app surface, for a provider
+    /// that waits on the network or a program (the API and CLI providers);
+    /// they need no thread each [default: 8; the repo surface runs its
+    /// cases one at a time in its workspace]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=256))]
     concurrency: Option<u16>,
     #[command(flatten)]
     limits: LimitArgs,

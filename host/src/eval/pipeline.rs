@@ -75,8 +75,9 @@ pub struct TestOptions {
     /// on the workspace surface, whose cases share the workspace).
     pub jobs: Option<usize>,
     /// Provider calls in flight at once, for a provider that waits on the
-    /// network or a program (default [`DEFAULT_CONCURRENCY`] on the
-    /// messaging surface, one on the workspace surface).
+    /// network or a program, on the messaging surface (default
+    /// [`DEFAULT_CONCURRENCY`]; the workspace surface runs its cases one at
+    /// a time, inline).
     pub concurrency: Option<usize>,
     /// Write or refresh golden files from this run (`--update-snapshots`).
     pub update_snapshots: bool,

@@ -195,12 +195,13 @@ impl RunPass<'_> {
         let slots = Arc::new(tokio::sync::Semaphore::new(concurrency));
         std::thread::scope(|scope| {
             // The feeder owns the sender: the queue closes when it ends.
+            let feeder_slots = slots.clone();
             scope.spawn(move || {
-                if let Err(error) = self.feed(source, &slots, &send) {
+                if let Err(error) = self.feed(source, &feeder_slots, &send) {
                     let _ = send.send(Err(error));
                 }
             });
-            run_ordered(
+            let worked = run_ordered(
                 receive.into_iter(),
                 self.jobs,
                 // Every batch the feeder queued has started calls: all are
@@ -208,6 +209,7 @@ impl RunPass<'_> {
                 never(),
                 || Ok((self.session()?, ScorerPool::new())),
                 |(session, pool), flight, stop| {
+                    let closer = CloseOnError(&slots);
                     let InFlight {
                         range,
                         batch,
@@ -218,27 +220,31 @@ impl RunPass<'_> {
                     let samples = crate::plugin::io::block_on(async {
                         let mut all = Vec::with_capacity(calls.len());
                         for call in calls {
-                            all.push(call.await.unwrap_or_else(|e| {
-                                vec![Sample {
-                                    outcome: Err(format!("the provider call stopped: {e}")),
-                                    duration_ms: 0,
-                                }]
+                            // A call only ends early by panicking: raise it
+                            // here, as the inline mode would.
+                            all.push(call.await.unwrap_or_else(|e| match e.try_into_panic() {
+                                Ok(panic) => std::panic::resume_unwind(panic),
+                                Err(e) => panic!("a provider call was cancelled: {e}"),
                             }));
                         }
                         all
                     });
                     if stop.failed() {
-                        return Err(EvalError::Stopped);
+                        return closer.check(Err(EvalError::Stopped));
                     }
                     let runs = plans
                         .iter()
                         .zip(samples)
                         .map(|(plan, samples)| case_run(plan, self.context, samples))
                         .collect();
-                    self.finish(session, pool, range, batch, plans, runs, &workspaces)
+                    closer.check(self.finish(session, pool, range, batch, plans, runs, &workspaces))
                 },
-                |delivered| records.deliver(delivered),
-            )
+                |delivered| CloseOnError(&slots).check(records.deliver(delivered)),
+            );
+            // The workers are done (finished, or stopped by an error): a
+            // feeder waiting for a slot starts nothing more.
+            slots.close();
+            worked
         })
     }
 
@@ -274,8 +280,12 @@ impl RunPass<'_> {
                 if interrupt::requested() {
                     break;
                 }
-                let slot = crate::plugin::io::block_on(slots.clone().acquire_owned())
-                    .expect("the slots are never closed");
+                // Closed when the workers stopped: nothing more is wanted,
+                // and the calls of this batch will not be read.
+                let Ok(slot) = crate::plugin::io::block_on(slots.clone().acquire_owned()) else {
+                    flight.calls.iter().for_each(tokio::task::JoinHandle::abort);
+                    return Ok(());
+                };
                 if interrupt::requested() {
                     break;
                 }
@@ -293,7 +303,13 @@ impl RunPass<'_> {
                 flight.workspaces.push(workspace);
             }
             let stopped = flight.calls.len() < flight.plans.len();
-            if send.send(Ok(flight)).is_err() || stopped {
+            if let Err(unsent) = send.send(Ok(flight)) {
+                if let Ok(flight) = unsent.0 {
+                    flight.calls.iter().for_each(tokio::task::JoinHandle::abort);
+                }
+                break;
+            }
+            if stopped {
                 break;
             }
         }
@@ -378,6 +394,19 @@ impl RunPass<'_> {
             })
             .collect();
         Ok(Delivered { range, ran })
+    }
+}
+
+/// Closes the slots when a worker's batch or the writer fails, so the
+/// feeder starts no more calls for a run that is stopping.
+struct CloseOnError<'a>(&'a tokio::sync::Semaphore);
+
+impl CloseOnError<'_> {
+    fn check<T>(&self, result: Result<T, EvalError>) -> Result<T, EvalError> {
+        if result.is_err() {
+            self.0.close();
+        }
+        result
     }
 }
 

@@ -205,15 +205,13 @@ pub fn run_suite(
         cassette.clone(),
         secrets,
     ));
-    // A provider that waits on the network or a program overlaps its calls.
-    let concurrency = provider.waits_on_io().then(|| {
-        options
-            .concurrency
-            .unwrap_or(match validated.suite.pair.mode {
-                crate::taxonomy::Mode::Workspace => 1,
-                crate::taxonomy::Mode::Messaging => DEFAULT_CONCURRENCY,
-            })
-    });
+    // A provider that waits on the network or a program overlaps its calls
+    // on the messaging surface. On the repo surface the agent works in the
+    // workspace, which the previous case's graders may still be reading:
+    // its cases run one at a time, inline.
+    let messaging = validated.suite.pair.mode == crate::taxonomy::Mode::Messaging;
+    let concurrency = (provider.waits_on_io() && messaging)
+        .then(|| options.concurrency.unwrap_or(DEFAULT_CONCURRENCY));
     let kept = validated.kept.take();
     let pass = RunPass {
         registry,
