@@ -12,7 +12,7 @@ use super::error::PluginError;
 use super::imports::Grants;
 use super::limits::{Limits, StoreState};
 use super::oneshot::guest_error;
-use super::runtime::{Plugin, PluginPre, arm, classify, new_store};
+use super::runtime::{Plugin, PluginPre, arm, classify};
 
 /// A plugin's store and its bindings `B`, kept between calls.
 pub(crate) struct LiveInstance<B> {
@@ -45,14 +45,7 @@ impl<B> LiveInstance<B> {
     ) -> Result<T, PluginError> {
         let name = self.plugin.id().to_string();
         if self.live.is_none() {
-            let mut store = new_store(
-                self.plugin.pre.engine(),
-                Arc::from(name.as_str()),
-                &self.limits,
-                self.grants.clone(),
-                self.plugin.requested(),
-            );
-            arm(&mut store, &self.limits);
+            let mut store = self.plugin.armed_store(&self.limits, self.grants.clone());
             let bindings = instantiate(&self.plugin.pre, &mut store)
                 .map_err(|e| classify(e, &store, &self.limits, &name))?;
             self.live = Some((store, bindings));

@@ -18,7 +18,7 @@ use super::error::PluginError;
 use super::imports::Grants;
 use super::limits::{Limits, StoreState};
 use super::oneshot::guest_error;
-use super::runtime::{Plugin, PluginPre, arm, classify, new_store};
+use super::runtime::{Plugin, PluginPre, arm, classify};
 use super::{Description, PluginKind};
 
 /// A provider bound to a run.
@@ -78,14 +78,7 @@ impl ProviderSession {
             let PluginPre::Provider(pre) = &self.plugin.pre else {
                 unreachable!("checked in ProviderSession::new")
             };
-            let mut store = new_store(
-                pre.engine(),
-                Arc::from(name.as_str()),
-                &self.limits,
-                self.grants.clone(),
-                self.plugin.requested(),
-            );
-            arm(&mut store, &self.limits);
+            let mut store = self.plugin.armed_store(&self.limits, self.grants.clone());
             let bindings = pre
                 .instantiate_async(&mut store)
                 .await

@@ -70,6 +70,20 @@ impl Plugin {
             .any(|c| matches!(c, Capability::Http(_) | Capability::Process(_)))
     }
 
+    /// A fresh store of this plugin with `limits` and `grants`, armed for
+    /// its first call (instantiation runs the component's start code).
+    pub(crate) fn armed_store(&self, limits: &Limits, grants: Arc<Grants>) -> Store<StoreState> {
+        let mut store = new_store(
+            self.pre.engine(),
+            Arc::from(self.id()),
+            limits,
+            grants,
+            self.requested(),
+        );
+        arm(&mut store, limits);
+        store
+    }
+
     /// Capabilities the plugin requested.
     pub(crate) fn requested(&self) -> Requested {
         Requested(self.description.plugin_info().capabilities.clone())

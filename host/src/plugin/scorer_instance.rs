@@ -26,7 +26,7 @@ use super::bindings::types::{PluginError as GuestError, Score};
 use super::error::PluginError;
 use super::imports::Grants;
 use super::limits::{Limits, StoreState};
-use super::runtime::{Plugin, PluginPre, arm, classify, new_store};
+use super::runtime::{Plugin, PluginPre, arm, classify};
 use super::scorer::{GraderSpec, ScoreInput};
 use super::{Description, PluginKind};
 
@@ -324,14 +324,7 @@ impl ScorerInstance {
             unreachable!("checked in ScorerInstance::new");
         };
         let name = self.plugin.id().to_string();
-        let mut store = new_store(
-            pre.engine(),
-            Arc::from(name.as_str()),
-            &self.limits,
-            self.grants.clone(),
-            self.plugin.requested(),
-        );
-        arm(&mut store, &self.limits);
+        let mut store = self.plugin.armed_store(&self.limits, self.grants.clone());
         let bindings = pre
             .instantiate(&mut store)
             .map_err(|e| classify(e, &store, &self.limits, &name))?;
