@@ -7,7 +7,10 @@
 //!
 //! A line is `{"case": <index>, "caseId", "status", "recommendation",
 //! "tags", "summary", "observed": <evaluation>, "verdict": <summary
-//! evaluation>}`. Lines are in the order cases finished; a resumed run
+//! evaluation>}`. A summary evaluation usually repeats the observed one and
+//! adds members after it; such a line keeps only what it adds, as
+//! `"verdictAfterObserved": {<added members>}`, which halves the journal.
+//! Lines are in the order cases finished; a resumed run
 //! appends to the same file. A last line cut short by a crash is ignored
 //! (and cut off before new lines are appended); a damaged line elsewhere
 //! is an error naming it.
@@ -49,8 +52,39 @@ struct Line<'a> {
     summary: String,
     #[serde(borrow)]
     observed: &'a RawValue,
-    #[serde(borrow)]
-    verdict: &'a RawValue,
+    #[serde(borrow, default)]
+    verdict: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    verdict_after_observed: Option<&'a RawValue>,
+}
+
+impl Line<'_> {
+    /// The summary evaluation, rebuilt from the observed one when the line
+    /// kept only what it adds.
+    fn verdict_body(&self) -> Option<String> {
+        match (self.verdict, self.verdict_after_observed) {
+            (Some(verdict), _) => Some(verdict.get().to_string()),
+            (None, Some(added)) => {
+                let head = self.observed.get().strip_suffix('}')?;
+                let added = added.get().strip_prefix('{')?;
+                Some(format!("{head},{added}"))
+            }
+            (None, None) => None,
+        }
+    }
+}
+
+/// What `verdict` adds after the members of `observed` (both one JSON
+/// object on one line), as the text after the separating comma: `Some`
+/// when `verdict` starts with every member of `observed`, in order and
+/// byte for byte. JSON parses a shared prefix the same way, so the rest
+/// is the verdict's remaining members and its closing brace.
+fn added_after<'v>(observed: &str, verdict: &'v str) -> Option<&'v str> {
+    let head = observed.strip_suffix('}')?;
+    if head.trim_end() == "{" {
+        return None;
+    }
+    verdict.strip_prefix(head)?.strip_prefix(',')
 }
 
 /// Appends finished cases to a journal.
@@ -97,10 +131,21 @@ impl JournalWriter {
         }
         line.push_str(",\"tags\":");
         line.push_str(&serde_json::to_string(&verdict.tags).unwrap_or_else(|_| "[]".into()));
+        let observed = one_line(&finished.observed);
+        let body = one_line(&verdict.body);
+        let (observed, body) = (observed.trim(), body.trim());
         line.push_str(",\"observed\":");
-        line.push_str(&one_line(&finished.observed));
-        line.push_str(",\"verdict\":");
-        line.push_str(&one_line(&verdict.body));
+        line.push_str(observed);
+        match added_after(observed, body) {
+            Some(added) => {
+                line.push_str(",\"verdictAfterObserved\":{");
+                line.push_str(added);
+            }
+            None => {
+                line.push_str(",\"verdict\":");
+                line.push_str(body);
+            }
+        }
         line.push_str("}\n");
         self.out
             .write_all(line.as_bytes())
@@ -155,6 +200,13 @@ impl Journal {
             number += 1;
             let complete = line.ends_with(b"\n");
             match serde_json::from_slice::<Line<'_>>(&line) {
+                Ok(entry)
+                    if complete
+                        && entry.verdict.is_none()
+                        && entry.verdict_after_observed.is_none() =>
+                {
+                    return Err(corrupt(path, number, "a line without its verdict"));
+                }
                 Ok(entry) if complete && entry.case < total => {
                     if offsets[entry.case] == u64::MAX {
                         finished += 1;
@@ -217,6 +269,9 @@ impl Journal {
         let entry: Line<'_> = serde_json::from_slice(&line)
             .map_err(|e| corrupt(&self.path, 0, &format!("case {index}: {e}")))?;
         let bad = |what: &str| corrupt(&self.path, 0, &format!("case {index}: unknown {what}"));
+        let body = entry
+            .verdict_body()
+            .ok_or_else(|| bad("verdict (neither `verdict` nor `verdictAfterObserved`)"))?;
         Ok(Finished {
             index,
             observed: entry.observed.get().to_string(),
@@ -227,7 +282,7 @@ impl Journal {
                     .ok_or_else(|| bad("recommendation"))?,
                 tags: entry.tags,
                 summary: entry.summary,
-                body: entry.verdict.get().to_string(),
+                body,
             },
         })
     }
@@ -261,11 +316,11 @@ fn json_string(text: &str) -> String {
 /// `json` (already checked to be one JSON value) on one line: plugin
 /// output may be pretty-printed, and in JSON text a raw line break can only
 /// be whitespace between tokens (inside strings it is escaped).
-fn one_line(json: &str) -> String {
+fn one_line(json: &str) -> std::borrow::Cow<'_, str> {
     if !json.bytes().any(|b| b == b'\n' || b == b'\r') {
-        return json.to_string();
+        return std::borrow::Cow::Borrowed(json);
     }
-    json.replace(['\n', '\r'], " ")
+    std::borrow::Cow::Owned(json.replace(['\n', '\r'], " "))
 }
 
 #[cfg(test)]
@@ -320,6 +375,52 @@ mod tests {
             back.observed, r#"{"caseId":"c2",  "x": 1}"#,
             "kept on one line"
         );
+    }
+
+    #[test]
+    fn a_verdict_that_extends_the_observed_evaluation_keeps_only_what_it_adds() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(FILE);
+        let observed = r#"{"caseId":"c0","x":{"y":"},"}}"#;
+        let extends = r#"{"caseId":"c0","x":{"y":"},"},"status":"failed","n":[1]}"#;
+        let differs = r#"{"caseId":"c1","x":2,"status":"failed"}"#;
+        let mut writer = JournalWriter::open(&path).unwrap();
+        for (index, body) in [(0, extends), (1, differs), (2, observed)] {
+            let mut case = finished(index, body);
+            case.observed = observed.to_string();
+            writer.append(&case).unwrap();
+        }
+        writer.flush().unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(
+            lines[0].ends_with(r#","verdictAfterObserved":{"status":"failed","n":[1]}}"#),
+            "{}",
+            lines[0]
+        );
+        assert!(
+            lines[1].contains(r#""verdict":{"caseId":"c1""#),
+            "{}",
+            lines[1]
+        );
+        assert!(
+            lines[2].contains(r#""verdict":{"caseId":"c0""#),
+            "{}",
+            lines[2]
+        );
+        let mut journal = Journal::load(&path, 3).unwrap();
+        for (index, body) in [(0, extends), (1, differs), (2, observed)] {
+            assert_eq!(journal.read(index).unwrap().verdict.body, body);
+        }
+        std::fs::write(
+            &path,
+            r#"{"case":0,"caseId":"c0","status":"failed","recommendation":"reject","observed":{}}"#
+                .to_owned()
+                + "\n",
+        )
+        .unwrap();
+        let error = Journal::load(&path, 1).err().unwrap().to_string();
+        assert!(error.contains("without its verdict"), "{error}");
     }
 
     #[test]
