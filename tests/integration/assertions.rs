@@ -314,3 +314,77 @@ fn a_scorer_path_with_a_scorer_id_resolves_against_the_fixture() {
         "{assertion}"
     );
 }
+
+#[test]
+fn tool_trajectory_assertions_pass_fail_and_refuse_uncaptured_calls() {
+    let dir = repo().join("fixtures/eval/assertions/tool-trajectory");
+    let results = dir.join("fixture-results.json");
+    let run = eval_run(
+        &dir.join("tool-trajectory.fixture.yaml"),
+        &["--fixture-results", results.to_str().unwrap()],
+    );
+    let summary = run.packet("eval-summary.json");
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+
+    let told = case(&summary, "routed-as-told");
+    assert_eq!(told["status"], "passed", "{told}");
+    let assertions = told["assertions"].as_array().unwrap();
+    assert_eq!(assertions.len(), 9);
+    assert!(assertions.iter().all(|a| a["status"] == "passed"), "{told}");
+
+    // Every optional check fails on the stray trace, each saying why; the
+    // required `tools-succeeded` fails the case.
+    let strayed = case(&summary, "strayed");
+    assert_eq!(strayed["status"], "failed", "{strayed}");
+    let details: Vec<(&str, &str)> = strayed["assertions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| {
+            assert_eq!(a["status"], "failed", "{a}");
+            (a["name"].as_str().unwrap(), a["detail"].as_str().unwrap())
+        })
+        .collect();
+    let expected = [
+        (
+            "tool-called",
+            "`Read` with {\"file_path\":\"AGENTS.md\"} was not called; calls: Bash, Write",
+        ),
+        ("tool-not-called", "`Write` was called 1 time(s)"),
+        (
+            "tool-trajectory",
+            "call 1 should be `Read`, was `Bash`; calls: Bash, Write",
+        ),
+        (
+            "tool-trajectory",
+            "not called: `Read`; not in `tools`: `Write` (call 2); calls: Bash, Write",
+        ),
+        (
+            "tool-trajectory",
+            "not in `tools`: `Write` (call 2); calls: Bash, Write",
+        ),
+        ("tool-trajectory", "not called: `Read`; calls: Bash, Write"),
+        ("tool-order", "`Read` never called; calls: Bash, Write"),
+        ("tool-count", "2 tool calls, expected at most 1"),
+        ("tools-succeeded", "failed: `Bash` (call 1)"),
+    ];
+    assert_eq!(details.len(), expected.len());
+    for ((name, detail), (want_name, want)) in details.iter().zip(expected) {
+        assert_eq!(*name, want_name);
+        assert!(detail.ends_with(want), "{name}: {detail} (want …{want})");
+    }
+
+    // No tool calls captured: never a vacuous pass, negated or not.
+    let blind = case(&summary, "not-captured");
+    assert_eq!(blind["status"], "failed", "{blind}");
+    for assertion in blind["assertions"].as_array().unwrap() {
+        assert_eq!(assertion["status"], "uncaptured", "{assertion}");
+        assert_eq!(assertion["passed"], false);
+        let detail = assertion["detail"].as_str().unwrap();
+        assert!(
+            detail.contains("harness `fixture-backend`) did not capture tool calls")
+                && detail.contains("`claude-code`"),
+            "{detail}"
+        );
+    }
+}

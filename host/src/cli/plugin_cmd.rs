@@ -127,7 +127,7 @@ fn list(args: ListArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     println!(
-        "{:<14} {:<9} {:<8} {:<6} {:<13} {:<14} SOURCE",
+        "{:<16} {:<9} {:<8} {:<6} {:<13} {:<14} SOURCE",
         "ID", "KIND", "VERSION", "WIT", "SHA256", "CAPABILITIES"
     );
     for row in &rows {
@@ -137,7 +137,7 @@ fn list(args: ListArgs) -> anyhow::Result<ExitCode> {
             row.capabilities.join(" ")
         };
         println!(
-            "{:<14} {:<9} {:<8} {:<6} {:<13} {:<14} {}",
+            "{:<16} {:<9} {:<8} {:<6} {:<13} {:<14} {}",
             row.id,
             row.kind,
             row.version,

@@ -44,6 +44,9 @@ pub struct Checked {
     /// The check could not be carried out (the grader could not run, timed
     /// out or was killed): nothing was judged.
     pub errored: bool,
+    /// Every problem is a signal the provider did not capture (reported as
+    /// `uncaptured`; still a failure).
+    pub uncaptured: bool,
     pub score: Option<f64>,
     pub detail: Option<String>,
 }
@@ -163,6 +166,7 @@ impl CodeGrader {
             Some(0) => Checked {
                 passed: true,
                 errored: false,
+                uncaptured: false,
                 score: Some(1.0),
                 detail: None,
             },
@@ -180,6 +184,7 @@ fn failed(detail: String) -> Checked {
     Checked {
         passed: false,
         errored: false,
+        uncaptured: false,
         score: Some(0.0),
         detail: Some(detail),
     }
@@ -190,6 +195,7 @@ fn errored(detail: String) -> Checked {
     Checked {
         passed: false,
         errored: true,
+        uncaptured: false,
         score: None,
         detail: Some(detail),
     }
@@ -245,6 +251,7 @@ fn from_answer(answer: &Map<String, Value>) -> Checked {
     Checked {
         passed,
         errored: false,
+        uncaptured: false,
         score: score.or(Some(if passed { 1.0 } else { 0.0 })),
         detail: (!detail.is_empty()).then(|| detail.join("; ")),
     }
@@ -366,15 +373,19 @@ impl Metrics {
             ),
         ];
         let mut problems = Vec::new();
+        let mut unmeasured = 0;
         let mut checked = 0;
         let mut within = 0;
         for (name, bound, value) in rows {
             let Some(bound) = bound else { continue };
             checked += 1;
             match value {
-                None => problems.push(format!(
-                    "{name} uncaptured: the provider did not report it, so max {bound} cannot be checked"
-                )),
+                None => {
+                    unmeasured += 1;
+                    problems.push(format!(
+                        "{name} uncaptured: the provider did not report it, so max {bound} cannot be checked"
+                    ));
+                }
                 Some(value) if value > bound => {
                     problems.push(format!("{name} {value} exceeds max {bound}"));
                 }
@@ -384,6 +395,7 @@ impl Metrics {
         Checked {
             passed: problems.is_empty(),
             errored: false,
+            uncaptured: unmeasured > 0 && unmeasured == problems.len(),
             score: Some(f64::from(within) / f64::from(checked.max(1))),
             detail: (!problems.is_empty()).then(|| problems.join("; ")),
         }
@@ -407,6 +419,7 @@ mod tests {
         let mut o = Observation::empty();
         let result = metrics.check(&o, Some(10));
         assert!(!result.passed);
+        assert!(result.uncaptured);
         assert!(result.detail.unwrap().contains("tool_calls uncaptured"));
         o.tool_calls = Some(Vec::new());
         assert!(metrics.check(&o, Some(10)).passed);

@@ -4,7 +4,7 @@
 
 use super::assertions::CaseAssertion;
 use super::host_checks::Checked;
-use crate::plugin::scorer::negate;
+use crate::plugin::scorer::{UNCAPTURED, negate};
 use crate::plugin::{PluginError, Score};
 
 /// The result of one assertion on one case.
@@ -15,6 +15,9 @@ pub struct Outcome {
     /// The check could not be carried out; `passed` is false and the case
     /// is `errored`.
     pub errored: bool,
+    /// The check needs a signal the provider did not capture; `passed` is
+    /// false (an unmeasured check is a failure, never a pass).
+    pub uncaptured: bool,
     pub score: Option<f64>,
     pub detail: Option<String>,
     pub required: bool,
@@ -22,11 +25,12 @@ pub struct Outcome {
 }
 
 impl Outcome {
-    /// `passed`, `failed` or `errored`.
+    /// `passed`, `failed`, `errored` or `uncaptured`.
     pub fn status(&self) -> &'static str {
         match (self.errored, self.passed) {
             (true, _) => "errored",
             (false, true) => "passed",
+            (false, false) if self.uncaptured => "uncaptured",
             (false, false) => "failed",
         }
     }
@@ -42,6 +46,7 @@ impl Outcome {
             name: assertion.name.clone(),
             passed: passed && !errored,
             errored,
+            uncaptured: false,
             score,
             detail,
             required: assertion.required,
@@ -53,7 +58,10 @@ impl Outcome {
     pub(super) fn scored(assertion: &CaseAssertion, result: Result<Score, PluginError>) -> Self {
         match result {
             Ok(score) => match score.passed {
-                Some(passed) => Self::of(assertion, passed, false, score.value, score.detail),
+                Some(passed) => Self {
+                    uncaptured: !passed && score.label.as_deref() == Some(UNCAPTURED),
+                    ..Self::of(assertion, passed, false, score.value, score.detail)
+                },
                 None => Self::of(
                     assertion,
                     false,
@@ -87,16 +95,10 @@ impl Outcome {
             name: assertion.name.clone(),
             value: checked.score,
             passed: Some(checked.passed),
-            label: None,
+            label: checked.uncaptured.then(|| UNCAPTURED.to_string()),
             detail: checked.detail,
         };
         let score = if negated { negate(score) } else { score };
-        Self::of(
-            assertion,
-            score.passed.unwrap_or(false),
-            false,
-            score.value,
-            score.detail,
-        )
+        Self::scored(assertion, Ok(score))
     }
 }

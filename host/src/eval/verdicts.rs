@@ -96,7 +96,7 @@ fn json_text<T: serde::Serialize + ?Sized>(value: &T) -> String {
 #[derive(serde::Serialize)]
 struct Entry<'a> {
     name: &'a str,
-    /// `passed`, `failed` or `errored`.
+    /// `passed`, `failed`, `errored` or `uncaptured`.
     status: &'static str,
     passed: bool,
     score: Option<f64>,
@@ -179,6 +179,7 @@ mod tests {
             name: name.into(),
             passed,
             errored: false,
+            uncaptured: false,
             score: Some(if passed { 1.0 } else { 0.0 }),
             detail: (!passed).then(|| "why \"quoted\"".to_string()),
             required,

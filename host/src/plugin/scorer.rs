@@ -216,8 +216,17 @@ pub(crate) fn split_host_keys(
     }
 }
 
-/// Inverts a score: value → 1 − value, passed → not passed.
+/// Label of a score on a signal the run did not capture (see the built-in
+/// tool-trajectory scorers).
+pub const UNCAPTURED: &str = "uncaptured";
+
+/// Inverts a score: value → 1 − value, passed → not passed. A score on a
+/// signal that was not captured stays failed: negating an unmeasured check
+/// must not make it a pass.
 pub fn negate(score: Score) -> Score {
+    if score.label.as_deref() == Some(UNCAPTURED) {
+        return score;
+    }
     Score {
         value: score.value.map(|v| 1.0 - v),
         passed: score.passed.map(|p| !p),
@@ -259,6 +268,20 @@ mod tests {
         };
         let negated = negate(score);
         assert_eq!((negated.value, negated.passed), (None, None));
+    }
+
+    #[test]
+    fn an_uncaptured_signal_stays_failed_when_negated() {
+        let score = Score {
+            name: "tool-not-called".into(),
+            value: Some(0.0),
+            passed: Some(false),
+            label: Some(UNCAPTURED.into()),
+            detail: Some("uncaptured: …".into()),
+        };
+        let negated = negate(score);
+        assert_eq!((negated.value, negated.passed), (Some(0.0), Some(false)));
+        assert_eq!(negated.detail.as_deref(), Some("uncaptured: …"));
     }
 
     #[test]

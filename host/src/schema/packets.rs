@@ -181,7 +181,9 @@ pub struct Verdict {
 #[serde(deny_unknown_fields)]
 pub struct AssertionOutcome {
     pub name: String,
-    /// `errored`: the check could not be carried out (the case is errored).
+    /// `errored`: the check could not be carried out (the case is errored);
+    /// `uncaptured`: it needs a signal the provider did not capture (a
+    /// failure: an unmeasured check never passes).
     pub status: AssertionStatus,
     pub passed: bool,
     pub score: Option<f64>,
@@ -197,6 +199,7 @@ pub enum AssertionStatus {
     Passed,
     Failed,
     Errored,
+    Uncaptured,
 }
 
 /// A repo/whole-repo evaluation of the observed packet.

@@ -1,9 +1,11 @@
 //! The built-in scorer pack: one component exporting every built-in scorer.
 //!
-//! One component instead of eleven: the scorers share most of their code
+//! One component instead of seventeen: the scorers share most of their code
 //! (serde_json, regex), so a single component is compiled once, loaded with
 //! one cache lookup and embedded once in the host binary (see
 //! docs/ARCHITECTURE.md). Each scorer still gets its own store per config.
+
+mod trajectory;
 
 use cautilus_scorers_core::{
     ConfigError, Verdict, distance, json, pattern,
@@ -12,11 +14,11 @@ use cautilus_scorers_core::{
 use cautilus_sdk::{ConfigSchema, PluginError, Score, ScoreInput, Scorer, export_scorers};
 use serde_json::{Value, json};
 
-fn to_error(error: ConfigError) -> PluginError {
+pub(crate) fn to_error(error: ConfigError) -> PluginError {
     PluginError::config(error.path, error.message)
 }
 
-fn to_score(name: &str, verdict: Verdict) -> Score {
+pub(crate) fn to_score(name: &str, verdict: Verdict) -> Score {
     Score {
         name: name.to_string(),
         value: verdict.value,
@@ -309,4 +311,10 @@ export_scorers!(
     Levenshtein,
     IsJson,
     JsonDiff,
+    trajectory::ToolCalled,
+    trajectory::ToolNotCalled,
+    trajectory::ToolTrajectory,
+    trajectory::ToolOrder,
+    trajectory::ToolsSucceeded,
+    trajectory::ToolCount,
 );

@@ -10,6 +10,10 @@
 //! - workspace mode (repo presets): the canned value (an observation object,
 //!   or for skill an array with one observation per repeat sample) is
 //!   returned as structured output; without one the case is blocked.
+//! - in both modes a canned object may give `toolCalls`, the calls the
+//!   answer made (`[{name, arguments?, output?, succeeded?, durationMs?}]`),
+//!   so tool-trajectory assertions can be tried without an agent. Without
+//!   it, tool calls are not captured (`none`), never an empty list.
 //!
 //! Judge mode: when the host calls this provider as the run's judge model
 //! (messaging mode, `options.purpose == "judge"`, no `canned` value), it
@@ -23,7 +27,9 @@
 //! runs, not a semantic judgement.
 
 use cautilus_sdk::provider::{Invocation, Provider, ProviderInfo};
-use cautilus_sdk::{Message, Observation, PluginError, Usage, export_provider, plugin_info};
+use cautilus_sdk::{
+    Message, Observation, PluginError, ToolCall, Usage, export_provider, plugin_info,
+};
 use serde_json::{Value, json};
 
 struct Fixture;
@@ -49,6 +55,7 @@ fn observation(mode: &str) -> Observation {
 
 fn messaging(request: &Invocation, canned: Option<Value>) -> Result<Observation, PluginError> {
     let mut out = observation("messaging");
+    let canned_calls = canned.as_ref().and_then(|c| c.get("toolCalls")).cloned();
     let mut messages = request.messages.clone();
     let final_text = match canned {
         Some(Value::String(text)) => text,
@@ -112,7 +119,53 @@ fn messaging(request: &Invocation, canned: Option<Value>) -> Result<Observation,
     }
     out.final_text = Some(final_text);
     out.messages = messages;
+    out.tool_calls = canned_tool_calls(request, canned_calls.as_ref())?;
     Ok(out)
+}
+
+/// A canned result's `toolCalls`, if it gives them.
+fn canned_tool_calls(
+    request: &Invocation,
+    calls: Option<&Value>,
+) -> Result<Option<Vec<ToolCall>>, PluginError> {
+    let Some(calls) = calls else {
+        return Ok(None);
+    };
+    let at = |i: usize| format!("{}.toolCalls[{i}]", request.case_id);
+    let Some(list) = calls.as_array() else {
+        return Err(PluginError::input(
+            format!("{}.toolCalls", request.case_id),
+            "must be a list of {name, arguments?, output?, succeeded?, durationMs?}",
+        ));
+    };
+    let mut out = Vec::with_capacity(list.len());
+    for (i, call) in list.iter().enumerate() {
+        let Some(name) = call.get("name").and_then(Value::as_str) else {
+            return Err(PluginError::input(
+                at(i),
+                "a tool call needs a string `name`",
+            ));
+        };
+        for key in call.as_object().into_iter().flat_map(|o| o.keys()) {
+            if !["name", "arguments", "output", "succeeded", "durationMs"].contains(&key.as_str()) {
+                return Err(PluginError::input(
+                    format!("{}.{key}", at(i)),
+                    "unknown field; a tool call has name, arguments, output, succeeded, durationMs",
+                ));
+            }
+        }
+        out.push(ToolCall {
+            name: name.to_string(),
+            arguments: call.get("arguments").map(Value::to_string),
+            output: call
+                .get("output")
+                .and_then(Value::as_str)
+                .map(str::to_string),
+            succeeded: call.get("succeeded").and_then(Value::as_bool),
+            duration_ms: call.get("durationMs").and_then(Value::as_u64),
+        });
+    }
+    Ok(Some(out))
 }
 
 /// The phrases quoted in `criterion`: text between "…", `…` or “…”, in
@@ -241,6 +294,7 @@ fn workspace(request: &Invocation, canned: Option<Value>) -> Result<Observation,
         .get("summary")
         .and_then(Value::as_str)
         .map(str::to_string);
+    out.tool_calls = canned_tool_calls(request, canned.get("toolCalls"))?;
     out.structured = Some(canned.to_string());
     Ok(out)
 }

@@ -12,6 +12,7 @@ pub mod distance;
 pub mod json;
 pub mod pattern;
 pub mod text;
+pub mod trajectory;
 
 /// Failure excerpts are the SDK's, so every plugin quotes output the same way.
 pub use cautilus_sdk::excerpt;
