@@ -52,6 +52,11 @@ const COMPONENTS: &[(&str, &str, &str)] = &[
         "codex-cli",
         "cautilus_provider_codex_cli",
     ),
+    (
+        "provider-claude-code",
+        "claude-code",
+        "cautilus_provider_claude_code",
+    ),
     ("judge", "cautilus-judge", "cautilus_judge"),
 ];
 

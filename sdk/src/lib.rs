@@ -106,7 +106,7 @@ pub use config::parse_config;
 pub use scorer::{Scorer, ScorerEntry, ScorerPack};
 pub use types::{
     Capability, CaseView, ConfigSchema, CostClass, FieldError, Message, Observation, PluginError,
-    PluginInfo, Score, ScoreInput, ToolCall, Usage, excerpt,
+    PluginInfo, Score, ScoreInput, ToolCall, Usage, WorkspaceTrace, excerpt,
 };
 
 pub use serde_json;

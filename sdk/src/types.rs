@@ -8,7 +8,7 @@ use crate::bindings::scorer::exports::cautilus::plugin::scorer_api;
 pub use scorer_api::ScoreInput;
 pub use wit::{
     CaseView, CostClass, FieldError, Message, Observation, PluginError, PluginInfo, Score,
-    ToolCall, Usage,
+    ToolCall, Usage, WorkspaceTrace,
 };
 
 /// A capability a plugin requests (granted or not by the user's run).

@@ -164,7 +164,7 @@ fn plugin_inspect_shows_schema_and_cost_class() {
     let (code, stdout, _) = run(&["plugin", "inspect", "cautilus-builtin-scorers", "--json"]);
     assert_eq!(code, 0);
     let view: serde_json::Value = serde_json::from_str(&stdout).unwrap();
-    assert_eq!(view["scorers"].as_array().unwrap().len(), 11);
+    assert_eq!(view["scorers"].as_array().unwrap().len(), 17);
 }
 
 #[test]

@@ -1,6 +1,8 @@
 //! The cautilus integration tests: one test binary, run against the real
 //! `cautilus` binary and the real plugin runtime.
 //!
+//! - `agents`: the repo surface on the real `claude` (Claude Code), offline
+//!   against a scripted loopback model whose answers are tool calls;
 //! - `scorers`: every built-in scorer through the host, with edge cases;
 //! - `sandbox`: hostile components hit every limit; the host stays healthy;
 //! - `capabilities`: each host import, allowed and denied;
@@ -26,6 +28,7 @@
 //!   with `CAUTILUS_TEST_SMOLLM_URL`; scripts/smollm2-server.sh);
 //! - `scaffold`: `plugin new scorer` builds and loads.
 
+mod agents;
 mod assertions;
 mod cache;
 mod capabilities;

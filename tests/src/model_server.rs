@@ -11,44 +11,62 @@ use std::time::{Duration, Instant};
 
 /// A Messages API answer streamed as Claude Code reads it (`stream: true`).
 pub fn anthropic_stream(model: &str, text: &str) -> Reply {
+    anthropic_blocks(model, &[serde_json::json!({"type": "text", "text": text})])
+}
+
+/// A streamed Messages API answer of content blocks: `{"type": "text",
+/// "text"}` and `{"type": "tool_use", "id", "name", "input"}` (the answer
+/// then stops for the tool's result, so a coding agent runs the tool).
+pub fn anthropic_blocks(model: &str, blocks: &[serde_json::Value]) -> Reply {
     let data = |value: serde_json::Value| value.to_string();
-    Reply::events([
-        (
-            "message_start",
-            data(serde_json::json!({"type": "message_start", "message": {
-            "id": "msg_loopback", "type": "message", "role": "assistant", "model": model,
-            "content": [], "stop_reason": null, "stop_sequence": null,
-            "usage": {"input_tokens": 12, "output_tokens": 1}}})),
-        ),
-        (
+    let mut events = vec![(
+        "message_start",
+        data(serde_json::json!({"type": "message_start", "message": {
+        "id": "msg_loopback", "type": "message", "role": "assistant", "model": model,
+        "content": [], "stop_reason": null, "stop_sequence": null,
+        "usage": {"input_tokens": 12, "output_tokens": 1}}})),
+    )];
+    let mut uses_tool = false;
+    for (index, block) in blocks.iter().enumerate() {
+        let (start, delta) = if block["type"] == "tool_use" {
+            uses_tool = true;
+            (
+                serde_json::json!({"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}),
+                serde_json::json!({"type": "input_json_delta", "partial_json": block["input"].to_string()}),
+            )
+        } else {
+            (
+                serde_json::json!({"type": "text", "text": ""}),
+                serde_json::json!({"type": "text_delta", "text": block["text"]}),
+            )
+        };
+        events.push((
             "content_block_start",
-            data(
-                serde_json::json!({"type": "content_block_start", "index": 0,
-            "content_block": {"type": "text", "text": ""}}),
-            ),
-        ),
-        (
+            data(serde_json::json!({"type": "content_block_start", "index": index, "content_block": start})),
+        ));
+        events.push((
             "content_block_delta",
             data(
-                serde_json::json!({"type": "content_block_delta", "index": 0,
-            "delta": {"type": "text_delta", "text": text}}),
+                serde_json::json!({"type": "content_block_delta", "index": index, "delta": delta}),
             ),
-        ),
-        (
+        ));
+        events.push((
             "content_block_stop",
-            data(serde_json::json!({"type": "content_block_stop", "index": 0})),
-        ),
-        (
-            "message_delta",
-            data(serde_json::json!({"type": "message_delta",
-            "delta": {"stop_reason": "end_turn", "stop_sequence": null},
-            "usage": {"output_tokens": 7}})),
-        ),
-        (
-            "message_stop",
-            data(serde_json::json!({"type": "message_stop"})),
-        ),
-    ])
+            data(serde_json::json!({"type": "content_block_stop", "index": index})),
+        ));
+    }
+    let stop = if uses_tool { "tool_use" } else { "end_turn" };
+    events.push((
+        "message_delta",
+        data(serde_json::json!({"type": "message_delta",
+        "delta": {"stop_reason": stop, "stop_sequence": null},
+        "usage": {"output_tokens": 7}})),
+    ));
+    events.push((
+        "message_stop",
+        data(serde_json::json!({"type": "message_stop"})),
+    ));
+    Reply::events(events)
 }
 
 /// A Responses API answer streamed as Codex reads it (`stream: true`).

@@ -79,7 +79,7 @@ pub struct TestArgs {
     #[arg(
         long,
         value_name = "RUN_DIR",
-        conflicts_with_all = ["fixture", "workspace", "output_dir", "provider", "fixture_results", "update_snapshots", "jobs", "timeout_ms", "memory_mib", "fuel", "grant_http", "grant_program", "grant_secret", "replay", "cassette"]
+        conflicts_with_all = ["fixture", "workspace", "output_dir", "provider", "fixture_results", "update_snapshots", "keep_workspaces", "jobs", "timeout_ms", "memory_mib", "fuel", "grant_http", "grant_program", "grant_secret", "replay", "cassette"]
     )]
     resume: Option<PathBuf>,
     /// The workspace under test (default: the current directory)
@@ -128,6 +128,10 @@ pub struct TestArgs {
     /// run's output, and say which; without it a missing golden is an error
     #[arg(long)]
     update_snapshots: bool,
+    /// Keep the workspace copy each coding-agent sample ran in (printed on
+    /// stderr) instead of removing it, to inspect what the agent did
+    #[arg(long)]
+    keep_workspaces: bool,
     /// Worker threads [default: one per core; 1 on the repo surface, whose
     /// cases share one workspace]
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=256))]
@@ -219,6 +223,7 @@ fn test(args: TestArgs) -> anyhow::Result<ExitCode> {
             jobs: args.jobs.map(usize::from),
             concurrency: args.concurrency.map(usize::from),
             update_snapshots: args.update_snapshots,
+            keep_workspaces: args.keep_workspaces,
             resume: false,
             case_lines,
         },

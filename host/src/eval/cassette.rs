@@ -313,6 +313,19 @@ pub fn scrub_observation(mut o: Observation, secrets: &[String]) -> Observation 
         scrub_opt(&mut call.arguments);
         scrub_opt(&mut call.output);
     }
+    if let Some(trace) = &mut o.trace {
+        for text in trace
+            .files_read
+            .iter_mut()
+            .chain(&mut trace.instruction_files)
+            .chain(&mut trace.commands)
+            .chain(&mut trace.skills)
+            .chain(&mut trace.subagents)
+        {
+            *text = scrub(text, secrets);
+        }
+        scrub_opt(&mut trace.transcript);
+    }
     o
 }
 

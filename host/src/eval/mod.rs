@@ -64,6 +64,7 @@ pub mod tally;
 pub mod validate;
 pub mod verdicts;
 pub mod workers;
+pub mod workspace_copy;
 
 use std::path::PathBuf;
 

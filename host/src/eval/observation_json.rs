@@ -4,7 +4,7 @@
 
 use serde_json::{Value, json};
 
-use crate::plugin::bindings::types::{Message, Observation, ToolCall, Usage};
+use crate::plugin::bindings::types::{Message, Observation, ToolCall, Usage, WorkspaceTrace};
 
 /// An observation as JSON (the cassette's form).
 pub fn observation_json(o: &Observation) -> Value {
@@ -42,7 +42,48 @@ pub fn observation_json(o: &Observation) -> Value {
         "harness": o.harness,
         "mode": o.mode,
         "structured": parsed(&o.structured),
+        "trace": o.trace.as_ref().map(trace_json),
     })
+}
+
+/// A workspace trace as JSON (the transcript as its lines, so redaction
+/// reaches into them).
+fn trace_json(t: &WorkspaceTrace) -> Value {
+    json!({
+        "filesRead": t.files_read,
+        "instructionFiles": t.instruction_files,
+        "skills": t.skills,
+        "subagents": t.subagents,
+        "commands": t.commands,
+        "turns": t.turns,
+        "sessionId": t.session_id,
+        "transcript": t.transcript,
+    })
+}
+
+fn trace_from(v: &Value) -> WorkspaceTrace {
+    let list = |key: &str| -> Vec<String> {
+        v.get(key)
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|s| s.as_str().map(str::to_string))
+            .collect()
+    };
+    let text = |key: &str| v.get(key).and_then(Value::as_str).map(str::to_string);
+    WorkspaceTrace {
+        files_read: list("filesRead"),
+        instruction_files: list("instructionFiles"),
+        skills: list("skills"),
+        subagents: list("subagents"),
+        commands: list("commands"),
+        turns: v
+            .get("turns")
+            .and_then(Value::as_u64)
+            .and_then(|n| u32::try_from(n).ok()),
+        session_id: text("sessionId"),
+        transcript: text("transcript"),
+    }
 }
 
 /// An observation from its cassette form.
@@ -114,5 +155,6 @@ pub fn observation_from(v: &Value) -> Result<Observation, String> {
         harness: text("harness"),
         mode: text("mode"),
         structured: json_text(v.get("structured")),
+        trace: v.get("trace").filter(|t| t.is_object()).map(trace_from),
     })
 }

@@ -81,6 +81,9 @@ pub struct TestOptions {
     pub concurrency: Option<usize>,
     /// Write or refresh golden files from this run (`--update-snapshots`).
     pub update_snapshots: bool,
+    /// Keep each coding-agent sample's workspace copy for inspection
+    /// (`--keep-workspaces`).
+    pub keep_workspaces: bool,
     /// Continue the run in `output_dir` (`--resume`): its journal's
     /// finished cases are kept, the others run.
     pub resume: bool,

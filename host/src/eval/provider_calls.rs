@@ -7,11 +7,14 @@
 //! back after, so the pool holds at most as many sessions as calls were
 //! ever in flight at once (the run's concurrency).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
+use serde_json::{Map, Value};
+
 use super::cassette::{Cassette, scrub, scrub_observation};
+use super::workspace_copy::{WorkspaceCopy, fresh_copy};
 use crate::plugin::bindings::preset::exports::cautilus::plugin::preset_api::Sample;
 use crate::plugin::bindings::provider::exports::cautilus::plugin::provider_api::Invocation;
 use crate::plugin::provider::ProviderSession;
@@ -28,7 +31,25 @@ pub struct ProviderCalls {
     /// whatever it answers before anything is recorded.
     secrets: Vec<String>,
     idle: Mutex<Vec<ProviderSession>>,
+    /// A coding agent's samples each run in a fresh copy of the workspace.
+    agent: Option<AgentWorkspaces>,
+    /// Where sample transcripts are saved (the run directory).
+    run_dir: Option<PathBuf>,
 }
+
+/// Where a coding agent's samples run: each in a fresh copy of its case's
+/// workspace template, else of the run's workspace.
+#[derive(Debug, Clone)]
+pub struct AgentWorkspaces {
+    /// The run's workspace (`--workspace`).
+    pub source: PathBuf,
+    /// Keep every copy for inspection (`--keep-workspaces`) instead of
+    /// removing it after its sample.
+    pub keep: bool,
+}
+
+/// Directory of the run directory that holds sample transcripts.
+pub const TRANSCRIPTS: &str = "transcripts";
 
 impl ProviderCalls {
     pub fn new(
@@ -45,7 +66,21 @@ impl ProviderCalls {
             cassette,
             secrets,
             idle: Mutex::new(Vec::new()),
+            agent: None,
+            run_dir: None,
         }
+    }
+
+    /// Runs every sample in a fresh copy of its workspace (a coding agent).
+    pub fn with_agent_workspaces(mut self, agent: AgentWorkspaces) -> Self {
+        self.agent = Some(agent);
+        self
+    }
+
+    /// Saves sample transcripts under `run_dir`.
+    pub fn with_run_dir(mut self, run_dir: &Path) -> Self {
+        self.run_dir = Some(run_dir.to_path_buf());
+        self
     }
 
     /// The provider's id (what a cassette entry is keyed by).
@@ -70,14 +105,43 @@ impl ProviderCalls {
                     .map(|_| Sample {
                         outcome: Err(error.clone()),
                         duration_ms: elapsed_ms(started),
+                        transcript: None,
                     })
                     .collect();
             }
         };
-        session.set_case_workspace(workspace);
         let mut samples = Vec::with_capacity(requests.len());
         for (index, request) in requests.iter().enumerate() {
-            samples.push(self.sample(&mut session, request, index).await);
+            let Some(agent) = &self.agent else {
+                session.set_case_workspace(workspace.clone());
+                samples.push(self.sample(&mut session, request, index).await);
+                continue;
+            };
+            let started = Instant::now();
+            let source = workspace.as_deref().unwrap_or(&agent.source);
+            let copy = match fresh_copy(source) {
+                Ok(copy) => copy,
+                Err(error) => {
+                    samples.push(Sample {
+                        outcome: Err(error.to_string()),
+                        duration_ms: elapsed_ms(started),
+                        transcript: None,
+                    });
+                    continue;
+                }
+            };
+            session.set_case_workspace(Some(copy.dir.path().to_path_buf()));
+            let request = with_workspace_hash(request, &copy);
+            samples.push(self.sample(&mut session, &request, index).await);
+            if agent.keep {
+                let kept = copy.dir.keep();
+                eprintln!(
+                    "kept the workspace of case `{}` sample {}: {}",
+                    request.case_id,
+                    index + 1,
+                    kept.display()
+                );
+            }
         }
         session.set_case_workspace(None);
         self.idle
@@ -106,13 +170,22 @@ impl ProviderCalls {
             }
             None => live.await.0,
         };
+        let mut transcript = None;
         let outcome = match outcome {
-            Ok(observation) => Ok(scrub_observation(observation, &self.secrets)),
+            Ok(observation) => {
+                let mut observation = scrub_observation(observation, &self.secrets);
+                let text = observation.trace.as_mut().and_then(|t| t.transcript.take());
+                if let (Some(text), Some(run_dir)) = (text, &self.run_dir) {
+                    transcript = save_transcript(run_dir, &request.case_id, index, &text);
+                }
+                Ok(observation)
+            }
             Err(error) => Err(scrub(&error, &self.secrets)),
         };
         Sample {
             outcome,
             duration_ms: elapsed_ms(started),
+            transcript,
         }
     }
 
@@ -126,6 +199,67 @@ impl ProviderCalls {
                 self.grants.clone(),
             )
             .map_err(|e| e.to_string()),
+        }
+    }
+}
+
+/// Most root entries named to an agent provider.
+const ROOT_ENTRIES: usize = 1000;
+
+/// `request` told about its workspace copy: the copy's hash
+/// (`workspaceHash`), so a recorded answer is keyed by the workspace it was
+/// given and a changed repository is a cassette miss, not a stale pass; and
+/// the names at its root (`workspaceRoot`), so a provider knows which
+/// instruction files its harness loads by itself.
+fn with_workspace_hash(request: &Invocation, copy: &WorkspaceCopy) -> Invocation {
+    let mut options = request
+        .options
+        .as_deref()
+        .and_then(|text| serde_json::from_str::<Map<String, Value>>(text).ok())
+        .unwrap_or_default();
+    options.insert("workspaceHash".into(), Value::String(copy.hash.clone()));
+    let mut names: Vec<String> = std::fs::read_dir(copy.dir.path())
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names.truncate(ROOT_ENTRIES);
+    options.insert(
+        "workspaceRoot".into(),
+        Value::Array(names.into_iter().map(Value::String).collect()),
+    );
+    Invocation {
+        options: Some(Value::Object(options).to_string()),
+        ..request.clone()
+    }
+}
+
+/// Saves a sample's (already redacted) transcript as
+/// `transcripts/<case>-<sample>.jsonl` in the run directory; returns that
+/// relative path, or `None` (saying why) when it cannot be written: a lost
+/// transcript never fails the case.
+fn save_transcript(run_dir: &Path, case_id: &str, index: usize, text: &str) -> Option<String> {
+    let safe: String = case_id
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(80)
+        .collect();
+    // Two case ids that sanitize alike still get distinct names.
+    let tag = &hex::encode(<sha2::Sha256 as sha2::Digest>::digest(case_id.as_bytes()))[..8];
+    let relative = format!("{TRANSCRIPTS}/{safe}-{tag}-{}.jsonl", index + 1);
+    match super::records::write_bytes(&run_dir.join(&relative), text.as_bytes()) {
+        Ok(()) => Some(relative),
+        Err(error) => {
+            eprintln!("warning: the transcript of case `{case_id}` was not saved: {error}");
+            None
         }
     }
 }

@@ -62,6 +62,9 @@ pub struct ProviderSetup {
     /// The empty directory a messaging CLI runs in (so no project
     /// instructions reach the model); removed when dropped.
     pub scratch: Option<tempfile::TempDir>,
+    /// A coding agent (`claude-code`, `codex`): each sample runs in a fresh
+    /// copy of the workspace.
+    pub agent: bool,
     /// Passed in every invocation's `options` (with the case's canned
     /// result, for the fixture backend).
     pub options: Map<String, Value>,
@@ -162,8 +165,13 @@ fn api_endpoint(
     }))
 }
 
-/// A coding-agent CLI run in messaging mode.
+/// A coding-agent CLI, run in messaging mode (`claude-cli`, `codex-cli`:
+/// in an empty directory, no tools) or as an agent in a copy of the
+/// workspace (`claude-code`, `codex`).
 struct MessagingCli {
+    /// Whether it works in the workspace (an agent) rather than answering
+    /// messages.
+    agent: bool,
     program: &'static str,
     /// The host variables it reads its login and endpoint from (besides
     /// [`CLI_BASE_ENV`]).
@@ -185,28 +193,45 @@ const CLI_BASE_ENV: [&str; 9] = [
     "NODE_EXTRA_CA_CERTS",
 ];
 
+const CLAUDE_ENV: &[&str] = &[
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_AUTH_TOKEN",
+    "ANTHROPIC_BASE_URL",
+    "CLAUDE_CONFIG_DIR",
+    "XDG_CONFIG_HOME",
+];
+const CODEX_ENV: &[&str] = &[
+    "CODEX_HOME",
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+    "CODEX_API_KEY",
+    "XDG_CONFIG_HOME",
+];
+
 fn messaging_cli(id: &str) -> Option<MessagingCli> {
     match id {
-        "claude-cli" => Some(MessagingCli {
+        "claude-code" => Some(MessagingCli {
+            agent: true,
             program: "claude",
-            env: &[
-                "ANTHROPIC_API_KEY",
-                "ANTHROPIC_AUTH_TOKEN",
-                "ANTHROPIC_BASE_URL",
-                "CLAUDE_CONFIG_DIR",
-                "XDG_CONFIG_HOME",
-            ],
+            env: CLAUDE_ENV,
+            missing: "`claude` is not on PATH; install Claude Code (`npm install -g @anthropic-ai/claude-code`) and log in",
+        }),
+        "codex" => Some(MessagingCli {
+            agent: true,
+            program: "codex",
+            env: CODEX_ENV,
+            missing: "`codex` is not on PATH; install Codex (`npm install -g @openai/codex`) and log in (`codex login`)",
+        }),
+        "claude-cli" => Some(MessagingCli {
+            agent: false,
+            program: "claude",
+            env: CLAUDE_ENV,
             missing: "`claude` is not on PATH; install Claude Code (`npm install -g @anthropic-ai/claude-code`) and log in, or use `--provider anthropic` with ANTHROPIC_API_KEY",
         }),
         "codex-cli" => Some(MessagingCli {
+            agent: false,
             program: "codex",
-            env: &[
-                "CODEX_HOME",
-                "OPENAI_API_KEY",
-                "OPENAI_BASE_URL",
-                "CODEX_API_KEY",
-                "XDG_CONFIG_HOME",
-            ],
+            env: CODEX_ENV,
             missing: "`codex` is not on PATH; install Codex (`npm install -g @openai/codex`) and log in (`codex login`), or use `--provider openai` with OPENAI_API_KEY",
         }),
         _ => None,
@@ -241,6 +266,7 @@ pub fn denied(registry: &Registry, reference: &str) -> Result<ProviderSetup, Eva
         plugin: registry.resolve_provider(reference)?,
         grants: Grants::default(),
         scratch: None,
+        agent: false,
         options: Map::new(),
     })
 }
@@ -296,6 +322,7 @@ pub fn setup(
         options = api.options;
     }
     let mut scratch = None;
+    let mut agent = false;
     if builtin && let Some(cli) = messaging_cli(reference) {
         let error = |message: String| EvalError::Provider {
             provider: reference.to_string(),
@@ -308,6 +335,21 @@ pub fn setup(
         grants
             .program_env
             .extend(CLI_BASE_ENV.iter().chain(cli.env).map(|v| v.to_string()));
+        options.insert(
+            "timeoutMs".into(),
+            json!(timeout_ms.min(u64::from(u32::MAX))),
+        );
+        if cli.agent {
+            // Each sample gets its own copy of the workspace (set per call).
+            agent = true;
+            return Ok(ProviderSetup {
+                plugin,
+                grants,
+                scratch,
+                agent,
+                options,
+            });
+        }
         let dir = tempfile::Builder::new()
             .prefix("cautilus-cli-")
             .tempdir()
@@ -318,15 +360,12 @@ pub fn setup(
             })?;
         grants.workspace = Some(dir.path().to_path_buf());
         scratch = Some(dir);
-        options.insert(
-            "timeoutMs".into(),
-            json!(timeout_ms.min(u64::from(u32::MAX))),
-        );
     }
     Ok(ProviderSetup {
         plugin,
         grants,
         scratch,
+        agent,
         options,
     })
 }

@@ -55,11 +55,16 @@ impl RunProvider {
         let strict = replay == ReplayMode::ReplayStrict;
         let fixture_provider = body.get("provider").and_then(Value::as_str);
         let canned = options.fixture_results.is_some();
+        // The repo surface names no provider: its cases go to the coding
+        // agent this machine has.
+        let repo = body.get("surface").and_then(Value::as_str) == Some("repo") && !canned;
         let reference = match (&options.provider, &cassette) {
             (Some(reference), _) => reference.clone(),
+            (None, Some(cassette)) if strict && repo => choose_recorded_agent(&cassette.adapters()),
             (None, Some(cassette)) if strict => {
                 choose_recorded(fixture_provider, canned, &cassette.adapters())?
             }
+            (None, _) if repo => choose_agent(&env),
             (None, _) => choose(fixture_provider, canned, &env)?,
         };
         let setup = if strict {
@@ -145,6 +150,26 @@ pub fn choose(
     })
 }
 
+/// The coding agent of a repo suite without `--provider`: `claude-code`
+/// when `claude` is on PATH, else the fixture backend (whose cases are then
+/// blocked for want of canned observations, saying so).
+pub fn choose_agent(env: &dyn Fn(&str) -> Option<String>) -> String {
+    if on_path("claude", env) {
+        "claude-code".into()
+    } else {
+        "fixture".into()
+    }
+}
+
+/// The coding agent whose calls a `replay-strict` repo run's cassette holds.
+pub fn choose_recorded_agent(recorded: &std::collections::BTreeSet<String>) -> String {
+    ["claude-code"]
+        .into_iter()
+        .find(|id| recorded.contains(*id))
+        .unwrap_or("fixture")
+        .to_string()
+}
+
 /// The provider of a `replay-strict` run without `--provider`: the one of
 /// the fixture's provider family (`anthropic`: the API or `claude-cli`;
 /// `openai`: the API or `codex-cli`) whose calls the cassette holds.
@@ -209,6 +234,7 @@ mod tests {
             "canned results"
         );
         assert_eq!(pick(None, false, &none).unwrap(), "fixture");
+        assert_eq!(choose_agent(&none), "fixture", "no agent installed");
         assert_eq!(pick(Some("./p.wasm"), false, &none).unwrap(), "./p.wasm");
 
         let key = with(vec![
@@ -218,6 +244,7 @@ mod tests {
         assert_eq!(pick(Some("anthropic"), false, &key).unwrap(), "anthropic");
         let cli = with(vec![("PATH", path.clone())]);
         assert_eq!(pick(Some("anthropic"), false, &cli).unwrap(), "claude-cli");
+        assert_eq!(choose_agent(&cli), "claude-code", "a repo suite's agent");
         let refused = pick(Some("anthropic"), false, &none).unwrap_err();
         assert!(refused.contains("set ANTHROPIC_API_KEY"), "{refused}");
         assert!(refused.contains("--provider fixture"), "{refused}");

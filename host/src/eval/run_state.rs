@@ -57,6 +57,8 @@ pub struct RunOptions {
     pub fuel: Option<u64>,
     #[serde(default)]
     pub update_snapshots: bool,
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub keep_workspaces: bool,
 }
 
 fn is_default<T: Default + PartialEq>(value: &T) -> bool {
@@ -170,6 +172,7 @@ mod tests {
             memory_bytes: 64 << 20,
             fuel: None,
             update_snapshots: false,
+            keep_workspaces: true,
         };
         let mut state = RunState::start(options, "abc".into(), 10);
         state.write(dir.path()).unwrap();

@@ -25,7 +25,7 @@ use super::pipeline::{
     DEFAULT_CONCURRENCY, HEADER_KEYS, Outcome, SuiteOptions, TestOptions, default_jobs,
     fixture_ref, header, preset_info, read_fixture_results,
 };
-use super::provider_calls::ProviderCalls;
+use super::provider_calls::{AgentWorkspaces, ProviderCalls};
 use super::records::{self, PacketWriter, partial_path};
 use super::run_pass::{self, RunPass};
 use super::run_provider::RunProvider;
@@ -41,6 +41,9 @@ use crate::plugin::provider::ProviderSession;
 const CASES: &str = "eval-cases.json";
 const OBSERVED: &str = "eval-observed.json";
 const SUMMARY: &str = "eval-summary.json";
+/// Most bytes of a coding agent's output read (its event stream, which
+/// carries the tool output it saw).
+const AGENT_OUTPUT_BYTES: usize = 8 * 1024 * 1024;
 
 /// Runs one suite and writes its records. With `keep_outputs`, the outcome
 /// also holds each case's output node (what later steps read).
@@ -190,21 +193,39 @@ pub fn run_suite(
         tally,
         options.case_lines,
     )?;
+    // A coding agent is told how the fixture sets it up (`agent`).
+    let mut provider_options = run_provider.setup.options.clone();
+    if let Some(agent) = validated.suite.body.get("agent") {
+        provider_options.insert("agent".into(), agent.clone());
+    }
     let context = RunContext {
         provider: provider.id(),
         harness: &harness,
         mode: validated.suite.pair.mode.as_str(),
         fixture_ref: &fixture_ref,
         canned: canned.as_ref(),
-        provider_options: &run_provider.setup.options,
+        provider_options: &provider_options,
     };
-    let calls = Arc::new(ProviderCalls::new(
+    let mut limits = options.limits.clone();
+    if run_provider.setup.agent {
+        // An agent's event stream carries its tool output: allow more of it.
+        limits.output_bytes = limits.output_bytes.max(AGENT_OUTPUT_BYTES);
+    }
+    let mut calls = ProviderCalls::new(
         provider.clone(),
-        options.limits.clone(),
+        limits,
         grants.clone(),
         cassette.clone(),
         secrets,
-    ));
+    )
+    .with_run_dir(&output_dir);
+    if run_provider.setup.agent {
+        calls = calls.with_agent_workspaces(AgentWorkspaces {
+            source: options.workspace.clone(),
+            keep: options.keep_workspaces,
+        });
+    }
+    let calls = Arc::new(calls);
     // A provider that waits on the network or a program overlaps its calls
     // on the messaging surface. On the repo surface the agent works in the
     // workspace, which the previous case's graders may still be reading:
@@ -276,6 +297,7 @@ fn run_options(options: &TestOptions, reference: &str) -> RunOptions {
         memory_bytes: options.limits.memory_bytes,
         fuel: options.limits.fuel,
         update_snapshots: options.update_snapshots,
+        keep_workspaces: options.keep_workspaces,
     }
 }
 
@@ -318,6 +340,7 @@ pub fn resume_options(dir: &Path, case_lines: CaseLines) -> Result<TestOptions, 
         jobs: o.jobs,
         concurrency: o.concurrency,
         update_snapshots: o.update_snapshots,
+        keep_workspaces: o.keep_workspaces,
         resume: true,
         case_lines,
     })

@@ -63,6 +63,7 @@ impl Observation {
             harness: None,
             mode: None,
             structured: None,
+            trace: None,
         }
     }
 }

@@ -226,6 +226,7 @@ pub struct ExpectedSnapshot {
 pub struct WholeRepoFixture {
     #[serde(flatten)]
     pub suite: SuiteFields,
+    pub agent: Option<Agent>,
     /// Required (here or as `tests`).
     pub cases: Option<Cases<WholeRepoCase>>,
     /// Alias of `cases`.
@@ -255,6 +256,36 @@ pub struct WholeRepoCase {
     pub assertions: Option<Vec<Assertion>>,
 }
 
+/// How the coding agent (`claude-code`, `codex`) runs each case, in its own
+/// copy of the workspace.
+#[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Agent {
+    /// What the agent may do in its copy: `read-only` (default), `edit`
+    /// (change files) or `full` (no permission checks).
+    pub permissions: Option<AgentPermissions>,
+    /// Pin the agent's model; by default it uses the operator's own setup.
+    pub model: Option<String>,
+    /// Codex: the operator's `CODEX_HOME` (`inherit`, default) or a
+    /// temporary one with only its auth and config (`isolated`).
+    pub codex_home: Option<CodexHome>,
+}
+
+#[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum AgentPermissions {
+    ReadOnly,
+    Edit,
+    Full,
+}
+
+#[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum CodexHome {
+    Inherit,
+    Isolated,
+}
+
 /// Routing expectations; tokens match when equal or equal after the last `:`.
 #[derive(Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -273,6 +304,7 @@ pub struct ExpectedRouting {
 pub struct SkillFixture {
     #[serde(flatten)]
     pub suite: SuiteFields,
+    pub agent: Option<Agent>,
     /// The skill under test (default: `suiteId`).
     pub skill_id: Option<String>,
     pub skill_display_name: Option<String>,

@@ -2,7 +2,7 @@
 
 use cautilus_sdk::preset::packet::{copy_fields, evaluation_id, run_fields};
 use cautilus_sdk::preset::{CasePlan, CaseRun, CaseStatus, Verdict};
-use cautilus_sdk::{FieldError, Message};
+use cautilus_sdk::{FieldError, Message, Observation, ToolCall};
 use serde_json::{Map, Value, json};
 
 const CASE_FIELDS: &[&str] = &[
@@ -43,6 +43,18 @@ const EXPECTATIONS: &[&str] = &[
     "allowedFirstToolCalls",
     "expectedRouting",
 ];
+/// Appended to the prompt of a case that expects a route.
+pub const ROUTING_REQUEST: &str = "\n\nWhen you are done, end your answer with one JSON object on its own line: {\"selectedSkill\": \"<the route or skill you chose, or none>\", \"reasonSummary\": \"<one sentence>\"}";
+
+/// Routing fields an agent reports about itself.
+const SELF_REPORTED: &[&str] = &[
+    "selectedSkill",
+    "bootstrapHelper",
+    "workSkill",
+    "selectedSupport",
+    "reasonSummary",
+];
+
 /// Observation fields a runner (or canned result) reports.
 const OBSERVATION_FIELDS: &[&str] = &[
     "observationStatus",
@@ -160,9 +172,19 @@ pub fn translate(case: &Value, at: &str) -> Result<CasePlan, Vec<FieldError>> {
     }
     let text = |key: &str| object.get(key).and_then(Value::as_str).map(str::to_string);
     let mut plan = CasePlan::new(text("caseId").unwrap_or_default(), Value::Null);
+    let mut prompt = text("prompt").unwrap_or_default();
+    // A route is a decision only the agent can report: ask for it, the way
+    // upstream runners give the agent an output schema.
+    if object
+        .get("expectedRouting")
+        .and_then(Value::as_object)
+        .is_some_and(|r| r.keys().any(|k| k != "firstToolCallPattern"))
+    {
+        prompt.push_str(ROUTING_REQUEST);
+    }
     plan.messages = vec![Message {
         role: "user".into(),
-        content: text("prompt").unwrap_or_default(),
+        content: prompt,
     }];
     plan.body = Value::Object(normalized);
     Ok(plan)
@@ -182,13 +204,23 @@ pub fn collect(case: Value, run: CaseRun) -> Value {
     let mut runtime = run_fields(&run);
     let error = runtime.remove("error");
     e.extend(runtime);
-    let structured = run
-        .samples
-        .first()
-        .and_then(|s| s.outcome.as_ref().ok())
+    let observed = run.samples.first().and_then(|s| s.outcome.as_ref().ok());
+    let structured = observed
         .and_then(|o| o.structured.as_deref())
         .and_then(|s| serde_json::from_str::<Value>(s).ok())
         .filter(Value::is_object);
+    // A real agent run: what it did comes from its trace, what it decided
+    // from its own report.
+    let structured = match observed {
+        Some(o) if o.trace.is_some() => Some(from_trace(o, structured.as_ref())),
+        _ => structured,
+    };
+    if let Some(transcript) = run.samples.first().and_then(|s| s.transcript.as_deref()) {
+        e.insert(
+            "artifactRefs".into(),
+            json!([{"kind": "transcript", "path": transcript}]),
+        );
+    }
     match structured.as_ref() {
         Some(observation) => {
             copy_fields(observation, &mut e, OBSERVATION_FIELDS);
@@ -211,6 +243,70 @@ pub fn collect(case: Value, run: CaseRun) -> Value {
     e.entry("instructionSurface").or_insert(surface);
     copy_fields(&case, &mut e, EXPECTATIONS);
     Value::Object(e)
+}
+
+/// The whole-repo observation of a real agent run: the entry file is the
+/// first instruction file that reached the agent, the loaded instruction
+/// files are those, the supporting files every other file it read, the
+/// first tool call is rendered `Tool(main argument)` (`Read(AGENTS.md)`,
+/// `Bash(cargo test)`); the route is what the agent reported in its
+/// final JSON object, else the first skill it invoked.
+fn from_trace(o: &Observation, report: Option<&Value>) -> Value {
+    let trace = o.trace.as_ref().expect("checked by the caller");
+    let mut routing = Map::new();
+    for key in SELF_REPORTED {
+        if let Some(value) = report.and_then(|r| r.get(*key)).filter(|v| v.is_string()) {
+            routing.insert((*key).into(), value.clone());
+        }
+    }
+    if !routing.contains_key("selectedSkill")
+        && let Some(skill) = trace.skills.first()
+    {
+        routing.insert("selectedSkill".into(), json!(skill));
+    }
+    if let Some(call) = o.tool_calls.as_ref().and_then(|c| c.first()) {
+        routing.insert("firstToolCall".into(), json!(render_call(call)));
+    }
+    let supporting: Vec<&String> = trace
+        .files_read
+        .iter()
+        .filter(|f| !trace.instruction_files.contains(f))
+        .collect();
+    let mut observation = json!({
+        "observationStatus": "observed",
+        "summary": o.final_text.as_deref().map(|t| cautilus_sdk::excerpt(t, 400)),
+        "loadedInstructionFiles": trace.instruction_files,
+        "loadedSupportingFiles": supporting,
+        "routingDecision": routing,
+    });
+    if let Some(entry) = trace.instruction_files.first() {
+        observation["entryFile"] = json!(entry);
+    }
+    observation
+}
+
+/// `Read(AGENTS.md)`: a call's name and its main argument.
+fn render_call(call: &ToolCall) -> String {
+    let arguments: Value = call
+        .arguments
+        .as_deref()
+        .and_then(|a| serde_json::from_str(a).ok())
+        .unwrap_or(Value::Null);
+    let main = [
+        "file_path",
+        "path",
+        "command",
+        "skill",
+        "pattern",
+        "url",
+        "description",
+    ]
+    .iter()
+    .find_map(|key| arguments.get(*key).and_then(Value::as_str));
+    match main {
+        Some(argument) => format!("{}({argument})", call.name),
+        None => call.name.clone(),
+    }
 }
 
 fn strings(value: Option<&Value>) -> Vec<String> {

@@ -16,6 +16,7 @@ struct ClaudeCli;
 
 const CLI: Cli = Cli {
     name: NAME,
+    mode: "messaging",
     program: PROGRAM,
     command: claude_cli::command,
     observation: claude_cli::observation,

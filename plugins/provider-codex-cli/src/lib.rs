@@ -17,6 +17,7 @@ struct CodexCli;
 
 const CLI: Cli = Cli {
     name: NAME,
+    mode: "messaging",
     program: PROGRAM,
     command: codex_cli::command,
     observation: codex_cli::observation,

@@ -50,6 +50,7 @@ fn observation(mode: &str) -> Observation {
         harness: Some("fixture-backend".into()),
         mode: Some(mode.into()),
         structured: None,
+        trace: None,
     }
 }
 

@@ -340,6 +340,7 @@ pub fn observed(
         harness: Some(harness.into()),
         mode: Some("messaging".into()),
         structured: None,
+        trace: None,
     }
 }
 

@@ -65,7 +65,7 @@ pub fn command(request: &Invocation, timeout_ms: u32) -> Result<Command, PluginE
 }
 
 /// Words of a result that mean the CLI has no usable credentials.
-fn auth_missing(text: &str) -> bool {
+pub(crate) fn auth_missing(text: &str) -> bool {
     crate::cli::mentions_any(
         text,
         &[
@@ -162,11 +162,12 @@ pub fn observation(request: &Invocation, output: &Output) -> Result<Observation,
         harness: Some(HARNESS.into()),
         mode: Some("messaging".into()),
         structured: None,
+        trace: None,
     })
 }
 
 /// The `modelUsage` entry that cost most (ties: the most output tokens).
-fn answering_model(envelope: &Value) -> Option<String> {
+pub(crate) fn answering_model(envelope: &Value) -> Option<String> {
     let usage = envelope.get("modelUsage")?.as_object()?;
     usage
         .iter()
@@ -184,7 +185,7 @@ fn answering_model(envelope: &Value) -> Option<String> {
         .map(|(model, _)| model.clone())
 }
 
-fn auth_error(said: &str) -> PluginError {
+pub(crate) fn auth_error(said: &str) -> PluginError {
     PluginError::failed(format!(
         "runner_auth_missing: `claude` is not logged in ({}); run `claude` once and log in, or set ANTHROPIC_API_KEY",
         said.trim().chars().take(200).collect::<String>()

@@ -1,15 +1,18 @@
-//! What the messaging-mode CLI providers share: the time limit the host
-//! passes, and one run of the CLI through the `process` import with its
-//! errors worded for users.
+//! What the CLI providers share: the time limit the host passes, and one
+//! run of the CLI through the `process` import with its errors worded for
+//! users. Messaging-mode CLIs (`claude-cli`, `codex-cli`) answer messaging
+//! cases; coding agents (`claude-code`, `codex`) work on workspace cases.
 
 use cautilus_sdk::provider::Invocation;
 use cautilus_sdk::provider::process::{self, Command, Output};
 use cautilus_sdk::{Observation, PluginError};
 use serde_json::Value;
 
-/// One messaging-mode CLI.
+/// One CLI provider.
 pub struct Cli {
     pub name: &'static str,
+    /// The mode it serves: `messaging` or `workspace`.
+    pub mode: &'static str,
     pub program: &'static str,
     /// The command of an invocation, given the time limit.
     pub command: fn(&Invocation, u32) -> Result<Command, PluginError>,
@@ -28,12 +31,17 @@ fn timeout_ms(options: Option<&str>) -> u32 {
 }
 
 impl Cli {
-    /// Answers one messaging case with the CLI.
+    /// Runs one case with the CLI.
     pub fn invoke(&self, request: &Invocation) -> Result<Observation, PluginError> {
-        if request.mode != "messaging" {
+        if request.mode != self.mode {
+            let hint = if self.mode == "messaging" {
+                "a workspace case needs a coding-agent provider (claude-code, codex)"
+            } else {
+                "a messaging case needs a model provider (anthropic, openai, claude-cli, codex-cli)"
+            };
             return Err(PluginError::failed(format!(
-                "{}: answers messaging cases only; a workspace case needs a coding-agent provider",
-                self.name
+                "{}: serves {} cases only; {hint}",
+                self.name, self.mode
             )));
         }
         let command = (self.command)(request, timeout_ms(request.options.as_deref()))?;

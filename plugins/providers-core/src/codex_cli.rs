@@ -189,6 +189,7 @@ pub fn observation(request: &Invocation, output: &Output) -> Result<Observation,
         harness: Some(HARNESS.into()),
         mode: Some("messaging".into()),
         structured: None,
+        trace: None,
     })
 }
 

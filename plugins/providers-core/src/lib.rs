@@ -7,11 +7,15 @@
 //! - [`cli`]: one run of a messaging-mode CLI;
 //! - [`claude_cli`]: `claude -p` in messaging mode;
 //! - [`codex_cli`]: `codex exec --json` in messaging mode, its cost derived
-//!   from [`prices`].
+//!   from [`prices`];
+//! - [`claude_code`]: Claude Code as a coding agent in the workspace, observed
+//!   from its event stream ([`agent_trace`]: what agents' traces share).
 
+pub mod agent_trace;
 pub mod anthropic;
 pub mod api;
 pub mod claude_cli;
+pub mod claude_code;
 pub mod cli;
 pub mod codex_cli;
 pub mod openai;

@@ -23,6 +23,7 @@ fn observation(text: String) -> Observation {
         harness: Some("probe".into()),
         mode: Some("messaging".into()),
         structured: None,
+        trace: None,
     }
 }
 

@@ -1,0 +1,222 @@
+//! Fresh copies of a workspace for coding-agent runs, and the content hash
+//! that keys their cassette entries.
+//!
+//! An agent works in a copy, never in the user's tree. The copy holds what
+//! the repository holds: files ignored by its `.gitignore` files (build
+//! output such as `target/`, dependencies, the run directories of earlier
+//! runs) and the `.git` directory are left out, so copying a real project
+//! costs its sources, not its build. Symbolic links are copied as links and
+//! never followed. The hash covers every copied path, its kind and its
+//! bytes (or link target), in a fixed order: two trees with equal hashes
+//! give an agent the same workspace, and any change is a different hash.
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+
+use sha2::{Digest, Sha256};
+
+/// Most bytes a copy may hold: past it, the tree is too big to hand each
+/// sample its own copy.
+pub const MAX_BYTES: u64 = 512 * 1024 * 1024;
+/// Most files and directories a copy may hold.
+pub const MAX_ENTRIES: u64 = 200_000;
+
+/// A fresh copy of a workspace.
+#[derive(Debug)]
+pub struct WorkspaceCopy {
+    pub dir: tempfile::TempDir,
+    /// `sha256:<hex>` of the copied tree.
+    pub hash: String,
+}
+
+/// Why a workspace could not be copied.
+#[derive(Debug, thiserror::Error)]
+pub enum CopyError {
+    #[error("cannot copy the workspace {}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error(
+        "the workspace {} holds more than {what} outside its .gitignore; each agent sample gets its own copy, so ignore build output in .gitignore or give the case a `workspace/` template",
+        root.display()
+    )]
+    TooBig { root: PathBuf, what: String },
+}
+
+/// Copies `source` (honouring its `.gitignore` files, without `.git`) into
+/// a new temporary directory.
+pub fn fresh_copy(source: &Path) -> Result<WorkspaceCopy, CopyError> {
+    let dir = tempfile::Builder::new()
+        .prefix("cautilus-agent-")
+        .tempdir()
+        .map_err(|source| CopyError::Io {
+            path: std::env::temp_dir(),
+            source,
+        })?;
+    let hash = copy_into(source, dir.path())?;
+    Ok(WorkspaceCopy { dir, hash })
+}
+
+/// Copies `source` into the existing directory `target`; returns the hash.
+pub fn copy_into(source: &Path, target: &Path) -> Result<String, CopyError> {
+    let io = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| CopyError::Io { path, source }
+    };
+    let walk = ignore::WalkBuilder::new(source)
+        .hidden(false)
+        .git_ignore(true)
+        .git_exclude(true)
+        .git_global(false)
+        .ignore(false)
+        .parents(false)
+        .require_git(false)
+        .follow_links(false)
+        .sort_by_file_name(|a, b| a.cmp(b))
+        .filter_entry(|entry| entry.file_name() != ".git")
+        .build();
+    let mut hasher = Sha256::new();
+    let (mut bytes, mut entries) = (0u64, 0u64);
+    let mut buffer = Vec::new();
+    for entry in walk {
+        let entry = entry.map_err(|e| CopyError::Io {
+            path: source.to_path_buf(),
+            source: std::io::Error::other(e.to_string()),
+        })?;
+        let path = entry.path();
+        let Ok(relative) = path.strip_prefix(source) else {
+            continue;
+        };
+        if relative.as_os_str().is_empty() {
+            continue;
+        }
+        entries += 1;
+        if entries > MAX_ENTRIES {
+            return Err(CopyError::TooBig {
+                root: source.to_path_buf(),
+                what: format!("{MAX_ENTRIES} files"),
+            });
+        }
+        let to = target.join(relative);
+        let name = relative.to_string_lossy().replace('\\', "/");
+        let kind = entry.file_type().ok_or_else(|| CopyError::Io {
+            path: path.to_path_buf(),
+            source: std::io::Error::other("no file type"),
+        })?;
+        if kind.is_dir() {
+            std::fs::create_dir(&to).map_err(io(&to))?;
+            hash_entry(&mut hasher, b'd', &name, b"");
+        } else if kind.is_symlink() {
+            let link = std::fs::read_link(path).map_err(io(path))?;
+            #[cfg(unix)]
+            std::os::unix::fs::symlink(&link, &to).map_err(io(&to))?;
+            hash_entry(&mut hasher, b'l', &name, link.to_string_lossy().as_bytes());
+        } else if kind.is_file() {
+            buffer.clear();
+            std::fs::File::open(path)
+                .and_then(|mut f| f.read_to_end(&mut buffer))
+                .map_err(io(path))?;
+            bytes += buffer.len() as u64;
+            if bytes > MAX_BYTES {
+                return Err(CopyError::TooBig {
+                    root: source.to_path_buf(),
+                    what: format!("{} MiB", MAX_BYTES / (1024 * 1024)),
+                });
+            }
+            let mut file = std::fs::File::create(&to).map_err(io(&to))?;
+            file.write_all(&buffer).map_err(io(&to))?;
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::PermissionsExt;
+                let mode = entry
+                    .metadata()
+                    .map(|m| m.permissions().mode())
+                    .unwrap_or(0o644);
+                file.set_permissions(std::fs::Permissions::from_mode(mode))
+                    .map_err(io(&to))?;
+            }
+            hash_entry(&mut hasher, b'f', &name, &buffer);
+        }
+        // Sockets, pipes and devices are not part of a workspace.
+    }
+    Ok(format!("sha256:{}", hex::encode(hasher.finalize())))
+}
+
+/// Adds one entry to the tree hash: kind, path and content, each
+/// length-prefixed so no two trees hash alike by shifting bytes.
+fn hash_entry(hasher: &mut Sha256, kind: u8, name: &str, content: &[u8]) {
+    hasher.update([kind]);
+    hasher.update((name.len() as u64).to_le_bytes());
+    hasher.update(name.as_bytes());
+    hasher.update((content.len() as u64).to_le_bytes());
+    hasher.update(content);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tree() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::write(root.join(".gitignore"), "target/\n*.log\n").unwrap();
+        std::fs::write(root.join("AGENTS.md"), "# Start here\n").unwrap();
+        std::fs::create_dir_all(root.join("src")).unwrap();
+        std::fs::write(root.join("src/main.rs"), "fn main() {}\n").unwrap();
+        std::fs::create_dir_all(root.join("target/debug")).unwrap();
+        std::fs::write(root.join("target/debug/big"), vec![0u8; 4096]).unwrap();
+        std::fs::write(root.join("run.log"), "noise").unwrap();
+        std::fs::create_dir_all(root.join(".git")).unwrap();
+        std::fs::write(root.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+        dir
+    }
+
+    #[test]
+    fn a_copy_holds_the_sources_without_ignored_files_or_git() {
+        let source = tree();
+        let copy = fresh_copy(source.path()).unwrap();
+        let root = copy.dir.path();
+        assert_eq!(
+            std::fs::read_to_string(root.join("AGENTS.md")).unwrap(),
+            "# Start here\n"
+        );
+        assert!(root.join("src/main.rs").is_file());
+        assert!(root.join(".gitignore").is_file());
+        assert!(!root.join("target").exists());
+        assert!(!root.join("run.log").exists());
+        assert!(!root.join(".git").exists());
+        assert!(copy.hash.starts_with("sha256:"));
+    }
+
+    #[test]
+    fn the_hash_changes_with_any_content_or_name_and_ignores_ignored_files() {
+        let source = tree();
+        let hash = || fresh_copy(source.path()).unwrap().hash;
+        let first = hash();
+        assert_eq!(first, hash(), "same tree, same hash");
+        std::fs::write(source.path().join("target/debug/big"), b"rebuilt").unwrap();
+        assert_eq!(first, hash(), "ignored output does not count");
+        std::fs::write(source.path().join("src/main.rs"), "fn main() { }\n").unwrap();
+        let edited = hash();
+        assert_ne!(first, edited);
+        std::fs::rename(
+            source.path().join("src/main.rs"),
+            source.path().join("src/lib.rs"),
+        )
+        .unwrap();
+        assert_ne!(edited, hash());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn links_are_copied_as_links_never_followed() {
+        let source = tree();
+        std::os::unix::fs::symlink("/etc/passwd", source.path().join("outside")).unwrap();
+        let copy = fresh_copy(source.path()).unwrap();
+        let link = copy.dir.path().join("outside");
+        assert!(link.symlink_metadata().unwrap().file_type().is_symlink());
+        assert_eq!(std::fs::read_link(&link).unwrap(), Path::new("/etc/passwd"));
+    }
+}

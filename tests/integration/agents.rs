@@ -1,0 +1,302 @@
+//! Coding agents on the repo surface, with the real `claude` binary (npm
+//! `@anthropic-ai/claude-code`) working offline against a scripted loopback
+//! Messages API. The script answers with tool calls, so the real CLI runs
+//! real tools (Read, Bash, Write) in cautilus's copy of the workspace, and
+//! cautilus observes its real event stream. A test whose CLI is not on PATH
+//! says so and passes; `.ci/run` installs it.
+
+use std::path::Path;
+
+use cautilus_tests::model_server::{ModelServer, Recorded, Reply, anthropic_blocks};
+use serde_json::{Value, json};
+
+use crate::support::{all_text, cautilus, output, repo};
+
+const KEY: &str = "sk-ant-agent-loopback-4242";
+const MODEL: &str = "claude-sonnet-4-6";
+
+fn claude_installed() -> bool {
+    let found = std::env::var_os("PATH")
+        .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join("claude").is_file()));
+    if !found {
+        eprintln!(
+            "skipping: `claude` is not on PATH (npm install -g @anthropic-ai/claude-code; .ci/run installs it)"
+        );
+    }
+    found
+}
+
+/// The agent's working directory, from Claude Code's system prompt.
+fn working_directory(body: &str) -> String {
+    let at = body
+        .find("orking directory: ")
+        .map(|i| i + "orking directory: ".len())
+        .expect("Claude Code names its working directory");
+    body[at..]
+        .chars()
+        .take_while(|c| !c.is_whitespace() && *c != '"' && *c != '\\')
+        .collect()
+}
+
+/// What the scripted model does for a prompt: its tool calls in order,
+/// then its final answer.
+fn script(prompt: &str, cwd: &str) -> (Vec<Value>, String) {
+    let read =
+        |file: &str| json!({"name": "Read", "input": {"file_path": format!("{cwd}/{file}")}});
+    if prompt.contains("Which command runs the tests") {
+        (
+            vec![read("AGENTS.md")],
+            "The tests run with `cargo test --workspace`.\n{\"selectedSkill\": \"none\", \"reasonSummary\": \"a question\"}".into(),
+        )
+    } else {
+        (
+            vec![
+                read("AGENTS.md"),
+                json!({"name": "Bash", "input": {"command": "cat wit/README.md docs/ARCHITECTURE.md | head -5", "description": "read the route's files"}}),
+                json!({"name": "Write", "input": {"file_path": format!("{cwd}/NOTES.md"), "content": "route: wit-contract\n"}}),
+            ],
+            "I took the wit-contract route.\n{\"selectedSkill\": \"wit-contract\", \"reasonSummary\": \"a new host import\"}".into(),
+        )
+    }
+}
+
+/// The loopback Messages API: each request of the agent's session gets the
+/// next step of its prompt's script (counted by the tool results so far).
+fn agent_api(request: &Recorded, _: usize) -> Reply {
+    if request.method != "POST" || !request.path.starts_with("/v1/messages") {
+        return Reply::json(200, "{}");
+    }
+    if request.path.contains("count_tokens") {
+        return Reply::json(200, r#"{"input_tokens": 10}"#);
+    }
+    let body: Value = serde_json::from_str(&request.body).unwrap_or(Value::Null);
+    // Side requests (titles, summaries) carry no tools: answer in words.
+    if body["tools"].as_array().is_none_or(Vec::is_empty) {
+        return anthropic_blocks(MODEL, &[json!({"type": "text", "text": "ok"})]);
+    }
+    let messages = body["messages"].as_array().cloned().unwrap_or_default();
+    let text_of = |m: &Value| match &m["content"] {
+        Value::String(text) => text.clone(),
+        Value::Array(blocks) => blocks
+            .iter()
+            .filter_map(|b| b["text"].as_str())
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    };
+    let prompt = messages.first().map(text_of).unwrap_or_default();
+    let results = messages
+        .iter()
+        .filter_map(|m| m["content"].as_array())
+        .flatten()
+        .filter(|b| b["type"] == "tool_result")
+        .count();
+    let (calls, answer) = script(&prompt, &working_directory(&request.body));
+    match calls.get(results) {
+        Some(call) => anthropic_blocks(
+            MODEL,
+            &[json!({"type": "tool_use", "id": format!("toolu_{results}"),
+                     "name": call["name"], "input": call["input"]})],
+        ),
+        None => anthropic_blocks(MODEL, &[json!({"type": "text", "text": answer})]),
+    }
+}
+
+/// Runs `eval test` with the loopback model and a throwaway HOME.
+fn eval_test(
+    fixture: &Path,
+    workspace: &Path,
+    extra: &[&str],
+    server: &ModelServer,
+) -> (i32, String, String, tempfile::TempDir) {
+    let out = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let mut command = cautilus();
+    command
+        .args(["eval", "test", "--fixture"])
+        .arg(fixture)
+        .arg("--workspace")
+        .arg(workspace)
+        .arg("--output-dir")
+        .arg(out.path())
+        .args(extra)
+        .env("ANTHROPIC_BASE_URL", &server.url)
+        .env("ANTHROPIC_API_KEY", KEY)
+        .env("HOME", home.path());
+    let (code, stdout, stderr) = output(command.output().unwrap());
+    (code, stdout, stderr, out)
+}
+
+fn packet(dir: &Path, name: &str) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(dir.join(name)).unwrap()).unwrap()
+}
+
+fn evaluation<'a>(packet: &'a Value, id: &str) -> &'a Value {
+    packet["evaluations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["caseId"] == id)
+        .unwrap_or_else(|| panic!("no evaluation `{id}` in {packet}"))
+}
+
+/// The seed's success criterion: with Claude Code installed and no other
+/// configuration, `eval test --fixture <whole-repo fixture>` runs the agent
+/// on this repository and records provider, model, harness, durationMs and
+/// costUsd.
+#[test]
+fn claude_code_routes_this_repository_by_its_agents_md() {
+    if !claude_installed() {
+        return;
+    }
+    let server = ModelServer::start(agent_api);
+    let fixture = repo().join("fixtures/eval/repo/whole-repo/agents-routing.fixture.json");
+    let (code, stdout, stderr, out) = eval_test(&fixture, &repo(), &[], &server);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    assert!(stdout.contains("PASS  route-new-host-import"), "{stdout}");
+
+    let observed = packet(out.path(), "eval-observed.json");
+    let routed = evaluation(&observed, "route-new-host-import");
+    assert_eq!(routed["provider"], "anthropic");
+    assert_eq!(routed["model"], MODEL, "the model that answered");
+    assert_eq!(routed["harness"], "claude_code");
+    assert!(routed["durationMs"].as_u64().is_some(), "{routed}");
+    assert!(routed["costUsd"].as_f64().is_some(), "{routed}");
+    // Observed, not canned: what the agent read and ran.
+    assert_eq!(routed["entryFile"], "AGENTS.md");
+    assert_eq!(
+        routed["loadedSupportingFiles"],
+        json!(["wit/README.md", "docs/ARCHITECTURE.md"])
+    );
+    assert_eq!(
+        routed["routingDecision"]["firstToolCall"],
+        "Read(AGENTS.md)"
+    );
+    assert_eq!(routed["routingDecision"]["selectedSkill"], "wit-contract");
+    // The raw transcript is saved, linked and redacted.
+    let transcript = routed["artifactRefs"][0]["path"].as_str().unwrap();
+    let text = std::fs::read_to_string(out.path().join(transcript)).unwrap();
+    assert!(text.contains("\"type\":\"result\""), "{text}");
+    assert!(
+        !all_text(out.path()).contains(KEY),
+        "the key reached a record"
+    );
+    // The agent was really run: the server saw its tool results.
+    let requests = server.requests();
+    assert!(
+        requests
+            .iter()
+            .any(|r| r.body.contains("tool_result") && r.body.contains("how to route work")),
+        "the real Read tool returned AGENTS.md to the model"
+    );
+    // Read-only by default: the Write was denied, and nothing was written.
+    assert!(!repo().join("NOTES.md").exists());
+}
+
+/// A small workspace of the user's, which the agent must not change.
+fn user_workspace() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("AGENTS.md"),
+        "# how to route work\n\nRoutes: wit-contract, none.\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(dir.path().join("wit")).unwrap();
+    std::fs::write(dir.path().join("wit/README.md"), "# WIT\n").unwrap();
+    std::fs::create_dir_all(dir.path().join("docs")).unwrap();
+    std::fs::write(dir.path().join("docs/ARCHITECTURE.md"), "# Architecture\n").unwrap();
+    dir
+}
+
+#[test]
+fn real_traces_fail_expectations_and_trajectories_and_never_touch_the_users_tree() {
+    if !claude_installed() {
+        return;
+    }
+    let server = ModelServer::start(agent_api);
+    let workspace = user_workspace();
+    let before = all_text(workspace.path());
+    let suite = tempfile::tempdir().unwrap();
+    let fixture = suite.path().join("edit.fixture.json");
+    std::fs::write(
+        &fixture,
+        json!({
+            "schemaVersion": "cautilus.evaluation_input.v1",
+            "surface": "repo",
+            "preset": "whole-repo",
+            "suiteId": "agent-edits",
+            "agent": {"permissions": "edit"},
+            "cases": [{
+                "caseId": "strays",
+                "prompt": "Add a host import. Read the repo instructions first.",
+                "expectedEntryFile": "AGENTS.md",
+                "forbiddenSupportingFiles": ["wit/README.md"],
+                "allowedFirstToolCalls": ["Bash(ls)"],
+                "expectedRouting": {"selectedSkill": "none"},
+                "assertions": [
+                    {"type": "tool-called", "tool": "Read", "args": {"file_path": "AGENTS.md"}},
+                    {"type": "tool-trajectory", "mode": "strict", "tools": ["Read", "Bash", "Write"]},
+                    {"type": "tools-succeeded"},
+                    {"type": "tool-not-called", "tool": "Write", "required": false},
+                    {"type": "tool-order", "before": "Write", "after": "Bash", "required": false}
+                ]
+            }]
+        })
+        .to_string(),
+    )
+    .unwrap();
+    let (code, stdout, stderr, out) = eval_test(
+        &fixture,
+        workspace.path(),
+        &["--provider", "claude-code", "--keep-workspaces"],
+        &server,
+    );
+    assert_eq!(code, 1, "{stdout}\n{stderr}");
+
+    let summary = packet(out.path(), "eval-summary.json");
+    let case = evaluation(&summary, "strays");
+    assert_eq!(case["status"], "failed", "{case}");
+    let results = &case["expectationResults"];
+    assert_eq!(results["entryFile"]["status"], "passed", "{case}");
+    for failed in ["supportingFiles", "routing", "firstToolCall"] {
+        assert_eq!(results[failed]["status"], "failed", "{failed}: {case}");
+    }
+    let statuses: Vec<(&str, &str)> = case["assertions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| (a["name"].as_str().unwrap(), a["status"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        statuses,
+        [
+            ("tool-called", "passed"),
+            ("tool-trajectory", "passed"),
+            ("tools-succeeded", "passed"),
+            ("tool-not-called", "failed"),
+            ("tool-order", "failed"),
+        ]
+    );
+
+    // The agent wrote NOTES.md in its copy (kept on request), never in the
+    // user's tree.
+    assert_eq!(
+        all_text(workspace.path()),
+        before,
+        "the user's tree changed"
+    );
+    let kept = stderr
+        .lines()
+        .find_map(|l| {
+            l.split_once("sample 1: ")
+                .map(|(_, p)| p.trim().to_string())
+        })
+        .unwrap_or_else(|| panic!("no kept workspace in {stderr}"));
+    let notes = Path::new(&kept).join("NOTES.md");
+    assert_eq!(
+        std::fs::read_to_string(&notes).unwrap(),
+        "route: wit-contract\n",
+        "the agent's Write ran in its copy"
+    );
+    std::fs::remove_dir_all(&kept).unwrap();
+}
