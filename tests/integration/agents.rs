@@ -300,3 +300,95 @@ fn real_traces_fail_expectations_and_trajectories_and_never_touch_the_users_tree
     );
     std::fs::remove_dir_all(&kept).unwrap();
 }
+
+/// A one-case routing suite on `workspace`.
+fn question_fixture(dir: &Path) -> std::path::PathBuf {
+    let fixture = dir.join("question.fixture.json");
+    std::fs::write(
+        &fixture,
+        json!({
+            "schemaVersion": "cautilus.evaluation_input.v1",
+            "surface": "repo",
+            "preset": "whole-repo",
+            "suiteId": "agent-question",
+            "cases": [{
+                "caseId": "question",
+                "prompt": "Which command runs the tests in this repository? Do not change anything.",
+                "expectedEntryFile": "AGENTS.md",
+                "expectedRouting": {"selectedSkill": "none"}
+            }]
+        })
+        .to_string(),
+    )
+    .unwrap();
+    fixture
+}
+
+#[test]
+fn a_recorded_agent_run_replays_without_the_agent_and_a_changed_repository_misses() {
+    if !claude_installed() {
+        return;
+    }
+    let server = ModelServer::start(agent_api);
+    let workspace = user_workspace();
+    let suite = tempfile::tempdir().unwrap();
+    let fixture = question_fixture(suite.path());
+    let (code, stdout, stderr, recorded) = eval_test(
+        &fixture,
+        workspace.path(),
+        &["--replay", "record-new"],
+        &server,
+    );
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    let calls = server.requests().len();
+    let cassette = workspace
+        .path()
+        .join(".cautilus/cassettes/agent-question.json");
+    let text = std::fs::read_to_string(&cassette).unwrap();
+    assert!(text.contains("\"workspaceHash\""), "{text}");
+    assert!(!text.contains(KEY), "the key reached the cassette");
+
+    // Replayed with no agent on PATH and no credentials: the same result.
+    let replay = |label: &str| {
+        let out = tempfile::tempdir().unwrap();
+        let mut command = cautilus();
+        command
+            .args(["eval", "test", "--fixture"])
+            .arg(&fixture)
+            .arg("--workspace")
+            .arg(workspace.path())
+            .arg("--output-dir")
+            .arg(out.path())
+            .args(["--replay", "replay-strict"])
+            .env("PATH", "/nonexistent")
+            .env_remove("ANTHROPIC_API_KEY")
+            .env_remove("ANTHROPIC_BASE_URL");
+        let (code, stdout, stderr) = output(command.output().unwrap());
+        eprintln!("{label}: {stdout}{stderr}");
+        (code, stdout, stderr, out)
+    };
+    let (code, stdout, stderr, replayed) = replay("replay");
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    assert_eq!(server.requests().len(), calls, "no live call on replay");
+    let live = evaluation(&packet(recorded.path(), "eval-observed.json"), "question").clone();
+    let again = evaluation(&packet(replayed.path(), "eval-observed.json"), "question").clone();
+    for key in [
+        "harness",
+        "model",
+        "entryFile",
+        "routingDecision",
+        "loadedInstructionFiles",
+    ] {
+        assert_eq!(live[key], again[key], "{key}");
+    }
+    assert_eq!(again["harness"], "claude_code");
+
+    // The repository changed: the recorded answer no longer applies.
+    std::fs::write(workspace.path().join("AGENTS.md"), "# changed\n").unwrap();
+    let (code, stdout, stderr, _) = replay("changed");
+    assert_ne!(code, 0, "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("a changed repository is a miss"),
+        "{stdout}\n{stderr}"
+    );
+}

@@ -210,8 +210,13 @@ impl Cassette {
                     .map_err(|e| format!("cassette entry {key} is damaged: {e}"));
             }
             if self.mode == ReplayMode::ReplayStrict {
+                let workspace = if normalized["settings"].get("workspaceHash").is_some() {
+                    " A coding agent's calls are keyed by the content of its workspace too: a changed repository is a miss."
+                } else {
+                    ""
+                };
                 return Err(format!(
-                    "no recorded answer for this call (cassette key {key}) in {}; record it with `--replay record-new` (replay-strict makes no live call)",
+                    "no recorded answer for this call (cassette key {key}) in {}; record it with `--replay record-new` (replay-strict makes no live call).{workspace}",
                     self.path.display()
                 ));
             }

@@ -266,7 +266,10 @@ pub fn denied(registry: &Registry, reference: &str) -> Result<ProviderSetup, Eva
         plugin: registry.resolve_provider(reference)?,
         grants: Grants::default(),
         scratch: None,
-        agent: false,
+        // A coding agent's calls are keyed by its workspace copy's hash,
+        // so a replayed sample is copied (and hashed) as a live one is.
+        agent: crate::plugin::split_path_reference(reference).is_none()
+            && messaging_cli(reference).is_some_and(|cli| cli.agent),
         options: Map::new(),
     })
 }

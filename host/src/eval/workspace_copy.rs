@@ -5,7 +5,8 @@
 //! the repository holds: files ignored by its `.gitignore` files (build
 //! output such as `target/`, dependencies, the run directories of earlier
 //! runs) and the `.git` directory are left out, so copying a real project
-//! costs its sources, not its build. Symbolic links are copied as links and
+//! costs its sources, not its build; so is cautilus's own `.cautilus/`
+//! (runs and cassettes). Symbolic links are copied as links and
 //! never followed. The hash covers every copied path, its kind and its
 //! bytes (or link target), in a fixed order: two trees with equal hashes
 //! give an agent the same workspace, and any change is a different hash.
@@ -20,6 +21,11 @@ use sha2::{Digest, Sha256};
 pub const MAX_BYTES: u64 = 512 * 1024 * 1024;
 /// Most files and directories a copy may hold.
 pub const MAX_ENTRIES: u64 = 200_000;
+
+/// cautilus's own directory in a workspace (run records, cassettes): never
+/// part of what an agent is given, so recording a cassette does not change
+/// the hash its answers are keyed by.
+const TOOL_DIR: &str = ".cautilus";
 
 /// A fresh copy of a workspace.
 #[derive(Debug)]
@@ -75,7 +81,9 @@ pub fn copy_into(source: &Path, target: &Path) -> Result<String, CopyError> {
         .require_git(false)
         .follow_links(false)
         .sort_by_file_name(|a, b| a.cmp(b))
-        .filter_entry(|entry| entry.file_name() != ".git")
+        .filter_entry(|entry| {
+            entry.file_name() != ".git" && !(entry.depth() == 1 && entry.file_name() == TOOL_DIR)
+        })
         .build();
     let mut hasher = Sha256::new();
     let (mut bytes, mut entries) = (0u64, 0u64);
@@ -170,6 +178,8 @@ mod tests {
         std::fs::write(root.join("run.log"), "noise").unwrap();
         std::fs::create_dir_all(root.join(".git")).unwrap();
         std::fs::write(root.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+        std::fs::create_dir_all(root.join(".cautilus/cassettes")).unwrap();
+        std::fs::write(root.join(".cautilus/cassettes/s.json"), "{}").unwrap();
         dir
     }
 
@@ -187,6 +197,7 @@ mod tests {
         assert!(!root.join("target").exists());
         assert!(!root.join("run.log").exists());
         assert!(!root.join(".git").exists());
+        assert!(!root.join(".cautilus").exists());
         assert!(copy.hash.starts_with("sha256:"));
     }
 
