@@ -57,6 +57,7 @@ const COMPONENTS: &[(&str, &str, &str)] = &[
         "claude-code",
         "cautilus_provider_claude_code",
     ),
+    ("provider-codex", "codex", "cautilus_provider_codex"),
     ("judge", "cautilus-judge", "cautilus_judge"),
 ];
 

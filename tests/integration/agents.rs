@@ -7,7 +7,9 @@
 
 use std::path::Path;
 
-use cautilus_tests::model_server::{ModelServer, Recorded, Reply, anthropic_blocks};
+use cautilus_tests::model_server::{
+    ModelServer, Recorded, Reply, anthropic_blocks, openai_responses_items,
+};
 use serde_json::{Value, json};
 
 use crate::support::{all_text, cautilus, output, repo};
@@ -390,5 +392,167 @@ fn a_recorded_agent_run_replays_without_the_agent_and_a_changed_repository_misse
     assert!(
         stdout.contains("a changed repository is a miss"),
         "{stdout}\n{stderr}"
+    );
+}
+
+fn codex_installed() -> bool {
+    let found = std::env::var_os("PATH")
+        .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join("codex").is_file()));
+    if !found {
+        eprintln!(
+            "skipping: `codex` is not on PATH (npm install -g @openai/codex; .ci/run installs it)"
+        );
+    }
+    found
+}
+
+/// The loopback Responses API for Codex: each request gets the next shell
+/// command of the script (through Codex's `exec` tool, counted by the tool
+/// outputs so far), then the answer.
+fn codex_api(request: &Recorded, _: usize) -> Reply {
+    if request.method != "POST" || !request.path.ends_with("/responses") {
+        return Reply::json(200, r#"{"data": []}"#);
+    }
+    let body: Value = serde_json::from_str(&request.body).unwrap_or(Value::Null);
+    let input = body["input"].as_array().cloned().unwrap_or_default();
+    let done = input
+        .iter()
+        .filter(|i| i["type"] == "custom_tool_call_output" || i["type"] == "function_call_output")
+        .count();
+    let commands = ["cat AGENTS.md | head -3", "sed -n 1,3p wit/README.md"];
+    // Codex offers `exec_command` as a function for the models it knows,
+    // and through its JavaScript `exec` tool for its default one.
+    let function = body["tools"]
+        .as_array()
+        .is_some_and(|tools| tools.iter().any(|t| t["name"] == "exec_command"));
+    match commands.get(done) {
+        Some(command) if function => openai_responses_items(
+            "gpt-5-mini",
+            &[
+                json!({"type": "function_call", "id": format!("fc_{done}"), "call_id": format!("call_{done}"),
+                     "name": "exec_command", "status": "completed",
+                     "arguments": json!({"cmd": command}).to_string()}),
+            ],
+        ),
+        Some(command) => openai_responses_items(
+            "gpt-5-mini",
+            &[
+                json!({"type": "custom_tool_call", "id": format!("ctc_{done}"), "call_id": format!("call_{done}"),
+                     "name": "exec", "status": "completed",
+                     "input": format!("const r = await tools.exec_command({{cmd: '{command}'}}); text(r.output);")}),
+            ],
+        ),
+        None => openai_responses_items(
+            "gpt-5-mini",
+            &[
+                json!({"id": "msg_1", "type": "message", "status": "completed", "role": "assistant",
+                     "content": [{"type": "output_text", "annotations": [],
+                                  "text": "Run `cargo test --workspace`.\n{\"selectedSkill\": \"none\"}"}]}),
+            ],
+        ),
+    }
+}
+
+/// A `CODEX_HOME` whose model provider is the loopback server.
+fn codex_home(server: &ModelServer) -> tempfile::TempDir {
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(
+        home.path().join("config.toml"),
+        format!(
+            "model_provider = \"loopback\"\n\n[model_providers.loopback]\nname = \"loopback\"\n\
+             base_url = \"{}/v1\"\nwire_api = \"responses\"\nenv_key = \"OPENAI_API_KEY\"\n",
+            server.url
+        ),
+    )
+    .unwrap();
+    home
+}
+
+#[test]
+fn codex_works_a_repo_case_observed_from_its_events() {
+    if !codex_installed() {
+        return;
+    }
+    let server = ModelServer::start(codex_api);
+    let home = codex_home(&server);
+    let workspace = user_workspace();
+    let before = all_text(workspace.path());
+    let suite = tempfile::tempdir().unwrap();
+    let fixture = question_fixture(suite.path());
+    let text = std::fs::read_to_string(&fixture).unwrap().replace(
+        "\"suiteId\":\"agent-question\"",
+        "\"suiteId\":\"agent-question\",\"agent\":{\"model\":\"gpt-5-mini\",\"codexHome\":\"isolated\"}",
+    );
+    std::fs::write(&fixture, text).unwrap();
+    let run = |key: Option<&str>| {
+        let out = tempfile::tempdir().unwrap();
+        let mut command = cautilus();
+        command
+            .args(["eval", "test", "--fixture"])
+            .arg(&fixture)
+            .arg("--workspace")
+            .arg(workspace.path())
+            .arg("--output-dir")
+            .arg(out.path())
+            .args(["--provider", "codex"])
+            .env("CODEX_HOME", home.path())
+            .env("HOME", suite.path())
+            .env_remove("OPENAI_API_KEY");
+        if let Some(key) = key {
+            command.env("OPENAI_API_KEY", key);
+        }
+        let (code, stdout, stderr) = output(command.output().unwrap());
+        (code, stdout, stderr, out)
+    };
+    let entries = |dir: &Path| {
+        let mut names: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    };
+    let operator_home = entries(home.path());
+    let (code, stdout, stderr, out) = run(Some(KEY));
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    // `codexHome: isolated`: Codex kept its sessions and logs in a
+    // temporary home, not in the operator's.
+    assert_eq!(entries(home.path()), operator_home);
+    let observed = packet(out.path(), "eval-observed.json");
+    let case = evaluation(&observed, "question");
+    assert_eq!(case["harness"], "codex_exec");
+    assert_eq!(case["provider"], "openai");
+    assert_eq!(case["model"], "gpt-5-mini");
+    assert!(case["costUsd"].as_f64().is_some(), "{case}");
+    assert_eq!(case["entryFile"], "AGENTS.md");
+    assert_eq!(case["loadedSupportingFiles"], json!(["wit/README.md"]));
+    assert_eq!(
+        case["routingDecision"]["firstToolCall"], "exec_command",
+        "{case}"
+    );
+    let summary = packet(out.path(), "eval-summary.json");
+    assert_eq!(evaluation(&summary, "question")["status"], "passed");
+    let transcript = case["artifactRefs"][0]["path"].as_str().unwrap();
+    assert!(
+        std::fs::read_to_string(out.path().join(transcript))
+            .unwrap()
+            .contains("command_execution")
+    );
+    assert!(
+        !all_text(out.path()).contains(KEY),
+        "the key reached a record"
+    );
+    assert_eq!(all_text(workspace.path()), before);
+
+    // Not logged in (the isolated home has no key to find): blocked, with the fix.
+    let (_, stdout, _, out) = run(None);
+    assert!(stdout.contains("BLOCK question"), "{stdout}");
+    let summary = packet(out.path(), "eval-summary.json");
+    let blocked = evaluation(&summary, "question");
+    assert_eq!(blocked["status"], "blocked", "{blocked}");
+    assert_eq!(blocked["blockerKind"], "runner_auth_missing", "{blocked}");
+    assert!(
+        blocked["summary"].as_str().unwrap().contains("codex login"),
+        "{blocked}"
     );
 }

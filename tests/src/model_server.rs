@@ -109,6 +109,39 @@ pub fn openai_responses_stream(model: &str, text: &str) -> Reply {
     ])
 }
 
+/// A streamed Responses API answer whose output is `items` (a
+/// `custom_tool_call` of Codex's `exec` tool, a `message` …), with fixed
+/// usage.
+pub fn openai_responses_items(model: &str, items: &[serde_json::Value]) -> Reply {
+    let data = |value: serde_json::Value| value.to_string();
+    let response = serde_json::json!({"id": "resp_loopback", "object": "response", "created_at": 0,
+        "status": "in_progress", "model": model, "output": []});
+    let mut done = response.clone();
+    done["status"] = "completed".into();
+    done["output"] = serde_json::Value::Array(items.to_vec());
+    done["usage"] = serde_json::json!({"input_tokens": 1000, "input_tokens_details": {"cached_tokens": 200},
+        "output_tokens": 100, "output_tokens_details": {"reasoning_tokens": 40}, "total_tokens": 1100});
+    let mut events = vec![(
+        "response.created",
+        data(serde_json::json!({"type": "response.created", "response": response})),
+    )];
+    for (index, item) in items.iter().enumerate() {
+        events.push((
+            "response.output_item.added",
+            data(serde_json::json!({"type": "response.output_item.added", "output_index": index, "item": item})),
+        ));
+        events.push((
+            "response.output_item.done",
+            data(serde_json::json!({"type": "response.output_item.done", "output_index": index, "item": item})),
+        ));
+    }
+    events.push((
+        "response.completed",
+        data(serde_json::json!({"type": "response.completed", "response": done})),
+    ));
+    Reply::events(events)
+}
+
 /// One request the server received.
 #[derive(Debug, Clone)]
 pub struct Recorded {

@@ -293,6 +293,54 @@ impl ProviderSetup {
     }
 }
 
+/// Gives the `codex` agent a temporary `CODEX_HOME` holding only the
+/// operator's `auth.json` and `config.toml` (from `CODEX_HOME`, else
+/// `~/.codex`), so nothing else of the operator's Codex state (sessions,
+/// history, other config) reaches the run (`agent.codexHome: isolated`). A
+/// missing file is left out: Codex then says it is not logged in, and the
+/// cases are blocked with `runner_auth_missing`.
+pub fn isolate_codex_home(
+    setup: &mut ProviderSetup,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<(), EvalError> {
+    let error = |message: String| EvalError::Provider {
+        provider: "codex".into(),
+        message,
+    };
+    let source = env("CODEX_HOME")
+        .filter(|h| !h.trim().is_empty())
+        .map(std::path::PathBuf::from)
+        .or_else(|| env("HOME").map(|h| std::path::Path::new(&h).join(".codex")));
+    let home = tempfile::Builder::new()
+        .prefix("cautilus-codex-home-")
+        .tempdir()
+        .map_err(|e| error(format!("cannot create an isolated CODEX_HOME: {e}")))?;
+    for name in ["auth.json", "config.toml"] {
+        let Some(from) = source
+            .as_ref()
+            .map(|s| s.join(name))
+            .filter(|f| f.is_file())
+        else {
+            continue;
+        };
+        std::fs::copy(&from, home.path().join(name)).map_err(|e| {
+            error(format!(
+                "cannot copy {} into the isolated CODEX_HOME: {e}",
+                from.display()
+            ))
+        })?;
+    }
+    setup
+        .grants
+        .program_env_set
+        .push(("CODEX_HOME".into(), home.path().as_os_str().to_owned()));
+    if !setup.grants.program_env.iter().any(|n| n == "CODEX_HOME") {
+        setup.grants.program_env.push("CODEX_HOME".into());
+    }
+    setup.scratch = Some(home);
+    Ok(())
+}
+
 /// Resolves `reference` and what it is granted. `env` reads the
 /// environment (a parameter, so tests need not change the process's).
 pub fn setup(

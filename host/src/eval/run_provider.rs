@@ -80,6 +80,15 @@ impl RunProvider {
                 &env,
             )?
         };
+        let mut setup = setup;
+        let isolated = body
+            .get("agent")
+            .and_then(|a| a.get("codexHome"))
+            .and_then(Value::as_str)
+            == Some("isolated");
+        if isolated && reference == "codex" && !strict {
+            provider_setup::isolate_codex_home(&mut setup, &env)?;
+        }
         if let Some(cassette) = &cassette {
             cassette.add_secrets(setup.secret_values());
         }
@@ -151,11 +160,13 @@ pub fn choose(
 }
 
 /// The coding agent of a repo suite without `--provider`: `claude-code`
-/// when `claude` is on PATH, else the fixture backend (whose cases are then
+/// when `claude` is on PATH, else `codex` when `codex` is, else the fixture backend (whose cases are then
 /// blocked for want of canned observations, saying so).
 pub fn choose_agent(env: &dyn Fn(&str) -> Option<String>) -> String {
     if on_path("claude", env) {
         "claude-code".into()
+    } else if on_path("codex", env) {
+        "codex".into()
     } else {
         "fixture".into()
     }
@@ -163,7 +174,7 @@ pub fn choose_agent(env: &dyn Fn(&str) -> Option<String>) -> String {
 
 /// The coding agent whose calls a `replay-strict` repo run's cassette holds.
 pub fn choose_recorded_agent(recorded: &std::collections::BTreeSet<String>) -> String {
-    ["claude-code"]
+    ["claude-code", "codex"]
         .into_iter()
         .find(|id| recorded.contains(*id))
         .unwrap_or("fixture")

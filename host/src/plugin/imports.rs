@@ -40,6 +40,9 @@ pub struct Grants {
     /// Variables of the host's environment that granted programs get (a
     /// CLI's login and endpoint); the plugin never sees their values.
     pub program_env: Vec<String>,
+    /// Values the host sets for some of `program_env` instead of its own
+    /// (an isolated `CODEX_HOME`).
+    pub program_env_set: Vec<(String, std::ffi::OsString)>,
 }
 
 impl std::fmt::Debug for Grants {
@@ -347,7 +350,14 @@ impl process::Host for StoreState {
             .grants
             .program_env
             .iter()
-            .filter_map(|name| Some((name.clone(), std::env::var_os(name)?)))
+            .filter_map(|name| {
+                let set = self.grants.program_env_set.iter().find(|(n, _)| n == name);
+                let value = match set {
+                    Some((_, value)) => value.clone(),
+                    None => std::env::var_os(name)?,
+                };
+                Some((name.clone(), value))
+            })
             .collect();
         // The waiting is done on tokio's blocking pool, so the I/O workers
         // keep serving the other calls in flight.

@@ -232,7 +232,15 @@ pub fn collect(case: Value, run: CaseRun) -> Value {
                 .as_ref()
                 .and_then(Value::as_str)
                 .unwrap_or("the runner returned no observation");
-            e.insert("blockerKind".into(), json!("no_observation"));
+            // A runner that is not logged in says so first (`runner_auth_missing: …`).
+            let kind = if why.starts_with("runner_auth_missing")
+                || why.contains(": runner_auth_missing")
+            {
+                "runner_auth_missing"
+            } else {
+                "no_observation"
+            };
+            e.insert("blockerKind".into(), json!(kind));
             e.insert("summary".into(), json!(why));
         }
     }

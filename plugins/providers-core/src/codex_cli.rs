@@ -74,7 +74,7 @@ pub fn command(request: &Invocation, timeout_ms: u32) -> Result<Command, PluginE
     })
 }
 
-fn auth_missing(text: &str) -> bool {
+pub(crate) fn auth_missing(text: &str) -> bool {
     crate::cli::mentions_any(
         text,
         &[

@@ -9,7 +9,8 @@
 //! - [`codex_cli`]: `codex exec --json` in messaging mode, its cost derived
 //!   from [`prices`];
 //! - [`claude_code`]: Claude Code as a coding agent in the workspace, observed
-//!   from its event stream ([`agent_trace`]: what agents' traces share).
+//!   from its event stream, and [`codex_agent`], Codex likewise
+//!   ([`agent_trace`]: what agents' traces share).
 
 pub mod agent_trace;
 pub mod anthropic;
@@ -17,6 +18,7 @@ pub mod api;
 pub mod claude_cli;
 pub mod claude_code;
 pub mod cli;
+pub mod codex_agent;
 pub mod codex_cli;
 pub mod openai;
 pub mod prices;
