@@ -45,6 +45,26 @@ fn working_directory(body: &str) -> String {
 fn script(prompt: &str, cwd: &str) -> (Vec<Value>, String) {
     let read =
         |file: &str| json!({"name": "Read", "input": {"file_path": format!("{cwd}/{file}")}});
+    let bash = |command: &str| json!({"name": "Bash", "input": {"command": command, "description": "run"}});
+    // The skill probe (fixtures/eval/repo/skill).
+    if prompt.contains("Write the release notes") {
+        return (
+            vec![read("skills/release-notes/SKILL.md")],
+            "Following the release-notes skill.".into(),
+        );
+    }
+    if prompt.contains("Rename the variable") {
+        return (vec![bash("ls")], "There is no src/main.rs to edit.".into());
+    }
+    if prompt.contains("Draft release notes") {
+        return (
+            vec![
+                read("skills/release-notes/SKILL.md"),
+                bash("git log --oneline -5 || true"),
+            ],
+            "Drafted RELEASE_NOTES.md from the log.\n{\"outcome\": \"passed\"}".into(),
+        );
+    }
     if prompt.contains("Which command runs the tests") {
         (
             vec![read("AGENTS.md")],
@@ -554,5 +574,75 @@ fn codex_works_a_repo_case_observed_from_its_events() {
     assert!(
         blocked["summary"].as_str().unwrap().contains("codex login"),
         "{blocked}"
+    );
+}
+
+#[test]
+fn claude_code_triggers_and_executes_the_skill_probe_on_real_traces() {
+    if !claude_installed() {
+        return;
+    }
+    let server = ModelServer::start(agent_api);
+    let dir = repo().join("fixtures/eval/repo/skill");
+    let workspace = dir.join("workspace");
+    let (code, stdout, stderr, out) = eval_test(
+        &dir.join("release-notes.fixture.json"),
+        &workspace,
+        &[],
+        &server,
+    );
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    let summary = packet(out.path(), "eval-summary.json");
+    let trigger = evaluation(&summary, "trigger-on-release-notes-request");
+    assert_eq!(trigger["status"], "passed", "{trigger}");
+    assert_eq!(
+        trigger["sampling"]["invokedCount"], 3,
+        "three real samples read SKILL.md: {trigger}"
+    );
+    assert_eq!(
+        evaluation(&summary, "no-trigger-on-unrelated-request")["status"],
+        "passed"
+    );
+    let execution = evaluation(&summary, "execute-release-notes");
+    assert_eq!(execution["status"], "passed", "{execution}");
+    let observed = packet(out.path(), "eval-observed.json");
+    let executed = evaluation(&observed, "execute-release-notes");
+    assert!(
+        executed["commands"].to_string().contains("git log"),
+        "{executed}"
+    );
+    assert_eq!(
+        evaluation(&observed, "trigger-on-release-notes-request")["artifactRefs"]
+            .as_array()
+            .unwrap()
+            .len(),
+        3,
+        "one transcript per sample"
+    );
+
+    // The same traces against expectations they break.
+    let broken = tempfile::tempdir().unwrap();
+    let mut fixture: Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.join("release-notes.fixture.json")).unwrap(),
+    )
+    .unwrap();
+    fixture["cases"][1]["expectedTrigger"] = json!("must_invoke");
+    fixture["cases"][2]["forbiddenCommandFragments"] = json!(["git log"]);
+    let path = broken.path().join("broken.fixture.json");
+    std::fs::write(&path, fixture.to_string()).unwrap();
+    let (code, stdout, stderr, out) = eval_test(&path, &workspace, &[], &server);
+    assert_eq!(code, 1, "{stdout}\n{stderr}");
+    let summary = packet(out.path(), "eval-summary.json");
+    assert_eq!(
+        evaluation(&summary, "trigger-on-release-notes-request")["status"],
+        "passed"
+    );
+    assert_eq!(
+        evaluation(&summary, "no-trigger-on-unrelated-request")["status"],
+        "failed"
+    );
+    assert_eq!(
+        evaluation(&summary, "execute-release-notes")["status"],
+        "failed"
     );
 }

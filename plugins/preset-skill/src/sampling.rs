@@ -1,5 +1,6 @@
 //! `collect` (samples → sampling aggregate) and `evaluate` for repo/skill.
 
+use cautilus_sdk::Observation;
 use cautilus_sdk::preset::packet::{copy_fields, evaluation_id, run_fields};
 use cautilus_sdk::preset::{CaseRun, CaseStatus, Recommendation, Sample, Verdict};
 use serde_json::{Map, Value, json};
@@ -10,9 +11,10 @@ const OUTCOMES: &[&str] = &["passed", "failed", "blocked", "degraded"];
 /// Case fields copied into the observed packet so it scores on its own.
 const COPIED: &[&str] = CASE_FIELDS;
 
-/// One sample's observation: the provider's structured output, or a blocked
-/// sample when the provider produced none.
-fn sample_observation(sample: &Sample) -> Value {
+/// One sample's observation: from a real agent's trace, else the
+/// provider's structured output, or a blocked sample when the provider
+/// produced none.
+fn sample_observation(case: &Value, sample: &Sample) -> Value {
     let structured = sample
         .outcome
         .as_ref()
@@ -20,6 +22,11 @@ fn sample_observation(sample: &Sample) -> Value {
         .and_then(|o| o.structured.as_deref())
         .and_then(|s| serde_json::from_str::<Value>(s).ok())
         .filter(Value::is_object);
+    if let Ok(observation) = &sample.outcome
+        && observation.trace.is_some()
+    {
+        return from_trace(case, observation, structured.as_ref(), sample);
+    }
     match structured {
         Some(observation) => observation,
         // No observation: the sample neither invoked nor skipped the skill.
@@ -30,6 +37,58 @@ fn sample_observation(sample: &Sample) -> Value {
             "summary": sample.outcome.as_ref().err().map_or("the runner returned no observation", String::as_str),
         }),
     }
+}
+
+/// Whether the skill `target` is among the skills the agent invoked
+/// (`plugin:release-notes` matches `release-notes`).
+fn invoked(target: &str, skills: &[String]) -> bool {
+    let tail = |s: &str| s.rsplit(':').next().unwrap_or(s).trim().to_string();
+    !target.is_empty()
+        && skills
+            .iter()
+            .any(|s| s == target || tail(s) == tail(target))
+}
+
+/// A sample of a real agent run. Whether the skill was invoked is
+/// observed (the agent's skill tool, or a read of the skill's `SKILL.md`);
+/// an execution's outcome is what the agent reported in its final JSON
+/// object (`{"outcome": …}`, asked for by the prompt), else `passed` when
+/// the skill ran and the agent finished; the command log, tokens, cost
+/// and duration are the trace's. Fragment guards and thresholds then
+/// overrule as for any runner.
+fn from_trace(case: &Value, o: &Observation, report: Option<&Value>, sample: &Sample) -> Value {
+    let trace = o.trace.as_ref().expect("checked by the caller");
+    let target = case.get("targetId").and_then(Value::as_str).unwrap_or("");
+    let was_invoked = invoked(target, &trace.skills);
+    let mut observation = json!({
+        "invoked": was_invoked,
+        "summary": o.final_text.as_deref().map(|t| cautilus_sdk::excerpt(t, 400)).unwrap_or_default(),
+        "commands": trace.commands,
+        "skills": trace.skills,
+        "duration_ms": o.duration_ms.unwrap_or(sample.duration_ms),
+    });
+    if case.get("evaluationKind").and_then(Value::as_str) == Some("execution") {
+        let reported = report
+            .and_then(|r| r.get("outcome"))
+            .and_then(Value::as_str)
+            .filter(|r| OUTCOMES.contains(r));
+        observation["outcome"] = json!(reported.unwrap_or("passed"));
+    }
+    if let Some(usage) = o.usage {
+        if let (Some(input), Some(output)) = (usage.input_tokens, usage.output_tokens) {
+            observation["total_tokens"] = json!(input.saturating_add(output));
+        }
+        if let Some(cached) = usage.cached_input_tokens {
+            observation["cache_read_tokens"] = json!(cached);
+        }
+    }
+    if let Some(cost) = o.cost_usd {
+        observation["cost_usd"] = json!(cost);
+    }
+    if let Some(transcript) = &sample.transcript {
+        observation["transcript"] = json!(transcript);
+    }
+    observation
 }
 
 fn number(value: &Value, key: &str) -> Option<f64> {
@@ -59,7 +118,11 @@ pub fn collect(case: Value, run: CaseRun) -> Value {
 }
 
 fn aggregate(case: &Value, run: &CaseRun) -> Value {
-    let samples: Vec<Value> = run.samples.iter().map(sample_observation).collect();
+    let samples: Vec<Value> = run
+        .samples
+        .iter()
+        .map(|s| sample_observation(case, s))
+        .collect();
     let consensus = case
         .get("minConsensusCount")
         .and_then(Value::as_u64)
@@ -145,6 +208,14 @@ fn aggregate(case: &Value, run: &CaseRun) -> Value {
         })
         .collect();
     e.insert("commands".into(), Value::Array(commands));
+    let transcripts: Vec<Value> = samples
+        .iter()
+        .filter_map(|s| s.get("transcript"))
+        .map(|path| json!({"kind": "transcript", "path": path}))
+        .collect();
+    if !transcripts.is_empty() {
+        e.insert("artifactRefs".into(), Value::Array(transcripts));
+    }
     let mut metrics = Map::new();
     for key in ["total_tokens", "duration_ms", "cost_usd"] {
         if let Some(v) = total(&samples, key) {

@@ -39,6 +39,9 @@ const FRAGMENTS: &[&str] = &[
     "forbiddenCommandFragments",
 ];
 
+/// Appended to the prompt of an execution case.
+pub const OUTCOME_REQUEST: &str = "\n\nWhen you are done, end your answer with one JSON object on its own line: {\"outcome\": \"passed\" if you completed the task, \"failed\" if you could not, \"blocked\" if something outside your control stopped you}";
+
 pub fn translate(
     suite: &Map<String, Value>,
     case: &Value,
@@ -211,9 +214,16 @@ pub fn translate(
         text("caseId").unwrap_or_default(),
         Value::Object(normalized),
     );
+    let mut prompt = prompt.unwrap_or_default();
+    // An execution's outcome is the agent's to report, the way upstream
+    // runners give it an output schema; whether it invoked the skill is
+    // observed, so a trigger case asks for nothing.
+    if c.get("evaluationKind").and_then(Value::as_str) == Some("execution") {
+        prompt.push_str(OUTCOME_REQUEST);
+    }
     plan.messages = vec![Message {
         role: "user".into(),
-        content: prompt.unwrap_or_default(),
+        content: prompt,
     }];
     plan.repeat_count = u32::try_from(repeat).unwrap_or(1);
     Ok(plan)
