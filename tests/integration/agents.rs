@@ -176,6 +176,15 @@ fn claude_code_routes_this_repository_by_its_agents_md() {
     let (code, stdout, stderr, out) = eval_test(&fixture, &repo(), &[], &server);
     assert_eq!(code, 0, "{stdout}\n{stderr}");
     assert!(stdout.contains("PASS  route-new-host-import"), "{stdout}");
+    // Each sample has its own copy, so cases may overlap; records keep case order.
+    let (code, parallel, stderr, _) =
+        eval_test(&fixture, &repo(), &["--concurrency", "2"], &server);
+    assert_eq!(code, 0, "{parallel}\n{stderr}");
+    let first = |text: &str, id: &str| text.find(id).unwrap_or(usize::MAX);
+    assert!(
+        first(&parallel, "route-new-host-import") < first(&parallel, "route-question"),
+        "{parallel}"
+    );
 
     let observed = packet(out.path(), "eval-observed.json");
     let routed = evaluation(&observed, "route-new-host-import");

@@ -138,8 +138,9 @@ pub struct TestArgs {
     jobs: Option<u16>,
     /// Provider calls in flight at once on the app surface, for a provider
     /// that waits on the network or a program (the API and CLI providers);
-    /// they need no thread each [default: 8; the repo surface runs its
-    /// cases one at a time in its workspace]
+    /// they need no thread each. On the repo surface, coding-agent cases run
+    /// at once (each sample in its own workspace copy) [default: 8 on the
+    /// app surface; 1 on the repo surface]
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=256))]
     concurrency: Option<u16>,
     #[command(flatten)]

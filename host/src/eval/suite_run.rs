@@ -227,12 +227,19 @@ pub fn run_suite(
     }
     let calls = Arc::new(calls);
     // A provider that waits on the network or a program overlaps its calls
-    // on the messaging surface. On the repo surface the agent works in the
-    // workspace, which the previous case's graders may still be reading:
-    // its cases run one at a time, inline.
+    // on the messaging surface. On the repo surface a provider that works in
+    // the workspace itself would overlap the previous case's graders, so its
+    // cases run one at a time, inline; a coding agent works in copies of its
+    // own, so its cases overlap when asked (`--concurrency`; an agent run is
+    // heavy and costs money, so one at a time by default).
     let messaging = validated.suite.pair.mode == crate::taxonomy::Mode::Messaging;
-    let concurrency = (provider.waits_on_io() && messaging)
-        .then(|| options.concurrency.unwrap_or(DEFAULT_CONCURRENCY));
+    let concurrency = if provider.waits_on_io() && messaging {
+        Some(options.concurrency.unwrap_or(DEFAULT_CONCURRENCY))
+    } else if run_provider.setup.agent {
+        options.concurrency.filter(|&slots| slots > 1)
+    } else {
+        None
+    };
     let kept = validated.kept.take();
     let pass = RunPass {
         registry,
