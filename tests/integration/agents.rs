@@ -448,7 +448,25 @@ fn codex_api(request: &Recorded, _: usize) -> Reply {
         .iter()
         .filter(|i| i["type"] == "custom_tool_call_output" || i["type"] == "function_call_output")
         .count();
-    let commands = ["cat AGENTS.md | head -3", "sed -n 1,3p wit/README.md"];
+    let prompt = input
+        .iter()
+        .filter(|i| i["role"] == "user")
+        .map(|i| i.to_string())
+        .collect::<String>();
+    let (commands, answer): (&[&str], &str) = if prompt.contains("Add a host import") {
+        (
+            &[
+                "cat AGENTS.md",
+                "cat wit/README.md docs/ARCHITECTURE.md | head -5",
+            ],
+            "I took the wit-contract route.\n{\"selectedSkill\": \"wit-contract\"}",
+        )
+    } else {
+        (
+            &["cat AGENTS.md | head -3", "sed -n 1,3p wit/README.md"],
+            "Run `cargo test --workspace`.\n{\"selectedSkill\": \"none\"}",
+        )
+    };
     // Codex offers `exec_command` as a function for the models it knows,
     // and through its JavaScript `exec` tool for its default one.
     let function = body["tools"]
@@ -475,8 +493,7 @@ fn codex_api(request: &Recorded, _: usize) -> Reply {
             "gpt-5-mini",
             &[
                 json!({"id": "msg_1", "type": "message", "status": "completed", "role": "assistant",
-                     "content": [{"type": "output_text", "annotations": [],
-                                  "text": "Run `cargo test --workspace`.\n{\"selectedSkill\": \"none\"}"}]}),
+                     "content": [{"type": "output_text", "annotations": [], "text": answer}]}),
             ],
         ),
     }
@@ -556,7 +573,7 @@ fn codex_works_a_repo_case_observed_from_its_events() {
     assert_eq!(case["entryFile"], "AGENTS.md");
     assert_eq!(case["loadedSupportingFiles"], json!(["wit/README.md"]));
     assert_eq!(
-        case["routingDecision"]["firstToolCall"], "exec_command",
+        case["routingDecision"]["firstToolCall"], "exec_command(cat AGENTS.md | head -3)",
         "{case}"
     );
     let summary = packet(out.path(), "eval-summary.json");
@@ -653,5 +670,82 @@ fn claude_code_triggers_and_executes_the_skill_probe_on_real_traces() {
     assert_eq!(
         evaluation(&summary, "execute-release-notes")["status"],
         "failed"
+    );
+}
+
+/// This repository's own routing test through the real `codex`.
+#[test]
+fn codex_routes_this_repository_by_its_agents_md() {
+    if !codex_installed() {
+        return;
+    }
+    let server = ModelServer::start(codex_api);
+    let home = codex_home(&server);
+    let out = tempfile::tempdir().unwrap();
+    let mut command = cautilus();
+    command
+        .args(["eval", "test", "--fixture"])
+        .arg(repo().join("fixtures/eval/repo/whole-repo/agents-routing.fixture.json"))
+        .arg("--workspace")
+        .arg(repo())
+        .arg("--output-dir")
+        .arg(out.path())
+        .args(["--provider", "codex"])
+        .env("CODEX_HOME", home.path())
+        .env("OPENAI_API_KEY", KEY)
+        .env("HOME", out.path());
+    let (code, stdout, stderr) = output(command.output().unwrap());
+    // The scripted answer to the question reads wit/README.md, which that
+    // case forbids: a failing expectation on a real Codex trace.
+    assert_eq!(code, 1, "{stdout}\n{stderr}");
+    assert!(stdout.contains("PASS  route-new-host-import"), "{stdout}");
+    assert!(
+        stdout.contains("FAIL  route-question — supportingFiles: missing required [], loaded forbidden [\"wit/README.md\"]"),
+        "{stdout}"
+    );
+    let observed = packet(out.path(), "eval-observed.json");
+    let routed = evaluation(&observed, "route-new-host-import");
+    assert_eq!(routed["harness"], "codex_exec");
+    assert_eq!(routed["entryFile"], "AGENTS.md");
+    assert_eq!(
+        routed["routingDecision"]["firstToolCall"],
+        "exec_command(cat AGENTS.md)"
+    );
+    assert_eq!(
+        routed["loadedSupportingFiles"],
+        json!(["wit/README.md", "docs/ARCHITECTURE.md"])
+    );
+}
+
+#[test]
+fn claude_code_without_a_login_blocks_with_runner_auth_missing() {
+    if !claude_installed() {
+        return;
+    }
+    let suite = tempfile::tempdir().unwrap();
+    let fixture = question_fixture(suite.path());
+    let workspace = user_workspace();
+    let out = tempfile::tempdir().unwrap();
+    let mut command = cautilus();
+    command
+        .args(["eval", "test", "--fixture"])
+        .arg(&fixture)
+        .arg("--workspace")
+        .arg(workspace.path())
+        .arg("--output-dir")
+        .arg(out.path())
+        .args(["--provider", "claude-code"])
+        .env_remove("ANTHROPIC_API_KEY")
+        .env_remove("ANTHROPIC_AUTH_TOKEN")
+        .env("ANTHROPIC_BASE_URL", "http://127.0.0.1:9")
+        .env("HOME", suite.path());
+    let (_, stdout, stderr) = output(command.output().unwrap());
+    let summary = packet(out.path(), "eval-summary.json");
+    let blocked = evaluation(&summary, "question");
+    assert_eq!(blocked["status"], "blocked", "{stdout}\n{stderr}");
+    assert_eq!(blocked["blockerKind"], "runner_auth_missing", "{blocked}");
+    assert!(
+        blocked["summary"].as_str().unwrap().contains("log in"),
+        "{blocked}"
     );
 }

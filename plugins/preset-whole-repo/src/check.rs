@@ -293,7 +293,8 @@ fn from_trace(o: &Observation, report: Option<&Value>) -> Value {
     observation
 }
 
-/// `Read(AGENTS.md)`: a call's name and its main argument.
+/// `Read(AGENTS.md)`, `exec_command(cat AGENTS.md)`: a call's name and its
+/// main argument.
 fn render_call(call: &ToolCall) -> String {
     let arguments: Value = call
         .arguments
@@ -304,6 +305,7 @@ fn render_call(call: &ToolCall) -> String {
         "file_path",
         "path",
         "command",
+        "cmd",
         "skill",
         "pattern",
         "url",
