@@ -271,6 +271,22 @@ fn real_traces_fail_expectations_and_trajectories_and_never_touch_the_users_tree
                     {"type": "tool-not-called", "tool": "Write", "required": false},
                     {"type": "tool-order", "before": "Write", "after": "Bash", "required": false}
                 ]
+            }, {
+                // The same kind of trace against the other half of the checks.
+                "caseId": "inverse",
+                "prompt": "Add a host import. Read the repo instructions first.",
+                "expectedEntryFile": "README.md",
+                "requiredInstructionFiles": ["CLAUDE.md"],
+                "requiredSupportingFiles": ["wit/README.md", "docs/ARCHITECTURE.md"],
+                "assertions": [
+                    {"type": "tool-called", "tool": "Grep", "required": false},
+                    {"type": "tool-trajectory", "mode": "superset", "tools": ["Bash", "Write"]},
+                    {"type": "tool-not-called", "tool": "Grep"},
+                    {"type": "tool-order", "before": "Read", "after": "Write"},
+                    {"type": "tool-count", "tool": "Read", "min": 1},
+                    {"type": "tool-count", "max": 2, "required": false},
+                    {"type": "tool-trajectory", "mode": "subset", "tools": ["Read", "Bash"], "required": false}
+                ]
             }]
         })
         .to_string(),
@@ -309,6 +325,27 @@ fn real_traces_fail_expectations_and_trajectories_and_never_touch_the_users_tree
         ]
     );
 
+    let inverse = evaluation(&summary, "inverse");
+    assert_eq!(inverse["status"], "failed", "{inverse}");
+    let results = &inverse["expectationResults"];
+    assert_eq!(results["supportingFiles"]["status"], "passed", "{inverse}");
+    for failed in ["entryFile", "instructionFiles"] {
+        assert_eq!(results[failed]["status"], "failed", "{failed}: {inverse}");
+    }
+    let statuses: Vec<&str> = inverse["assertions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["status"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        statuses,
+        [
+            "failed", "passed", "passed", "passed", "passed", "failed", "failed"
+        ],
+        "{inverse}"
+    );
+
     // The agent wrote NOTES.md in its copy (kept on request), never in the
     // user's tree.
     assert_eq!(
@@ -329,7 +366,13 @@ fn real_traces_fail_expectations_and_trajectories_and_never_touch_the_users_tree
         "route: wit-contract\n",
         "the agent's Write ran in its copy"
     );
-    std::fs::remove_dir_all(&kept).unwrap();
+    for line in stderr
+        .lines()
+        .filter(|l| l.starts_with("kept the workspace"))
+    {
+        let path = line.rsplit_once(": ").unwrap().1.trim();
+        std::fs::remove_dir_all(path).unwrap();
+    }
 }
 
 /// A one-case routing suite on `workspace`.
