@@ -12,7 +12,7 @@ use cautilus_tests::model_server::{
 };
 use serde_json::{Value, json};
 
-use crate::support::{all_text, cautilus, output, repo};
+use crate::support::{all_text, cautilus, codex_home, output, repo};
 
 const KEY: &str = "sk-ant-agent-loopback-4242";
 const MODEL: &str = "claude-sonnet-4-6";
@@ -124,6 +124,19 @@ fn agent_api(request: &Recorded, _: usize) -> Reply {
     }
 }
 
+/// `cautilus eval test --fixture F --workspace W --output-dir O`.
+fn eval_command(fixture: &Path, workspace: &Path, out: &Path) -> std::process::Command {
+    let mut command = cautilus();
+    command
+        .args(["eval", "test", "--fixture"])
+        .arg(fixture)
+        .arg("--workspace")
+        .arg(workspace)
+        .arg("--output-dir")
+        .arg(out);
+    command
+}
+
 /// Runs `eval test` with the loopback model and a throwaway HOME.
 fn eval_test(
     fixture: &Path,
@@ -133,14 +146,8 @@ fn eval_test(
 ) -> (i32, String, String, tempfile::TempDir) {
     let out = tempfile::tempdir().unwrap();
     let home = tempfile::tempdir().unwrap();
-    let mut command = cautilus();
+    let mut command = eval_command(fixture, workspace, out.path());
     command
-        .args(["eval", "test", "--fixture"])
-        .arg(fixture)
-        .arg("--workspace")
-        .arg(workspace)
-        .arg("--output-dir")
-        .arg(out.path())
         .args(extra)
         .env("ANTHROPIC_BASE_URL", &server.url)
         .env("ANTHROPIC_API_KEY", KEY)
@@ -425,14 +432,8 @@ fn a_recorded_agent_run_replays_without_the_agent_and_a_changed_repository_misse
     // Replayed with no agent on PATH and no credentials: the same result.
     let replay = |label: &str| {
         let out = tempfile::tempdir().unwrap();
-        let mut command = cautilus();
+        let mut command = eval_command(&fixture, workspace.path(), out.path());
         command
-            .args(["eval", "test", "--fixture"])
-            .arg(&fixture)
-            .arg("--workspace")
-            .arg(workspace.path())
-            .arg("--output-dir")
-            .arg(out.path())
             .args(["--replay", "replay-strict"])
             .env("PATH", "/nonexistent")
             .env_remove("ANTHROPIC_API_KEY")
@@ -542,21 +543,6 @@ fn codex_api(request: &Recorded, _: usize) -> Reply {
     }
 }
 
-/// A `CODEX_HOME` whose model provider is the loopback server.
-fn codex_home(server: &ModelServer) -> tempfile::TempDir {
-    let home = tempfile::tempdir().unwrap();
-    std::fs::write(
-        home.path().join("config.toml"),
-        format!(
-            "model_provider = \"loopback\"\n\n[model_providers.loopback]\nname = \"loopback\"\n\
-             base_url = \"{}/v1\"\nwire_api = \"responses\"\nenv_key = \"OPENAI_API_KEY\"\n",
-            server.url
-        ),
-    )
-    .unwrap();
-    home
-}
-
 #[test]
 fn codex_works_a_repo_case_observed_from_its_events() {
     if !codex_installed() {
@@ -575,14 +561,8 @@ fn codex_works_a_repo_case_observed_from_its_events() {
     std::fs::write(&fixture, text).unwrap();
     let run = |key: Option<&str>| {
         let out = tempfile::tempdir().unwrap();
-        let mut command = cautilus();
+        let mut command = eval_command(&fixture, workspace.path(), out.path());
         command
-            .args(["eval", "test", "--fixture"])
-            .arg(&fixture)
-            .arg("--workspace")
-            .arg(workspace.path())
-            .arg("--output-dir")
-            .arg(out.path())
             .args(["--provider", "codex"])
             .env("CODEX_HOME", home.path())
             .env("HOME", suite.path())
@@ -725,14 +705,9 @@ fn codex_routes_this_repository_by_its_agents_md() {
     let server = ModelServer::start(codex_api);
     let home = codex_home(&server);
     let out = tempfile::tempdir().unwrap();
-    let mut command = cautilus();
+    let fixture = repo().join("fixtures/eval/repo/whole-repo/agents-routing.fixture.json");
+    let mut command = eval_command(&fixture, &repo(), out.path());
     command
-        .args(["eval", "test", "--fixture"])
-        .arg(repo().join("fixtures/eval/repo/whole-repo/agents-routing.fixture.json"))
-        .arg("--workspace")
-        .arg(repo())
-        .arg("--output-dir")
-        .arg(out.path())
         .args(["--provider", "codex"])
         .env("CODEX_HOME", home.path())
         .env("OPENAI_API_KEY", KEY)
@@ -769,14 +744,8 @@ fn claude_code_without_a_login_blocks_with_runner_auth_missing() {
     let fixture = question_fixture(suite.path());
     let workspace = user_workspace();
     let out = tempfile::tempdir().unwrap();
-    let mut command = cautilus();
+    let mut command = eval_command(&fixture, workspace.path(), out.path());
     command
-        .args(["eval", "test", "--fixture"])
-        .arg(&fixture)
-        .arg("--workspace")
-        .arg(workspace.path())
-        .arg("--output-dir")
-        .arg(out.path())
         .args(["--provider", "claude-code"])
         .env_remove("ANTHROPIC_API_KEY")
         .env_remove("ANTHROPIC_AUTH_TOKEN")

@@ -9,7 +9,7 @@ use cautilus_tests::model_server::{
 };
 use serde_json::Value;
 
-use crate::support::{all_text, eval_run_with, repo};
+use crate::support::{all_text, codex_home, eval_run_with, repo};
 
 /// The directory holding `program` on PATH, or `None` (the test then skips).
 fn installed(program: &str) -> Option<std::path::PathBuf> {
@@ -140,22 +140,6 @@ fn claude_cli_without_claude_on_path_is_refused_with_the_install_command() {
         "{}",
         run.stderr
     );
-}
-
-/// A `CODEX_HOME` whose model provider is the loopback server (Responses
-/// API), its key read from OPENAI_API_KEY.
-fn codex_home(server: &ModelServer) -> tempfile::TempDir {
-    let home = tempfile::tempdir().unwrap();
-    std::fs::write(
-        home.path().join("config.toml"),
-        format!(
-            "model_provider = \"loopback\"\n\n[model_providers.loopback]\nname = \"loopback\"\n\
-             base_url = \"{}/v1\"\nwire_api = \"responses\"\nenv_key = \"OPENAI_API_KEY\"\n",
-            server.url
-        ),
-    )
-    .unwrap();
-    home
 }
 
 #[test]

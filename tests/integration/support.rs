@@ -187,3 +187,19 @@ pub fn judged_fixture(dir: &std::path::Path) -> PathBuf {
     .unwrap();
     fixture
 }
+
+/// A `CODEX_HOME` whose model provider is the loopback server (Responses
+/// API), its key read from OPENAI_API_KEY.
+pub fn codex_home(server: &cautilus_tests::model_server::ModelServer) -> tempfile::TempDir {
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(
+        home.path().join("config.toml"),
+        format!(
+            "model_provider = \"loopback\"\n\n[model_providers.loopback]\nname = \"loopback\"\n\
+             base_url = \"{}/v1\"\nwire_api = \"responses\"\nenv_key = \"OPENAI_API_KEY\"\n",
+            server.url
+        ),
+    )
+    .unwrap();
+    home
+}

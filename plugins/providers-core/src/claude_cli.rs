@@ -126,28 +126,7 @@ pub fn observation(request: &Invocation, output: &Output) -> Result<Observation,
         )));
     }
     let messages = crate::prompt::with_answer(&request.messages, result);
-    let usage = envelope.get("usage").map(|u| {
-        let parts = [
-            count(u.get("input_tokens")),
-            count(u.get("cache_creation_input_tokens")),
-            count(u.get("cache_read_input_tokens")),
-        ];
-        Usage {
-            input_tokens: parts.iter().any(Option::is_some).then(|| {
-                parts
-                    .iter()
-                    .flatten()
-                    .fold(0u64, |a, b| a.saturating_add(*b))
-            }),
-            output_tokens: count(u.get("output_tokens")),
-            cached_input_tokens: parts[2],
-            reasoning_tokens: None,
-            llm_calls: envelope
-                .get("num_turns")
-                .and_then(Value::as_u64)
-                .and_then(|n| u32::try_from(n).ok()),
-        }
-    });
+    let usage = usage(&envelope);
     Ok(Observation {
         final_text: Some(result.to_string()),
         messages,
@@ -163,6 +142,32 @@ pub fn observation(request: &Invocation, output: &Output) -> Result<Observation,
         mode: Some("messaging".into()),
         structured: None,
         trace: None,
+    })
+}
+
+/// The tokens of a result envelope (cache writes and reads count as input;
+/// each turn is a model call).
+pub(crate) fn usage(envelope: &Value) -> Option<Usage> {
+    let u = envelope.get("usage")?;
+    let parts = [
+        count(u.get("input_tokens")),
+        count(u.get("cache_creation_input_tokens")),
+        count(u.get("cache_read_input_tokens")),
+    ];
+    Some(Usage {
+        input_tokens: parts.iter().any(Option::is_some).then(|| {
+            parts
+                .iter()
+                .flatten()
+                .fold(0u64, |a, b| a.saturating_add(*b))
+        }),
+        output_tokens: count(u.get("output_tokens")),
+        cached_input_tokens: parts[2],
+        reasoning_tokens: None,
+        llm_calls: envelope
+            .get("num_turns")
+            .and_then(Value::as_u64)
+            .and_then(|n| u32::try_from(n).ok()),
     })
 }
 

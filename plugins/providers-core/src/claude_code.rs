@@ -24,13 +24,12 @@
 
 use cautilus_sdk::provider::Invocation;
 use cautilus_sdk::provider::process::{Command, Output};
-use cautilus_sdk::{Observation, PluginError, Usage};
+use cautilus_sdk::{Observation, PluginError};
 use serde_json::Value;
 
 use crate::agent_trace::{
     TOOL_OUTPUT_CHARS, TraceBuilder, clip, last_json_object, relative_arguments, tool_call,
 };
-use crate::api::count;
 
 pub const NAME: &str = "claude-code";
 pub const HARNESS: &str = "claude_code";
@@ -296,25 +295,7 @@ pub fn observation(request: &Invocation, output: &Output) -> Result<Observation,
         trace.trace.session_id = Some(id.to_string());
     }
     trace.trace.transcript = Some(stdout.into_owned());
-    let usage = result.get("usage").map(|u| {
-        let parts = [
-            count(u.get("input_tokens")),
-            count(u.get("cache_creation_input_tokens")),
-            count(u.get("cache_read_input_tokens")),
-        ];
-        Usage {
-            input_tokens: parts.iter().any(Option::is_some).then(|| {
-                parts
-                    .iter()
-                    .flatten()
-                    .fold(0u64, |a, b| a.saturating_add(*b))
-            }),
-            output_tokens: count(u.get("output_tokens")),
-            cached_input_tokens: parts[2],
-            reasoning_tokens: None,
-            llm_calls: trace.trace.turns,
-        }
-    });
+    let usage = crate::claude_cli::usage(&result);
     let mut messages = request.messages.clone();
     messages.push(cautilus_sdk::Message {
         role: "assistant".into(),

@@ -22,14 +22,14 @@
 
 use cautilus_sdk::provider::Invocation;
 use cautilus_sdk::provider::process::{Command, Output};
-use cautilus_sdk::{Observation, PluginError, Usage};
+use cautilus_sdk::{Observation, PluginError};
 use serde_json::{Value, json};
 
 use crate::agent_trace::{
     TOOL_OUTPUT_CHARS, TraceBuilder, clip, last_json_object, relative, tool_call,
 };
 use crate::claude_code::{AgentOptions, prompt};
-use crate::prices;
+use crate::codex_turns::CodexTurns;
 
 pub const NAME: &str = "codex";
 pub const HARNESS: &str = "codex_exec";
@@ -106,7 +106,6 @@ fn inner_command(command: &str) -> String {
 /// The observation of a finished `codex exec --json` in a workspace.
 pub fn observation(request: &Invocation, output: &Output) -> Result<Observation, PluginError> {
     let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = String::from_utf8_lossy(&output.stderr);
     if output.truncated {
         return Err(PluginError::failed(format!(
             "{NAME}: the agent's event stream outgrew the host's output limit; the run cannot be observed whole"
@@ -117,15 +116,12 @@ pub fn observation(request: &Invocation, output: &Output) -> Result<Observation,
     trace.harness_loads(LOADS, &agent.root_entries);
     let mut calls = Vec::new();
     let mut text: Option<String> = None;
-    let mut failure: Option<String> = None;
-    let (mut input, mut cached, mut out_tokens, mut reasoning, mut turns) =
-        (0u64, 0u64, 0u64, 0u64, 0u32);
-    let mut saw_usage = false;
+    let mut turns = CodexTurns::default();
     for line in stdout.lines() {
         let Ok(event) = serde_json::from_str::<Value>(line.trim()) else {
             continue;
         };
-        let number = |v: &Value, k: &str| v.get(k).and_then(Value::as_u64).unwrap_or(0);
+        turns.take(&event);
         match event.get("type").and_then(Value::as_str) {
             Some("thread.started") => {
                 trace.trace.session_id = event
@@ -188,62 +184,13 @@ pub fn observation(request: &Invocation, output: &Output) -> Result<Observation,
                     _ => {}
                 }
             }
-            Some("turn.completed") => {
-                let usage = &event["usage"];
-                saw_usage = true;
-                turns = turns.saturating_add(1);
-                input = input.saturating_add(number(usage, "input_tokens"));
-                cached = cached.saturating_add(number(usage, "cached_input_tokens"));
-                out_tokens = out_tokens.saturating_add(number(usage, "output_tokens"));
-                reasoning = reasoning.saturating_add(number(usage, "reasoning_output_tokens"));
-            }
-            Some("turn.failed") => {
-                failure = event
-                    .pointer("/error/message")
-                    .and_then(Value::as_str)
-                    .map(str::to_string);
-            }
-            Some("error") => {
-                failure = failure.or_else(|| {
-                    event
-                        .get("message")
-                        .and_then(Value::as_str)
-                        .map(str::to_string)
-                });
-            }
             _ => {}
         }
     }
     let Some(text) = text else {
-        let said = failure.unwrap_or_else(|| {
-            let said = if stderr.trim().is_empty() {
-                stdout.trim()
-            } else {
-                stderr.trim()
-            };
-            clip(said, 400)
-        });
-        if crate::codex_cli::auth_missing(&said) {
-            return Err(PluginError::failed(format!(
-                "runner_auth_missing: `codex` is not logged in ({}); run `codex login`, or set OPENAI_API_KEY",
-                clip(&said, 200)
-            )));
-        }
-        let why = if output.timed_out {
-            "did not finish in time (raise --timeout-ms)".to_string()
-        } else {
-            format!(
-                "gave no answer (exit {})",
-                output
-                    .status
-                    .map_or("by a signal".into(), |s| s.to_string())
-            )
-        };
-        return Err(PluginError::failed(format!(
-            "{NAME}: `codex exec` {why}: {said}"
-        )));
+        return Err(turns.no_answer(NAME, output));
     };
-    trace.trace.turns = Some(turns);
+    trace.trace.turns = Some(turns.turns);
     trace.trace.transcript = Some(stdout.into_owned());
     let model = agent
         .model
@@ -251,9 +198,7 @@ pub fn observation(request: &Invocation, output: &Output) -> Result<Observation,
         .or_else(|| request.model.clone())
         .filter(|m| !m.is_empty())
         .unwrap_or_else(|| "codex-default".into());
-    let cost = saw_usage
-        .then(|| prices::cost(&model, input, cached, out_tokens))
-        .flatten();
+    let (cost_usd, cost_source) = turns.cost(&model);
     let mut messages = request.messages.clone();
     messages.push(cautilus_sdk::Message {
         role: "assistant".into(),
@@ -264,15 +209,9 @@ pub fn observation(request: &Invocation, output: &Output) -> Result<Observation,
         final_text: Some(text),
         messages,
         tool_calls: Some(calls),
-        usage: saw_usage.then_some(Usage {
-            input_tokens: Some(input),
-            output_tokens: Some(out_tokens),
-            cached_input_tokens: Some(cached),
-            reasoning_tokens: Some(reasoning),
-            llm_calls: Some(turns),
-        }),
-        cost_usd: cost,
-        cost_source: cost.map(|_| format!("derived:{}", prices::TABLE)),
+        usage: turns.usage(),
+        cost_usd,
+        cost_source,
         retries: None,
         duration_ms: None,
         provider: Some("openai".into()),

@@ -14,10 +14,11 @@
 
 use cautilus_sdk::provider::Invocation;
 use cautilus_sdk::provider::process::{Command, Output};
-use cautilus_sdk::{Observation, PluginError, Usage};
+use cautilus_sdk::{Observation, PluginError};
 use serde_json::Value;
 
-use crate::{prices, prompt};
+use crate::codex_turns::CodexTurns;
+use crate::prompt;
 
 pub const NAME: &str = "codex-cli";
 pub const HARNESS: &str = "codex_exec";
@@ -92,96 +93,38 @@ pub(crate) fn auth_missing(text: &str) -> bool {
 /// The observation of a finished `codex exec --json`.
 pub fn observation(request: &Invocation, output: &Output) -> Result<Observation, PluginError> {
     let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = String::from_utf8_lossy(&output.stderr);
     let mut text: Option<String> = None;
-    let mut failure: Option<String> = None;
-    let (mut input, mut cached, mut out_tokens, mut reasoning, mut turns) =
-        (0u64, 0u64, 0u64, 0u64, 0u32);
-    let mut saw_usage = false;
+    let mut turns = CodexTurns::default();
     for line in stdout.lines() {
         let Ok(event) = serde_json::from_str::<Value>(line.trim()) else {
             continue;
         };
-        let field = |v: &Value, k: &str| v.get(k).and_then(Value::as_u64).unwrap_or(0);
-        match event.get("type").and_then(Value::as_str) {
-            Some("item.completed") => {
-                let item = &event["item"];
-                if item.get("type").and_then(Value::as_str) == Some("agent_message")
-                    && let Some(t) = item.get("text").and_then(Value::as_str)
-                {
-                    text = Some(t.to_string());
-                }
-            }
-            Some("turn.completed") => {
-                let usage = &event["usage"];
-                saw_usage = true;
-                turns = turns.saturating_add(1);
-                input = input.saturating_add(field(usage, "input_tokens"));
-                cached = cached.saturating_add(field(usage, "cached_input_tokens"));
-                out_tokens = out_tokens.saturating_add(field(usage, "output_tokens"));
-                reasoning = reasoning.saturating_add(field(usage, "reasoning_output_tokens"));
-            }
-            Some("turn.failed") => {
-                failure = event
-                    .pointer("/error/message")
-                    .and_then(Value::as_str)
-                    .map(str::to_string);
-            }
-            Some("error") => {
-                failure = failure.or_else(|| {
-                    event
-                        .get("message")
-                        .and_then(Value::as_str)
-                        .map(str::to_string)
-                });
-            }
-            _ => {}
+        let item = &event["item"];
+        if event.get("type").and_then(Value::as_str) == Some("item.completed")
+            && item.get("type").and_then(Value::as_str) == Some("agent_message")
+            && let Some(t) = item.get("text").and_then(Value::as_str)
+        {
+            text = Some(t.to_string());
         }
+        turns.take(&event);
     }
     let Some(text) = text else {
-        let said = failure.unwrap_or_else(|| {
-            let said = if stderr.trim().is_empty() {
-                stdout.trim()
-            } else {
-                stderr.trim()
-            };
-            said.chars().take(400).collect()
-        });
-        if auth_missing(&said) {
-            return Err(PluginError::failed(format!(
-                "runner_auth_missing: `codex` is not logged in ({}); run `codex login`, or set OPENAI_API_KEY",
-                said.chars().take(200).collect::<String>()
-            )));
-        }
-        return Err(PluginError::failed(format!(
-            "{NAME}: `codex exec` gave no answer (exit {}): {said}",
-            output
-                .status
-                .map_or("by a signal".into(), |s| s.to_string())
-        )));
+        return Err(turns.no_answer(NAME, output));
     };
     let model = request
         .model
         .clone()
         .filter(|m| !m.is_empty())
         .unwrap_or_else(|| "codex-default".into());
-    let cost = saw_usage
-        .then(|| prices::cost(&model, input, cached, out_tokens))
-        .flatten();
+    let (cost_usd, cost_source) = turns.cost(&model);
     let messages = crate::prompt::with_answer(&request.messages, &text);
     Ok(Observation {
         final_text: Some(text),
         messages,
         tool_calls: None,
-        usage: saw_usage.then_some(Usage {
-            input_tokens: Some(input),
-            output_tokens: Some(out_tokens),
-            cached_input_tokens: Some(cached),
-            reasoning_tokens: Some(reasoning),
-            llm_calls: Some(turns),
-        }),
-        cost_usd: cost,
-        cost_source: cost.map(|_| format!("derived:{}", prices::TABLE)),
+        usage: turns.usage(),
+        cost_usd,
+        cost_source,
         retries: None,
         duration_ms: None,
         provider: Some("openai".into()),

@@ -20,6 +20,7 @@ pub mod claude_code;
 pub mod cli;
 pub mod codex_agent;
 pub mod codex_cli;
+pub mod codex_turns;
 pub mod openai;
 pub mod prices;
 pub mod prompt;
