@@ -229,6 +229,34 @@ fn claude_code_routes_this_repository_by_its_agents_md() {
     );
     // Read-only by default: the Write was denied, and nothing was written.
     assert!(!repo().join("NOTES.md").exists());
+
+    // So on that trace, `tools-succeeded` fails and names the denied call.
+    let suite = tempfile::tempdir().unwrap();
+    let denied = suite.path().join("denied.fixture.json");
+    std::fs::write(
+        &denied,
+        json!({
+            "schemaVersion": "cautilus.evaluation_input.v1",
+            "surface": "repo",
+            "preset": "whole-repo",
+            "suiteId": "denied",
+            "cases": [{
+                "caseId": "denied",
+                "prompt": "Add a host import. Read the repo instructions first.",
+                "expectedEntryFile": "AGENTS.md",
+                "assertions": [{"type": "tools-succeeded"}]
+            }]
+        })
+        .to_string(),
+    )
+    .unwrap();
+    let workspace = user_workspace();
+    let (code, stdout, stderr, _) = eval_test(&denied, workspace.path(), &[], &server);
+    assert_eq!(code, 1, "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("assertion `tools-succeeded` failed: failed: `Write` (call 3)"),
+        "{stdout}"
+    );
 }
 
 /// A small workspace of the user's, which the agent must not change.
