@@ -19,5 +19,6 @@ pub mod eval;
 pub mod fixture;
 pub mod json_members;
 pub mod plugin;
+pub mod quality;
 pub mod schema;
 pub mod taxonomy;
