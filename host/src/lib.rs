@@ -19,6 +19,7 @@ pub mod eval;
 pub mod fixture;
 pub mod json_members;
 pub mod plugin;
+pub mod project;
 pub mod quality;
 pub mod schema;
 pub mod taxonomy;

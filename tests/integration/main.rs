@@ -22,6 +22,8 @@
 //! - `runs`: runs under load and interruption (per-case assertion configs
 //!   at scale, errored vs failed, SIGINT/SIGKILL and `--resume`);
 //! - `plugin_units`: the unit tests of the built-in components' plain Rust;
+//! - `project`: `cautilus.toml`, fixture discovery, `eval list`, the
+//!   config's defaults in `eval test`;
 //! - `providers`: the `openai`/`anthropic` API adapters against a scripted
 //!   loopback server, and the grants a user gives a provider;
 //! - `real_model`: `openai` against SmolLM2-135M served by llama.cpp (only
@@ -40,6 +42,7 @@ mod concurrency;
 mod eval;
 mod observed;
 mod plugin_units;
+mod project;
 mod providers;
 mod real_model;
 mod runs;

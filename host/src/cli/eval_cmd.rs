@@ -66,6 +66,9 @@ pub enum EvalCommand {
     /// cross-runtime rules, case by case
     #[command(after_help = COMPARE_EXAMPLES)]
     Compare(CompareArgs),
+    /// List the project's suites (its cautilus.toml's fixtures) without running them
+    #[command(after_help = super::list_cmd::LIST_EXAMPLES)]
+    List(super::list_cmd::ListArgs),
 }
 
 #[derive(Debug, Args)]
@@ -79,7 +82,7 @@ pub struct TestArgs {
     #[arg(
         long,
         value_name = "RUN_DIR",
-        conflicts_with_all = ["fixture", "workspace", "output_dir", "provider", "fixture_results", "update_snapshots", "keep_workspaces", "jobs", "timeout_ms", "memory_mib", "fuel", "grant_http", "grant_program", "grant_secret", "replay", "cassette"]
+        conflicts_with_all = ["fixture", "workspace", "output_dir", "provider", "fixture_results", "update_snapshots", "keep_workspaces", "config", "jobs", "timeout_ms", "memory_mib", "fuel", "grant_http", "grant_program", "grant_secret", "replay", "cassette"]
     )]
     resume: Option<PathBuf>,
     /// The workspace under test (default: the current directory)
@@ -128,6 +131,11 @@ pub struct TestArgs {
     /// run's output, and say which; without it a missing golden is an error
     #[arg(long)]
     update_snapshots: bool,
+    /// The project config (default: the nearest cautilus.toml upward); its
+    /// `dir` holds the run directories and cassettes, its `[defaults]` and
+    /// `[grants]` apply where no flag says otherwise
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
     /// Keep the workspace copy each coding-agent sample ran in (printed on
     /// stderr) instead of removing it, to inspect what the agent did
     #[arg(long)]
@@ -189,6 +197,7 @@ pub fn run(command: EvalCommand) -> anyhow::Result<ExitCode> {
         EvalCommand::Evaluate(args) => evaluate(args),
         EvalCommand::Validate(args) => validate(args),
         EvalCommand::Compare(args) => compare(args),
+        EvalCommand::List(args) => super::list_cmd::list(args),
     }
 }
 
@@ -200,34 +209,63 @@ fn test(args: TestArgs) -> anyhow::Result<ExitCode> {
     };
     let options = match (args.resume, args.fixture) {
         (Some(dir), _) => eval::resume_options(&dir, case_lines)?,
-        (None, Some(fixture)) => TestOptions {
-            fixture,
-            workspace: match args.workspace {
-                Some(dir) => dir,
-                None => std::env::current_dir()?,
-            },
-            output_dir: args.output_dir,
-            provider: args.provider,
-            grants: eval::provider_setup::GrantFlags {
-                http_hosts: args
-                    .grant_http
-                    .iter()
-                    .map(|h| h.to_ascii_lowercase())
-                    .collect(),
-                programs: args.grant_program,
-                secrets: args.grant_secret.into_iter().collect(),
-            },
-            replay: args.replay,
-            cassette: args.cassette,
-            fixture_results: args.fixture_results,
-            limits: args.limits.limits(LimitArgs::PROVIDER_TIMEOUT_MS),
-            jobs: args.jobs.map(usize::from),
-            concurrency: args.concurrency.map(usize::from),
-            update_snapshots: args.update_snapshots,
-            keep_workspaces: args.keep_workspaces,
-            resume: false,
-            case_lines,
-        },
+        (None, Some(fixture)) => {
+            let (project, config_file) =
+                crate::project::open(&std::env::current_dir()?, args.config.as_deref())?;
+            let defaults = &project.config.defaults;
+            let grants = &project.config.grants;
+            TestOptions {
+                fixture,
+                records: config_file.is_some().then(|| project.records_dir()),
+                workspace: match args.workspace {
+                    Some(dir) => dir,
+                    None => std::env::current_dir()?,
+                },
+                output_dir: args.output_dir,
+                provider: args.provider.or_else(|| defaults.provider.clone()),
+                grants: eval::provider_setup::GrantFlags {
+                    http_hosts: grants
+                        .http
+                        .iter()
+                        .chain(&args.grant_http)
+                        .map(|h| h.to_ascii_lowercase())
+                        .collect(),
+                    programs: grants
+                        .programs
+                        .iter()
+                        .cloned()
+                        .chain(args.grant_program)
+                        .collect(),
+                    secrets: grants
+                        .secrets
+                        .clone()
+                        .into_iter()
+                        .chain(args.grant_secret)
+                        .collect(),
+                },
+                replay: match args.replay {
+                    Some(mode) => Some(mode),
+                    // Checked when the config was read.
+                    None => defaults
+                        .replay
+                        .as_deref()
+                        .and_then(|mode| eval::cassette::ReplayMode::parse(mode).ok()),
+                },
+                cassette: args.cassette,
+                fixture_results: args.fixture_results,
+                limits: args.limits.limits(
+                    defaults
+                        .timeout_ms
+                        .unwrap_or(LimitArgs::PROVIDER_TIMEOUT_MS),
+                ),
+                jobs: args.jobs.or(defaults.jobs).map(usize::from),
+                concurrency: args.concurrency.or(defaults.concurrency).map(usize::from),
+                update_snapshots: args.update_snapshots,
+                keep_workspaces: args.keep_workspaces,
+                resume: false,
+                case_lines,
+            }
+        }
         (None, None) => unreachable!("clap requires --fixture without --resume"),
     };
     // Ctrl-C stops the run between cases and keeps every finished one.

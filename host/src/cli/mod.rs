@@ -5,6 +5,7 @@
 
 mod eval_cmd;
 mod inputs;
+mod list_cmd;
 mod plugin_cmd;
 mod scaffold;
 mod schema_cmd;

@@ -395,9 +395,11 @@ fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
     era * 146_097 + doe - 719_468
 }
 
-/// `<workspace>/.cautilus/cassettes/<name>.json`; `name` keeps letters,
-/// digits, `-`, `_` and `.` (anything else becomes `-`).
-pub fn default_path(workspace: &Path, name: &str) -> PathBuf {
+/// `<records root>/cassettes/<name>.json` (the root is
+/// `<workspace>/.cautilus` unless the project's config names another);
+/// `name` keeps letters, digits, `-`, `_` and `.` (anything else becomes
+/// `-`).
+pub fn default_path(records: &Path, name: &str) -> PathBuf {
     let safe: String = name
         .chars()
         .map(|c| {
@@ -408,8 +410,8 @@ pub fn default_path(workspace: &Path, name: &str) -> PathBuf {
             }
         })
         .collect();
-    workspace
-        .join(".cautilus/cassettes")
+    records
+        .join("cassettes")
         .join(format!("{}.json", safe.trim_matches('.')))
 }
 

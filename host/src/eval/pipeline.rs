@@ -56,8 +56,11 @@ pub struct TestOptions {
     pub fixture: PathBuf,
     /// Source of truth for the workspace (default: the current directory).
     pub workspace: PathBuf,
-    /// Default: `<workspace>/.cautilus/runs/<sortable id>/`.
+    /// Default: `<records root>/runs/<sortable id>/`.
     pub output_dir: Option<PathBuf>,
+    /// Where run directories and cassettes go (the project config's
+    /// `dir`); default `<workspace>/.cautilus`.
+    pub records: Option<PathBuf>,
     /// Provider id or `.wasm` path (default `fixture`).
     pub provider: Option<String>,
     /// Canned results keyed by caseId, for the fixture backend.
@@ -89,6 +92,15 @@ pub struct TestOptions {
     pub resume: bool,
     /// Print each case's line as it is written, keep it, or neither.
     pub case_lines: CaseLines,
+}
+
+impl TestOptions {
+    /// The records root: run directories and cassettes.
+    pub fn records_root(&self) -> PathBuf {
+        self.records
+            .clone()
+            .unwrap_or_else(|| self.workspace.join(".cautilus"))
+    }
 }
 
 /// A finished run.

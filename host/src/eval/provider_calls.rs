@@ -46,6 +46,9 @@ pub struct AgentWorkspaces {
     /// Keep every copy for inspection (`--keep-workspaces`) instead of
     /// removing it after its sample.
     pub keep: bool,
+    /// The records root, never part of a copy (recording a cassette must
+    /// not change the hash its answers are keyed by).
+    pub records: PathBuf,
 }
 
 /// Directory of the run directory that holds sample transcripts.
@@ -119,7 +122,7 @@ impl ProviderCalls {
             };
             let started = Instant::now();
             let source = workspace.as_deref().unwrap_or(&agent.source);
-            let copy = match fresh_copy(source) {
+            let copy = match fresh_copy(source, &agent.records) {
                 Ok(copy) => copy,
                 Err(error) => {
                     samples.push(Sample {

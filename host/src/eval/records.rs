@@ -10,8 +10,9 @@ use serde_json::{Map, Value};
 
 use super::EvalError;
 
-/// `.cautilus/runs/<sortable id>/` under `base`.
-pub fn new_run_dir(base: &Path) -> PathBuf {
+/// `runs/<sortable id>/` under the records root (`<workspace>/.cautilus`
+/// unless the project's config names another).
+pub fn new_run_dir(records: &Path) -> PathBuf {
     let now = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .unwrap_or_default();
@@ -24,7 +25,7 @@ pub fn new_run_dir(base: &Path) -> PathBuf {
         now.subsec_millis(),
         (now.subsec_nanos() ^ std::process::id()) & 0xffff
     );
-    base.join(".cautilus").join("runs").join(id)
+    records.join("runs").join(id)
 }
 
 /// The current time as RFC 3339 (UTC, milliseconds).
@@ -225,7 +226,7 @@ mod tests {
 
     #[test]
     fn run_ids_sort_by_time() {
-        let dir = new_run_dir(Path::new("/w"));
+        let dir = new_run_dir(Path::new("/w/.cautilus"));
         let id = dir.file_name().unwrap().to_str().unwrap();
         assert!(dir.starts_with("/w/.cautilus/runs"));
         assert_eq!(id.len(), "20261122T121412316Z-6603".len(), "{id}");

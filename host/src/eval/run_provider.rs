@@ -48,7 +48,7 @@ impl RunProvider {
                         .unwrap_or("suite")
                         .to_string()
                 });
-                let path = super::cassette::default_path(&options.workspace, &name);
+                let path = super::cassette::default_path(&options.records_root(), &name);
                 Some(Cassette::open(path, mode, Vec::new())?)
             }
         };

@@ -59,6 +59,8 @@ pub struct RunOptions {
     pub update_snapshots: bool,
     #[serde(default, skip_serializing_if = "is_default")]
     pub keep_workspaces: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub records: Option<PathBuf>,
 }
 
 fn is_default<T: Default + PartialEq>(value: &T) -> bool {
@@ -173,6 +175,7 @@ mod tests {
             fuel: None,
             update_snapshots: false,
             keep_workspaces: true,
+            records: None,
         };
         let mut state = RunState::start(options, "abc".into(), 10);
         state.write(dir.path()).unwrap();

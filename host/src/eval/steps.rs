@@ -85,7 +85,7 @@ pub fn run(
     let output_dir = options
         .output_dir
         .clone()
-        .unwrap_or_else(|| records::new_run_dir(&options.workspace));
+        .unwrap_or_else(|| records::new_run_dir(&options.records_root()));
     let mut outputs: Vec<Value> = Vec::new();
     let mut reports = Vec::with_capacity(fixture.steps.len());
     let mut failure = None;

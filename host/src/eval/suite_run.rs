@@ -84,7 +84,7 @@ pub fn run_suite(
     let output_dir = options
         .output_dir
         .clone()
-        .unwrap_or_else(|| records::new_run_dir(&options.workspace));
+        .unwrap_or_else(|| records::new_run_dir(&options.records_root()));
     let resumed = if options.resume {
         let state = RunState::read(&output_dir)?;
         clean_partials(&output_dir);
@@ -223,6 +223,7 @@ pub fn run_suite(
         calls = calls.with_agent_workspaces(AgentWorkspaces {
             source: options.workspace.clone(),
             keep: options.keep_workspaces,
+            records: options.records_root(),
         });
     }
     let calls = Arc::new(calls);
@@ -305,6 +306,7 @@ fn run_options(options: &TestOptions, reference: &str) -> RunOptions {
         fuel: options.limits.fuel,
         update_snapshots: options.update_snapshots,
         keep_workspaces: options.keep_workspaces,
+        records: options.records.as_deref().map(absolute),
     }
 }
 
@@ -348,6 +350,7 @@ pub fn resume_options(dir: &Path, case_lines: CaseLines) -> Result<TestOptions, 
         concurrency: o.concurrency,
         update_snapshots: o.update_snapshots,
         keep_workspaces: o.keep_workspaces,
+        records: o.records,
         resume: true,
         case_lines,
     })

@@ -53,7 +53,7 @@ pub enum CopyError {
 
 /// Copies `source` (honouring its `.gitignore` files, without `.git`) into
 /// a new temporary directory.
-pub fn fresh_copy(source: &Path) -> Result<WorkspaceCopy, CopyError> {
+pub fn fresh_copy(source: &Path, records: &Path) -> Result<WorkspaceCopy, CopyError> {
     let dir = tempfile::Builder::new()
         .prefix("cautilus-agent-")
         .tempdir()
@@ -61,12 +61,19 @@ pub fn fresh_copy(source: &Path) -> Result<WorkspaceCopy, CopyError> {
             path: std::env::temp_dir(),
             source,
         })?;
-    let hash = copy_into(source, dir.path())?;
+    let hash = copy_into(source, dir.path(), records)?;
     Ok(WorkspaceCopy { dir, hash })
 }
 
-/// Copies `source` into the existing directory `target`; returns the hash.
-pub fn copy_into(source: &Path, target: &Path) -> Result<String, CopyError> {
+/// Copies `source` into the existing directory `target`, leaving out the
+/// records root `records` when it is inside; returns the hash.
+pub fn copy_into(source: &Path, target: &Path, records: &Path) -> Result<String, CopyError> {
+    let absolute = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+    let skip = absolute(records)
+        .strip_prefix(absolute(source))
+        .ok()
+        .filter(|r| !r.as_os_str().is_empty())
+        .map(|r| source.join(r));
     let io = |path: &Path| {
         let path = path.to_path_buf();
         move |source| CopyError::Io { path, source }
@@ -81,8 +88,10 @@ pub fn copy_into(source: &Path, target: &Path) -> Result<String, CopyError> {
         .require_git(false)
         .follow_links(false)
         .sort_by_file_name(|a, b| a.cmp(b))
-        .filter_entry(|entry| {
-            entry.file_name() != ".git" && !(entry.depth() == 1 && entry.file_name() == TOOL_DIR)
+        .filter_entry(move |entry| {
+            entry.file_name() != ".git"
+                && !(entry.depth() == 1 && entry.file_name() == TOOL_DIR)
+                && skip.as_deref() != Some(entry.path())
         })
         .build();
     let mut hasher = Sha256::new();
@@ -186,7 +195,7 @@ mod tests {
     #[test]
     fn a_copy_holds_the_sources_without_ignored_files_or_git() {
         let source = tree();
-        let copy = fresh_copy(source.path()).unwrap();
+        let copy = fresh_copy(source.path(), Path::new("/nonexistent")).unwrap();
         let root = copy.dir.path();
         assert_eq!(
             std::fs::read_to_string(root.join("AGENTS.md")).unwrap(),
@@ -198,13 +207,23 @@ mod tests {
         assert!(!root.join("run.log").exists());
         assert!(!root.join(".git").exists());
         assert!(!root.join(".cautilus").exists());
+        // A records root elsewhere in the workspace is left out too.
+        std::fs::create_dir_all(source.path().join("records/runs")).unwrap();
+        std::fs::write(source.path().join("records/runs/x"), "r").unwrap();
+        let copy = fresh_copy(source.path(), &source.path().join("records")).unwrap();
+        assert!(!copy.dir.path().join("records").exists());
+        assert!(copy.dir.path().join("AGENTS.md").exists());
         assert!(copy.hash.starts_with("sha256:"));
     }
 
     #[test]
     fn the_hash_changes_with_any_content_or_name_and_ignores_ignored_files() {
         let source = tree();
-        let hash = || fresh_copy(source.path()).unwrap().hash;
+        let hash = || {
+            fresh_copy(source.path(), Path::new("/nonexistent"))
+                .unwrap()
+                .hash
+        };
         let first = hash();
         assert_eq!(first, hash(), "same tree, same hash");
         std::fs::write(source.path().join("target/debug/big"), b"rebuilt").unwrap();
@@ -225,7 +244,7 @@ mod tests {
     fn links_are_copied_as_links_never_followed() {
         let source = tree();
         std::os::unix::fs::symlink("/etc/passwd", source.path().join("outside")).unwrap();
-        let copy = fresh_copy(source.path()).unwrap();
+        let copy = fresh_copy(source.path(), Path::new("/nonexistent")).unwrap();
         let link = copy.dir.path().join("outside");
         assert!(link.symlink_metadata().unwrap().file_type().is_symlink());
         assert_eq!(std::fs::read_link(&link).unwrap(), Path::new("/etc/passwd"));

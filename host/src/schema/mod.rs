@@ -28,6 +28,8 @@ pub const IDS: &[&str] = &[
     "cautilus.evaluation_summary.v1",
     "cautilus.skill_evaluation_inputs.v1",
     "cautilus.skill_evaluation_summary.v1",
+    "cautilus.config.v1",
+    "cautilus.manifest.v1",
 ];
 
 /// The schema with id `id`, or `None` for an id this host does not describe.
@@ -77,6 +79,14 @@ pub fn schema(id: &str) -> Option<Value> {
         "cautilus.skill_evaluation_summary.v1" => {
             packet(generate::<SummaryPacket<SkillScored>>(), "repo", "skill")
         }
+        "cautilus.config.v1" => {
+            let mut schema = generate::<crate::project::ProjectConfig>();
+            schema["$id"] = json!(format!("https://cautilus.dev/schemas/{}", file_name(id)));
+            schema["description"] =
+                json!("A project's cautilus.toml (TOML; this schema describes its parsed form).");
+            schema
+        }
+        "cautilus.manifest.v1" => pinned(id, generate::<crate::project::Manifest>(), &[]),
         _ => return None,
     })
 }

@@ -1,0 +1,68 @@
+//! `cautilus eval list`: the project's suites, from its `cautilus.toml`
+//! (or the default globs), without running anything.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Args;
+
+use crate::project;
+
+pub const LIST_EXAMPLES: &str = "\
+Examples:
+  cautilus eval list                        # the suites under evals/ (or cautilus.toml's include)
+  cautilus eval list --json                 # the manifest, cautilus.manifest.v1
+  cautilus eval list --config ci/cautilus.toml
+
+Nothing runs and no provider is contacted: each fixture is read and checked.
+Two suites with one id, or a fixture that does not load, exit 2.";
+
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    /// The project config (default: the nearest cautilus.toml upward from
+    /// the current directory; without one, fixtures under
+    /// evals/**/*.fixture.{json,yaml,yml})
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// Print the manifest as JSON (`cautilus.manifest.v1`)
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn list(args: ListArgs) -> anyhow::Result<ExitCode> {
+    let cwd = std::env::current_dir()?;
+    let (loaded, file) = project::open(&cwd, args.config.as_deref())?;
+    let manifest = project::manifest::manifest(&loaded, file.as_deref())?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&manifest)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    let id_width = manifest
+        .suites
+        .iter()
+        .map(|s| s.id.len())
+        .max()
+        .unwrap_or(2)
+        .max(2);
+    println!(
+        "{:<id_width$}  {:<16}  {:>6}  {:<12}  {:<20}  PATH",
+        "ID", "SURFACE/PRESET", "CASES", "PROVIDER", "MODEL"
+    );
+    for suite in &manifest.suites {
+        println!(
+            "{:<id_width$}  {:<16}  {:>6}  {:<12}  {:<20}  {}",
+            suite.id,
+            format!("{}/{}", suite.surface, suite.preset),
+            suite.cases,
+            suite.provider.as_deref().unwrap_or("-"),
+            suite.model.as_deref().unwrap_or("-"),
+            suite.path
+        );
+    }
+    println!(
+        "{} suites, {} cases",
+        manifest.suites.len(),
+        manifest.suites.iter().map(|s| s.cases).sum::<u64>()
+    );
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,214 @@
+//! A project's suites: the fixtures its config's globs match, their ids
+//! (duplicates are a definition error naming both files), and the manifest
+//! (`cautilus eval list`): what each suite is, computed without running
+//! anything or contacting any provider.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde_json::Value;
+
+use super::config::Loaded;
+use crate::fixture::{Fixture, FixtureError, load_fixture};
+
+/// The manifest's schema id.
+pub const SCHEMA: &str = "cautilus.manifest.v1";
+
+/// Why a project's suites could not be listed.
+#[derive(Debug, thiserror::Error)]
+pub enum ProjectError {
+    #[error(transparent)]
+    Fixture(#[from] FixtureError),
+    #[error("{}: {message}", path.display())]
+    Io { path: PathBuf, message: String },
+    #[error(
+        "suite id `{id}` is used by two fixtures: {} and {}; give one of them another `suiteId`",
+        first.display(),
+        second.display()
+    )]
+    Duplicate {
+        id: String,
+        first: PathBuf,
+        second: PathBuf,
+    },
+    #[error(
+        "no fixture matches {globs:?} under {}; write one there, or set `include` in cautilus.toml",
+        root.display()
+    )]
+    Empty { root: PathBuf, globs: Vec<String> },
+}
+
+/// What `cautilus eval list --json` prints.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+#[schemars(title = "cautilus.manifest.v1")]
+pub struct Manifest {
+    pub schema_version: String,
+    /// The config file, when the project has one.
+    pub config: Option<String>,
+    /// The directory fixture paths are relative to.
+    pub root: String,
+    pub suites: Vec<SuiteEntry>,
+}
+
+/// One suite of the project.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SuiteEntry {
+    /// The suite's `suiteId`, unique in the project.
+    pub id: String,
+    /// The fixture, relative to the root (`/`-separated).
+    pub path: String,
+    pub surface: String,
+    pub preset: String,
+    /// The provider the fixture asks for (app suites), if any.
+    pub provider: Option<String>,
+    /// The model the fixture pins, if any.
+    pub model: Option<String>,
+    /// Its cases (for a multi-step fixture, those of its first step).
+    pub cases: u64,
+    /// Steps of a multi-step fixture (1 otherwise).
+    pub steps: u64,
+    /// Samples per case (`repeatCount`; 1 when the fixture sets none).
+    pub trials: u64,
+    /// Variants, gates and tags (none until the fixture can declare them).
+    pub variants: Vec<String>,
+    pub gates: Vec<String>,
+    pub tags: Vec<String>,
+}
+
+/// The fixtures `loaded`'s globs match, in path order.
+pub fn discover(loaded: &Loaded) -> Result<Vec<PathBuf>, ProjectError> {
+    let set = |globs: &[String]| {
+        let mut builder = globset::GlobSetBuilder::new();
+        for glob in globs {
+            // Checked when the config was read.
+            if let Ok(glob) = globset::GlobBuilder::new(glob)
+                .literal_separator(true)
+                .build()
+            {
+                builder.add(glob);
+            }
+        }
+        builder.build().map_err(|e| ProjectError::Io {
+            path: loaded.file.clone(),
+            message: e.to_string(),
+        })
+    };
+    let include = set(&loaded.include())?;
+    let exclude = set(&loaded.config.exclude)?;
+    let records = loaded.records_dir();
+    let mut found = Vec::new();
+    let walk = ignore::WalkBuilder::new(&loaded.root)
+        .hidden(false)
+        .require_git(false)
+        .filter_entry(move |e| e.file_name() != ".git" && e.path() != records)
+        .build();
+    for entry in walk {
+        let entry = entry.map_err(|e| ProjectError::Io {
+            path: loaded.root.clone(),
+            message: e.to_string(),
+        })?;
+        if !entry.file_type().is_some_and(|t| t.is_file()) {
+            continue;
+        }
+        let Ok(relative) = entry.path().strip_prefix(&loaded.root) else {
+            continue;
+        };
+        if include.is_match(relative) && !exclude.is_match(relative) {
+            found.push(entry.path().to_path_buf());
+        }
+    }
+    found.sort();
+    if found.is_empty() {
+        return Err(ProjectError::Empty {
+            root: loaded.root.clone(),
+            globs: loaded.include(),
+        });
+    }
+    Ok(found)
+}
+
+/// The manifest of the project's suites; loads every fixture (nothing runs).
+pub fn manifest(loaded: &Loaded, config: Option<&Path>) -> Result<Manifest, ProjectError> {
+    let mut suites: Vec<SuiteEntry> = Vec::new();
+    let mut seen: BTreeMap<String, PathBuf> = BTreeMap::new();
+    for file in discover(loaded)? {
+        let entry = entry(&file, &loaded.root)?;
+        if let Some(first) = seen.insert(entry.id.clone(), file.clone()) {
+            return Err(ProjectError::Duplicate {
+                id: entry.id,
+                first,
+                second: file,
+            });
+        }
+        suites.push(entry);
+    }
+    Ok(Manifest {
+        schema_version: SCHEMA.into(),
+        config: config.map(|c| c.display().to_string()),
+        root: loaded.root.display().to_string(),
+        suites,
+    })
+}
+
+/// One fixture's entry.
+fn entry(file: &Path, root: &Path) -> Result<SuiteEntry, ProjectError> {
+    let path = file
+        .strip_prefix(root)
+        .unwrap_or(file)
+        .to_string_lossy()
+        .replace('\\', "/");
+    let (suite, steps) = match load_fixture(file)? {
+        Fixture::Suite(suite) => (suite, 1),
+        Fixture::Steps(steps, _) => {
+            let count = steps.steps.len() as u64;
+            let first = steps.steps.first().ok_or_else(|| ProjectError::Io {
+                path: file.to_path_buf(),
+                message: "a multi-step fixture without steps".into(),
+            })?;
+            (first.suite(file, &[])?, count)
+        }
+    };
+    let mut cases = 0u64;
+    let mut trials = suite
+        .body
+        .get("repeatCount")
+        .and_then(Value::as_u64)
+        .unwrap_or(1);
+    for case in suite.cases.open() {
+        let case = case?;
+        trials = trials.max(case.get("repeatCount").and_then(Value::as_u64).unwrap_or(1));
+        cases += 1;
+    }
+    let text = |key: &str| {
+        suite
+            .body
+            .get(key)
+            .and_then(Value::as_str)
+            .map(str::to_string)
+    };
+    Ok(SuiteEntry {
+        id: suite.suite_id.clone(),
+        path,
+        surface: suite.pair.surface.into(),
+        preset: suite.pair.preset.into(),
+        provider: text("provider"),
+        model: text("model").or_else(|| {
+            suite
+                .body
+                .get("agent")
+                .and_then(|a| a.get("model"))
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        }),
+        cases,
+        steps,
+        trials,
+        variants: Vec::new(),
+        gates: Vec::new(),
+        tags: Vec::new(),
+    })
+}

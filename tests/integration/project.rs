@@ -1,0 +1,185 @@
+//! A project's evaluations: `cautilus.toml` (found upward, or `--config`),
+//! discovery of its fixtures, unique suite ids, `eval list`, and the
+//! config's defaults and records root in `eval test`.
+
+use std::path::Path;
+
+use serde_json::{Value, json};
+
+use crate::support::{cautilus, output};
+
+fn suite(id: &str, cases: usize) -> String {
+    json!({
+        "schemaVersion": "cautilus.evaluation_input.v1",
+        "surface": "app",
+        "preset": "prompt",
+        "suiteId": id,
+        "provider": "anthropic",
+        "model": "claude-sonnet-4-6",
+        "cases": (0..cases)
+            .map(|i| json!({"caseId": format!("c{i}"), "input": format!("Say {i}."), "expected": {"finalText": format!("{i}")}}))
+            .collect::<Vec<_>>(),
+    })
+    .to_string()
+}
+
+/// A project: a config, four suites (one YAML, one nested), a draft the
+/// config excludes, and a file the globs do not match.
+fn project(config: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::write(root.join("cautilus.toml"), config).unwrap();
+    for (path, text) in [
+        ("evals/support.fixture.json", suite("support", 2)),
+        ("evals/billing/refunds.fixture.json", suite("refunds", 3)),
+        ("evals/drafts/wip.fixture.json", suite("wip", 1)),
+        ("evals/notes.json", suite("not-a-fixture", 1)),
+        (
+            "evals/greeting.fixture.yaml",
+            "schemaVersion: cautilus.evaluation_input.v1\nsurface: app\npreset: chat\nsuiteId: greeting\n\
+             provider: openai\nmodel: gpt-5-mini\ncases:\n  - caseId: hi\n    messages:\n      - { role: user, content: Hi }\n"
+                .to_string(),
+        ),
+    ] {
+        let file = root.join(path);
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(file, text).unwrap();
+    }
+    dir
+}
+
+const CONFIG: &str = r#"
+dir = "records"
+include = ["evals/**/*.fixture.{json,yaml}"]
+exclude = ["evals/drafts/**"]
+
+[defaults]
+provider = "fixture"
+"#;
+
+fn list(cwd: &Path, extra: &[&str]) -> (i32, String, String) {
+    let mut command = cautilus();
+    command.current_dir(cwd).args(["eval", "list"]).args(extra);
+    output(command.output().unwrap())
+}
+
+#[test]
+fn the_manifest_lists_every_suite_without_running_anything() {
+    let dir = project(CONFIG);
+    // Found upward from a subdirectory; no key, no provider contacted.
+    let (code, stdout, stderr) = list(&dir.path().join("evals/billing"), &["--json"]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let manifest: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(manifest["schemaVersion"], "cautilus.manifest.v1");
+    let suites: Vec<(&str, &str, u64, &str)> = manifest["suites"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["id"].as_str().unwrap(),
+                s["path"].as_str().unwrap(),
+                s["cases"].as_u64().unwrap(),
+                s["preset"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        suites,
+        [
+            ("refunds", "evals/billing/refunds.fixture.json", 3, "prompt"),
+            ("greeting", "evals/greeting.fixture.yaml", 1, "chat"),
+            ("support", "evals/support.fixture.json", 2, "prompt"),
+        ]
+    );
+    assert_eq!(manifest["suites"][1]["provider"], "openai");
+    assert_eq!(manifest["suites"][1]["model"], "gpt-5-mini");
+    assert!(!dir.path().join("records").exists(), "nothing ran");
+
+    let (code, stdout, _) = list(dir.path(), &[]);
+    assert_eq!(code, 0);
+    assert!(stdout.contains("3 suites, 6 cases"), "{stdout}");
+    assert!(
+        stdout
+            .lines()
+            .any(|l| l.starts_with("refunds ") && l.contains("app/prompt")),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn duplicate_ids_unknown_keys_and_empty_projects_are_definition_errors() {
+    let dir = project(CONFIG);
+    std::fs::write(
+        dir.path().join("evals/support-copy.fixture.json"),
+        suite("support", 1),
+    )
+    .unwrap();
+    let (code, _, stderr) = list(dir.path(), &[]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("suite id `support` is used by two fixtures:")
+            && stderr.contains("evals/support-copy.fixture.json")
+            && stderr.contains("evals/support.fixture.json"),
+        "{stderr}"
+    );
+
+    let dir = project("incude = [\"evals/**\"]\n");
+    let (code, _, stderr) = list(dir.path(), &[]);
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("unknown key `incude`; did you mean `include`?"),
+        "{stderr}"
+    );
+
+    let dir = project("include = [\"suites/*.fixture.json\"]\n");
+    let (code, _, stderr) = list(dir.path(), &[]);
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("no fixture matches [\"suites/*.fixture.json\"]"),
+        "{stderr}"
+    );
+
+    // --config names another file.
+    let other = dir.path().join("ci.toml");
+    std::fs::write(&other, "include = [\"evals/*.fixture.json\"]\n").unwrap();
+    let (code, stdout, stderr) = list(dir.path(), &["--config", other.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("1 suites, 2 cases"), "{stdout}");
+}
+
+#[test]
+fn eval_test_takes_the_configs_defaults_and_records_root() {
+    let dir = project(CONFIG);
+    let mut command = cautilus();
+    command
+        .current_dir(dir.path())
+        .args(["eval", "test", "--fixture", "evals/support.fixture.json"])
+        .env_remove("ANTHROPIC_API_KEY")
+        .env("PATH", "/nonexistent");
+    let (code, stdout, stderr) = output(command.output().unwrap());
+    // The fixture asks for anthropic and nothing here can reach it; the
+    // config's provider (fixture) answers instead.
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let runs: Vec<_> = std::fs::read_dir(dir.path().join("records/runs"))
+        .unwrap()
+        .collect();
+    assert_eq!(runs.len(), 1, "the run directory is under the config's dir");
+    assert!(!dir.path().join(".cautilus").exists());
+    // A flag still wins over the config.
+    let mut command = cautilus();
+    command
+        .current_dir(dir.path())
+        .args([
+            "eval",
+            "test",
+            "--fixture",
+            "evals/support.fixture.json",
+            "--provider",
+            "anthropic",
+        ])
+        .env_remove("ANTHROPIC_API_KEY");
+    let (code, _, stderr) = output(command.output().unwrap());
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("ANTHROPIC_API_KEY"), "{stderr}");
+}
