@@ -183,3 +183,112 @@ fn eval_test_takes_the_configs_defaults_and_records_root() {
     assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains("ANTHROPIC_API_KEY"), "{stderr}");
 }
+
+fn project_test(cwd: &Path, extra: &[&str]) -> (i32, String, String) {
+    let mut command = cautilus();
+    command
+        .current_dir(cwd)
+        .args(["eval", "test"])
+        .args(extra)
+        .env_remove("ANTHROPIC_API_KEY")
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("OPENAI_BASE_URL")
+        .env("PATH", "/nonexistent");
+    output(command.output().unwrap())
+}
+
+#[test]
+fn one_run_over_the_project_exits_as_its_worst_suite() {
+    let dir = project(CONFIG);
+    // One suite fails a required assertion.
+    let mut failing: Value = serde_json::from_str(&suite("strict", 1)).unwrap();
+    failing["assertions"] = json!([{"type": "equals", "value": "never this"}]);
+    std::fs::write(
+        dir.path().join("evals/strict.fixture.json"),
+        failing.to_string(),
+    )
+    .unwrap();
+    let (code, stdout, stderr) = project_test(dir.path(), &[]);
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    for id in ["refunds", "greeting", "strict", "support"] {
+        assert!(stdout.contains(&format!("== {id} (")), "{stdout}");
+    }
+    assert!(stdout.contains("== project: reject"), "{stdout}");
+    let runs: Vec<_> = std::fs::read_dir(dir.path().join("records/runs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(runs.len(), 1);
+    let summary: Value = serde_json::from_str(
+        &std::fs::read_to_string(runs[0].join("project-summary.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(summary["schemaVersion"], "cautilus.project_summary.v1");
+    assert_eq!(summary["exitCode"], 1);
+    let statuses: Vec<(&str, &str)> = summary["suites"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["id"].as_str().unwrap(),
+                s["recommendation"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        statuses,
+        [
+            ("refunds", "accept-now"),
+            // Nothing to check in its case: unchecked, so defer.
+            ("greeting", "defer"),
+            ("strict", "reject"),
+            ("support", "accept-now"),
+        ]
+    );
+    let support_run = runs[0].join(summary["suites"][3]["runDir"].as_str().unwrap());
+    assert!(support_run.join("eval-summary.json").is_file());
+
+    // Selected suites only; the project is then as good as they are.
+    let (code, stdout, stderr) =
+        project_test(dir.path(), &["--suite", "re*", "--suite", "support"]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert!(!stdout.contains("== strict"), "{stdout}");
+    let (code, _, stderr) = project_test(dir.path(), &["--suite", "nothing*"]);
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("no suite of the project matches"),
+        "{stderr}"
+    );
+
+    // Suites that cannot run (no key for the provider asked for): each is
+    // recorded with why, and the project exits 2.
+    let (code, stdout, stderr) = project_test(dir.path(), &["--json", "--provider", "anthropic"]);
+    assert_eq!(code, 2, "{stdout}{stderr}");
+    let summary: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(summary["suites"].as_array().unwrap().len(), 4);
+    assert!(
+        summary["suites"][0]["error"]
+            .as_str()
+            .unwrap()
+            .contains("ANTHROPIC_API_KEY"),
+        "{summary}"
+    );
+
+    // A fixture that does not load: a definition error before anything runs.
+    std::fs::write(
+        dir.path().join("evals/broken.fixture.json"),
+        suite("broken", 1).replace("\"prompt\"", "\"promt\""),
+    )
+    .unwrap();
+    let before = std::fs::read_dir(dir.path().join("records/runs"))
+        .unwrap()
+        .count();
+    let (code, stdout, stderr) = project_test(dir.path(), &[]);
+    assert_eq!(code, 2, "{stdout}{stderr}");
+    assert!(stderr.contains("broken.fixture.json"), "{stderr}");
+    let after = std::fs::read_dir(dir.path().join("records/runs"))
+        .unwrap()
+        .count();
+    assert_eq!(before, after, "nothing ran");
+}

@@ -73,9 +73,15 @@ pub enum EvalCommand {
 
 #[derive(Debug, Args)]
 pub struct TestArgs {
-    /// The fixture (JSON or YAML, `cautilus.evaluation_input.v1`)
-    #[arg(long, value_name = "FILE", required_unless_present = "resume")]
+    /// The fixture (JSON or YAML, `cautilus.evaluation_input.v1`); without
+    /// it (and without --resume), every suite of the project runs (its
+    /// cautilus.toml's fixtures, or evals/**/*.fixture.{json,yaml,yml})
+    #[arg(long, value_name = "FILE")]
     fixture: Option<PathBuf>,
+    /// With no --fixture: run only the project's suites whose id matches
+    /// (`*` matches anything; repeatable)
+    #[arg(long, value_name = "ID", conflicts_with_all = ["fixture", "resume"])]
+    suite: Vec<String>,
     /// Continue an interrupted or killed run: its finished cases are kept,
     /// the others run, with the options it was started with (from its
     /// run.json); the fixture must be unchanged
@@ -209,17 +215,18 @@ fn test(args: TestArgs) -> anyhow::Result<ExitCode> {
     };
     let options = match (args.resume, args.fixture) {
         (Some(dir), _) => eval::resume_options(&dir, case_lines)?,
-        (None, Some(fixture)) => {
-            let (project, config_file) =
-                crate::project::open(&std::env::current_dir()?, args.config.as_deref())?;
+        (None, fixture) => {
+            let project_run = fixture.is_none();
+            let cwd = std::env::current_dir()?;
+            let (project, config_file) = crate::project::open(&cwd, args.config.as_deref())?;
             let defaults = &project.config.defaults;
             let grants = &project.config.grants;
-            TestOptions {
-                fixture,
+            let options = TestOptions {
+                fixture: fixture.unwrap_or_default(),
                 records: config_file.is_some().then(|| project.records_dir()),
                 workspace: match args.workspace {
                     Some(dir) => dir,
-                    None => std::env::current_dir()?,
+                    None => cwd,
                 },
                 output_dir: args.output_dir,
                 provider: args.provider.or_else(|| defaults.provider.clone()),
@@ -264,9 +271,18 @@ fn test(args: TestArgs) -> anyhow::Result<ExitCode> {
                 keep_workspaces: args.keep_workspaces,
                 resume: false,
                 case_lines,
+            };
+            if project_run {
+                return super::project_run::run(
+                    &project,
+                    config_file.as_deref(),
+                    options,
+                    &args.suite,
+                    args.json,
+                );
             }
+            options
         }
-        (None, None) => unreachable!("clap requires --fixture without --resume"),
     };
     // Ctrl-C stops the run between cases and keeps every finished one.
     eval::interrupt::install()?;

@@ -7,6 +7,7 @@ mod eval_cmd;
 mod inputs;
 mod list_cmd;
 mod plugin_cmd;
+mod project_run;
 mod scaffold;
 mod schema_cmd;
 mod score_cmd;

@@ -1,9 +1,11 @@
-//! A project's evaluations: its `cautilus.toml` ([`config`]) and its suites
+//! A project's evaluations: its `cautilus.toml` ([`config`]), its suites
 //! ([`manifest`]: discovery by the config's globs, unique ids, and the
-//! manifest `cautilus eval list` prints without running anything).
+//! manifest `cautilus eval list` prints without running anything), and one
+//! run over all of them ([`run`]).
 
 pub mod config;
 pub mod manifest;
+pub mod run;
 
 use std::path::{Path, PathBuf};
 

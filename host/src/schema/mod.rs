@@ -30,6 +30,7 @@ pub const IDS: &[&str] = &[
     "cautilus.skill_evaluation_summary.v1",
     "cautilus.config.v1",
     "cautilus.manifest.v1",
+    "cautilus.project_summary.v1",
 ];
 
 /// The schema with id `id`, or `None` for an id this host does not describe.
@@ -87,6 +88,9 @@ pub fn schema(id: &str) -> Option<Value> {
             schema
         }
         "cautilus.manifest.v1" => pinned(id, generate::<crate::project::Manifest>(), &[]),
+        "cautilus.project_summary.v1" => {
+            pinned(id, generate::<crate::project::run::ProjectSummary>(), &[])
+        }
         _ => return None,
     })
 }

@@ -1,0 +1,74 @@
+//! `eval test` without `--fixture`: every suite of the project, one after
+//! another, then the project summary and the worst suite's exit status.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::ExitCode;
+
+use crate::eval::TestOptions;
+use crate::project::{self, Loaded};
+
+pub fn run(
+    loaded: &Loaded,
+    config: Option<&Path>,
+    options: TestOptions,
+    patterns: &[String],
+    json: bool,
+) -> anyhow::Result<ExitCode> {
+    let manifest = project::manifest::manifest(loaded, config)?;
+    let suites = project::run::select(&manifest.suites, patterns);
+    if suites.is_empty() {
+        anyhow::bail!(
+            "no suite of the project matches {patterns:?}; `cautilus eval list` shows their ids"
+        );
+    }
+    let dir = match &options.output_dir {
+        Some(dir) => dir.clone(),
+        None => project::run::new_dir(&options.records_root()),
+    };
+    crate::eval::interrupt::install()?;
+    let registry = super::registry()?;
+    let summary =
+        project::run::run_suites(registry, &loaded.root, &suites, &options, &dir, |suite| {
+            if !json {
+                println!("== {} ({})", suite.id, suite.path);
+            }
+        })?;
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    if json {
+        serde_json::to_writer_pretty(&mut out, &summary)?;
+        writeln!(out)?;
+    } else {
+        writeln!(out, "== project: {}", summary.recommendation)?;
+        for suite in &summary.suites {
+            let outcome = match (&suite.recommendation, &suite.error) {
+                (_, Some(error)) => format!("could not run: {error}"),
+                (Some(recommendation), None) => {
+                    let counts = suite
+                        .counts
+                        .as_ref()
+                        .map(|c| {
+                            c.iter()
+                                .map(|(k, v)| format!("{k} {v}"))
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        })
+                        .unwrap_or_default();
+                    format!("{recommendation} ({counts})")
+                }
+                (None, None) => "did not run".into(),
+            };
+            writeln!(out, "  {:<24} {outcome}", suite.id)?;
+        }
+        if let Some(signal) = &summary.interrupted {
+            writeln!(
+                out,
+                "interrupted by {signal}: the suites after the last one listed did not run"
+            )?;
+        }
+        writeln!(out, "records: {}", dir.display())?;
+    }
+    out.flush()?;
+    Ok(ExitCode::from(summary.exit_code))
+}

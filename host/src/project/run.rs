@@ -1,0 +1,256 @@
+//! One run over a project's suites (`eval test` without `--fixture`): every
+//! suite of the manifest (or those `--suite` selects), one after another,
+//! each with its own run records, then one project summary
+//! (`cautilus.project_summary.v1`) and one exit status, the worst of the
+//! suites'.
+//!
+//! Layout: `<records>/runs/<id>/project-summary.json`, and each suite's
+//! run directory under `<records>/runs/<id>/suites/<suite id>/`. A suite
+//! that cannot run (a definition error) is recorded with its error and the
+//! others still run; an interrupted suite stops the project run.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use super::manifest::SuiteEntry;
+use crate::eval::{self, EvalError, TestOptions, TestRun};
+use crate::plugin::Registry;
+
+/// The project summary's schema id.
+pub const SCHEMA: &str = "cautilus.project_summary.v1";
+/// Its file name in the project run's directory.
+pub const FILE: &str = "project-summary.json";
+
+/// What a project run concluded.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+#[schemars(title = "cautilus.project_summary.v1")]
+pub struct ProjectSummary {
+    pub schema_version: String,
+    /// The worst recommendation of the suites that ran (`reject` when one
+    /// could not run).
+    pub recommendation: String,
+    /// 0 when every suite is `accept-now`, 1 when one is not, 2 when one
+    /// could not run.
+    pub exit_code: u8,
+    pub suites: Vec<SuiteResult>,
+    /// Set when a signal stopped the run (the suites after it did not run).
+    pub interrupted: Option<String>,
+}
+
+/// One suite of a project run.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SuiteResult {
+    pub id: String,
+    pub path: String,
+    /// Its run directory, relative to the project run's.
+    pub run_dir: Option<String>,
+    /// `accept-now`, `defer` or `reject`; absent when it could not run.
+    pub recommendation: Option<String>,
+    /// The summary packet's counts (`total`, `passed`, `failed` …).
+    pub counts: Option<Map<String, Value>>,
+    /// Why it could not run.
+    pub error: Option<String>,
+    pub duration_ms: u64,
+}
+
+/// Suite ids that match `patterns` (`*` matches any run of characters);
+/// every suite without patterns.
+pub fn select<'a>(suites: &'a [SuiteEntry], patterns: &[String]) -> Vec<&'a SuiteEntry> {
+    suites
+        .iter()
+        .filter(|s| patterns.is_empty() || patterns.iter().any(|p| wildcard(p, &s.id)))
+        .collect()
+}
+
+/// `*` matches any run of characters; everything else is literal.
+fn wildcard(pattern: &str, text: &str) -> bool {
+    let parts: Vec<&str> = pattern.split('*').collect();
+    if parts.len() == 1 {
+        return pattern == text;
+    }
+    let (first, last) = (parts[0], parts[parts.len() - 1]);
+    if !text.starts_with(first) || !text[first.len()..].ends_with(last) {
+        return false;
+    }
+    let mut rest = &text[first.len()..text.len() - last.len()];
+    for part in &parts[1..parts.len() - 1] {
+        match rest.find(part) {
+            Some(at) => rest = &rest[at + part.len()..],
+            None => return false,
+        }
+    }
+    true
+}
+
+/// Runs `suites` with `base` (its fixture and output directory are set per
+/// suite) under `dir`, calling `starting` before each; writes and returns
+/// the project summary.
+pub fn run_suites(
+    registry: &Registry,
+    root: &Path,
+    suites: &[&SuiteEntry],
+    base: &TestOptions,
+    dir: &Path,
+    mut starting: impl FnMut(&SuiteEntry),
+) -> Result<ProjectSummary, EvalError> {
+    let mut results = Vec::with_capacity(suites.len());
+    let mut interrupted = None;
+    for suite in suites {
+        starting(suite);
+        let run_dir = dir.join("suites").join(&suite.id);
+        let options = TestOptions {
+            fixture: root.join(&suite.path),
+            output_dir: Some(run_dir.clone()),
+            ..base.clone()
+        };
+        let started = Instant::now();
+        let relative = |p: &Path| {
+            p.strip_prefix(dir)
+                .unwrap_or(p)
+                .to_string_lossy()
+                .replace('\\', "/")
+        };
+        let mut result = SuiteResult {
+            id: suite.id.clone(),
+            path: suite.path.clone(),
+            run_dir: None,
+            recommendation: None,
+            counts: None,
+            error: None,
+            duration_ms: 0,
+        };
+        match eval::test(registry, &options) {
+            Ok(TestRun::Suite(outcome)) => {
+                result.run_dir = Some(relative(&run_dir));
+                result.recommendation = Some(outcome.recommendation().to_string());
+                result.counts = Some(outcome.tally.counts().clone());
+                if let Some(signal) = outcome.interrupted {
+                    interrupted = Some(signal.to_string());
+                }
+            }
+            Ok(TestRun::Steps(outcome)) => {
+                result.run_dir = Some(relative(&outcome.output_dir));
+                result.recommendation = Some(outcome.recommendation.to_string());
+            }
+            Err(error) if error.is_definition_error() => {
+                result.error = Some(error.to_string());
+            }
+            Err(error) => return Err(error),
+        }
+        result.duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        results.push(result);
+        if interrupted.is_some() {
+            break;
+        }
+    }
+    let summary = summarize(results, interrupted);
+    let json = serde_json::to_value(&summary).map_err(|e| EvalError::Write {
+        path: dir.join(FILE),
+        source: std::io::Error::other(e),
+    })?;
+    eval::records::write_json(&dir.join(FILE), &json)?;
+    Ok(summary)
+}
+
+/// The worst recommendation and the exit code of the suites' results.
+fn summarize(suites: Vec<SuiteResult>, interrupted: Option<String>) -> ProjectSummary {
+    let rank = |r: &str| match r {
+        "accept-now" => 0,
+        "defer" => 1,
+        _ => 2,
+    };
+    let failed_to_run = suites.iter().any(|s| s.error.is_some());
+    let worst = suites
+        .iter()
+        .filter_map(|s| s.recommendation.as_deref())
+        .max_by_key(|r| rank(r))
+        .unwrap_or("accept-now");
+    let recommendation = if failed_to_run { "reject" } else { worst };
+    let exit_code = if failed_to_run {
+        2
+    } else if recommendation == "accept-now" && interrupted.is_none() {
+        0
+    } else {
+        1
+    };
+    ProjectSummary {
+        schema_version: SCHEMA.into(),
+        recommendation: recommendation.into(),
+        exit_code,
+        suites,
+        interrupted,
+    }
+}
+
+/// The directory of a new project run under the records root.
+pub fn new_dir(records: &Path) -> PathBuf {
+    eval::records::new_run_dir(records)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn result(id: &str, recommendation: Option<&str>, error: Option<&str>) -> SuiteResult {
+        SuiteResult {
+            id: id.into(),
+            path: format!("evals/{id}.fixture.json"),
+            run_dir: None,
+            recommendation: recommendation.map(str::to_string),
+            counts: None,
+            error: error.map(str::to_string),
+            duration_ms: 1,
+        }
+    }
+
+    #[test]
+    fn the_project_is_its_worst_suite() {
+        let all_good = summarize(vec![result("a", Some("accept-now"), None)], None);
+        assert_eq!(
+            (all_good.recommendation.as_str(), all_good.exit_code),
+            ("accept-now", 0)
+        );
+        let one_rejects = summarize(
+            vec![
+                result("a", Some("accept-now"), None),
+                result("b", Some("reject"), None),
+                result("c", Some("defer"), None),
+            ],
+            None,
+        );
+        assert_eq!(
+            (one_rejects.recommendation.as_str(), one_rejects.exit_code),
+            ("reject", 1)
+        );
+        let broken = summarize(
+            vec![
+                result("a", Some("accept-now"), None),
+                result("b", None, Some("bad fixture")),
+            ],
+            None,
+        );
+        assert_eq!(broken.exit_code, 2);
+        let stopped = summarize(
+            vec![result("a", Some("accept-now"), None)],
+            Some("SIGINT".into()),
+        );
+        assert_eq!(stopped.exit_code, 1);
+    }
+
+    #[test]
+    fn suites_are_selected_by_id_or_wildcard() {
+        assert!(wildcard("billing-*", "billing-refunds"));
+        assert!(wildcard("*-refunds", "billing-refunds"));
+        assert!(wildcard("b*r*s", "billing-refunds"));
+        assert!(!wildcard("billing-*", "support"));
+        assert!(wildcard("support", "support"));
+        assert!(!wildcard("support", "support-2"));
+        assert!(wildcard("*", "anything"));
+    }
+}
