@@ -440,6 +440,42 @@ mod tests {
     }
 
     #[test]
+    fn skills_and_subagents_are_observed_and_a_subagents_calls_are_not_the_sessions() {
+        let events = [
+            r#"{"type":"system","subtype":"init","cwd":"/w","session_id":"s1","model":"m"}"#,
+            r#"{"type":"assistant","parent_tool_use_id":null,"message":{"model":"m","content":[{"type":"tool_use","id":"t1","name":"Skill","input":{"skill":"release-notes"}}]}}"#,
+            r#"{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"t1","content":[{"type":"text","text":"loaded"}]}]}}"#,
+            r#"{"type":"assistant","parent_tool_use_id":null,"message":{"model":"m","content":[{"type":"tool_use","id":"t2","name":"Task","input":{"subagent_type":"Explore","description":"find the tags","prompt":"…"}}]}}"#,
+            r#"{"type":"assistant","parent_tool_use_id":"t2","message":{"model":"m","content":[{"type":"tool_use","id":"t3","name":"Bash","input":{"command":"cat CHANGELOG.md"}}]}}"#,
+            r#"{"type":"user","parent_tool_use_id":"t2","message":{"content":[{"type":"tool_result","tool_use_id":"t3","content":"…"}]}}"#,
+            r#"{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"t2","is_error":false,"content":"v1.2.0"}]}}"#,
+            r#"{"type":"result","subtype":"success","is_error":false,"result":"Done.","num_turns":3,"session_id":"s1"}"#,
+        ]
+        .join("\n");
+        let observed = observation(&invocation("{}"), &output(&events)).unwrap();
+        let calls = observed.tool_calls.as_ref().unwrap();
+        assert_eq!(
+            calls
+                .iter()
+                .map(|c| (c.name.as_str(), c.succeeded))
+                .collect::<Vec<_>>(),
+            [("Skill", Some(true)), ("Task", Some(true))],
+            "the subagent's Bash is its own call, not the session's"
+        );
+        assert_eq!(calls[0].output.as_deref(), Some("loaded"));
+        let trace = observed.trace.as_ref().unwrap();
+        assert_eq!(trace.skills, ["release-notes"]);
+        assert_eq!(trace.subagents, ["Explore"]);
+        assert_eq!(
+            trace.commands,
+            ["cat CHANGELOG.md"],
+            "a subagent's commands count"
+        );
+        assert_eq!(trace.files_read, ["CHANGELOG.md"]);
+        assert!(observed.structured.is_none());
+    }
+
+    #[test]
     fn no_result_is_an_error_naming_why() {
         let mut out = output("{\"type\":\"system\",\"subtype\":\"init\"}\n");
         out.timed_out = true;
