@@ -14,7 +14,8 @@ fn suite(id: &str, cases: usize) -> String {
         "surface": "app",
         "preset": "prompt",
         "suiteId": id,
-        "provider": "anthropic",
+        // The fixture backend as a provider id: runs without a model.
+        "provider": "fixture",
         "model": "claude-sonnet-4-6",
         "cases": (0..cases)
             .map(|i| json!({"caseId": format!("c{i}"), "input": format!("Say {i}."), "expected": {"finalText": format!("{i}")}}))
@@ -37,7 +38,7 @@ fn project(config: &str) -> tempfile::TempDir {
         (
             "evals/greeting.fixture.yaml",
             "schemaVersion: cautilus.evaluation_input.v1\nsurface: app\npreset: chat\nsuiteId: greeting\n\
-             provider: openai\nmodel: gpt-5-mini\ncases:\n  - caseId: hi\n    messages:\n      - { role: user, content: Hi }\n"
+             provider: fixture\nmodel: gpt-5-mini\ncases:\n  - caseId: hi\n    messages:\n      - { role: user, content: Hi }\n"
                 .to_string(),
         ),
     ] {
@@ -54,7 +55,8 @@ include = ["evals/**/*.fixture.{json,yaml}"]
 exclude = ["evals/drafts/**"]
 
 [defaults]
-provider = "fixture"
+# Flag > fixture > config: the suites name their own provider.
+provider = "anthropic"
 "#;
 
 fn list(cwd: &Path, extra: &[&str]) -> (i32, String, String) {
@@ -92,7 +94,8 @@ fn the_manifest_lists_every_suite_without_running_anything() {
             ("support", "evals/support.fixture.json", 2, "prompt"),
         ]
     );
-    assert_eq!(manifest["suites"][1]["provider"], "openai");
+    assert_eq!(manifest["suites"][1]["provider"], "fixture");
+    assert_eq!(manifest["suites"][0]["provider"], "fixture");
     assert_eq!(manifest["suites"][1]["model"], "gpt-5-mini");
     assert!(!dir.path().join("records").exists(), "nothing ran");
 
@@ -158,8 +161,8 @@ fn eval_test_takes_the_configs_defaults_and_records_root() {
         .env_remove("ANTHROPIC_API_KEY")
         .env("PATH", "/nonexistent");
     let (code, stdout, stderr) = output(command.output().unwrap());
-    // The fixture asks for anthropic and nothing here can reach it; the
-    // config's provider (fixture) answers instead.
+    // The config's `anthropic` (no key here) does not override the
+    // fixture's own provider.
     assert_eq!(code, 0, "{stdout}{stderr}");
     let runs: Vec<_> = std::fs::read_dir(dir.path().join("records/runs"))
         .unwrap()

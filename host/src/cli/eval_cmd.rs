@@ -229,7 +229,13 @@ fn test(args: TestArgs) -> anyhow::Result<ExitCode> {
                     None => cwd,
                 },
                 output_dir: args.output_dir,
-                provider: args.provider.or_else(|| defaults.provider.clone()),
+                provider: args.provider,
+                default_provider: defaults.provider.clone(),
+                // Checked when the config was read.
+                default_replay: defaults
+                    .replay
+                    .as_deref()
+                    .and_then(|mode| eval::cassette::ReplayMode::parse(mode).ok()),
                 grants: eval::provider_setup::GrantFlags {
                     http_hosts: grants
                         .http
@@ -250,14 +256,7 @@ fn test(args: TestArgs) -> anyhow::Result<ExitCode> {
                         .chain(args.grant_secret)
                         .collect(),
                 },
-                replay: match args.replay {
-                    Some(mode) => Some(mode),
-                    // Checked when the config was read.
-                    None => defaults
-                        .replay
-                        .as_deref()
-                        .and_then(|mode| eval::cassette::ReplayMode::parse(mode).ok()),
-                },
+                replay: args.replay,
                 cassette: args.cassette,
                 fixture_results: args.fixture_results,
                 limits: args.limits.limits(

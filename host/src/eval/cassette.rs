@@ -71,7 +71,14 @@ impl ReplayMode {
 }
 
 /// Provider options that do not change the answer.
-const VOLATILE_OPTIONS: &[&str] = &["timeoutMs", "baseUrl", "apiKeySecret", "maxRetries"];
+const VOLATILE_OPTIONS: &[&str] = &[
+    "timeoutMs",
+    "baseUrl",
+    "apiKeySecret",
+    "maxRetries",
+    // A coding agent's workspace copy: a new temporary directory each time.
+    "workspaceDir",
+];
 
 /// The normalized request of a provider call and its key.
 pub fn call_key(kind: &str, adapter: &str, request: &Invocation, sample: usize) -> (String, Value) {

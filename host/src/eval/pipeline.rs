@@ -61,6 +61,10 @@ pub struct TestOptions {
     /// Where run directories and cassettes go (the project config's
     /// `dir`); default `<workspace>/.cautilus`.
     pub records: Option<PathBuf>,
+    /// The project config's provider and replay mode: used where neither a
+    /// flag nor the fixture says (flag > fixture > config).
+    pub default_provider: Option<String>,
+    pub default_replay: Option<super::cassette::ReplayMode>,
     /// Provider id or `.wasm` path (default `fixture`).
     pub provider: Option<String>,
     /// Canned results keyed by caseId, for the fixture backend.

@@ -46,9 +46,10 @@ pub struct AgentWorkspaces {
     /// Keep every copy for inspection (`--keep-workspaces`) instead of
     /// removing it after its sample.
     pub keep: bool,
-    /// The records root, never part of a copy (recording a cassette must
-    /// not change the hash its answers are keyed by).
-    pub records: PathBuf,
+    /// Directories never part of a copy: the records root and the run's
+    /// output directory (recording must not change the hash a cassette is
+    /// keyed by, and an agent must not read other cases' transcripts).
+    pub skip: Vec<PathBuf>,
 }
 
 /// Directory of the run directory that holds sample transcripts.
@@ -121,8 +122,18 @@ impl ProviderCalls {
                 continue;
             };
             let started = Instant::now();
-            let source = workspace.as_deref().unwrap_or(&agent.source);
-            let copy = match fresh_copy(source, &agent.records) {
+            // Copying a tree is blocking file I/O: off the I/O workers.
+            let source = workspace.clone().unwrap_or_else(|| agent.source.clone());
+            let skip = agent.skip.clone();
+            let copied = tokio::task::spawn_blocking(move || fresh_copy(&source, &skip))
+                .await
+                .unwrap_or_else(|e| {
+                    Err(super::workspace_copy::CopyError::Io {
+                        path: std::env::temp_dir(),
+                        source: std::io::Error::other(e.to_string()),
+                    })
+                });
+            let copy = match copied {
                 Ok(copy) => copy,
                 Err(error) => {
                     samples.push(Sample {
@@ -221,6 +232,10 @@ fn with_workspace_hash(request: &Invocation, copy: &WorkspaceCopy) -> Invocation
         .and_then(|text| serde_json::from_str::<Map<String, Value>>(text).ok())
         .unwrap_or_default();
     options.insert("workspaceHash".into(), Value::String(copy.hash.clone()));
+    options.insert(
+        "workspaceDir".into(),
+        Value::String(copy.dir.path().to_string_lossy().into_owned()),
+    );
     let mut names: Vec<String> = std::fs::read_dir(copy.dir.path())
         .into_iter()
         .flatten()

@@ -196,6 +196,7 @@ const CLI_BASE_ENV: [&str; 9] = [
 const CLAUDE_ENV: &[&str] = &[
     "ANTHROPIC_API_KEY",
     "ANTHROPIC_AUTH_TOKEN",
+    "CLAUDE_CODE_OAUTH_TOKEN",
     "ANTHROPIC_BASE_URL",
     "CLAUDE_CONFIG_DIR",
     "XDG_CONFIG_HOME",

@@ -20,6 +20,8 @@ pub struct RunProvider {
     pub reference: String,
     pub setup: ProviderSetup,
     pub cassette: Option<Arc<Cassette>>,
+    /// The replay mode the run uses (flag, else fixture, else config).
+    pub replay: ReplayMode,
 }
 
 impl RunProvider {
@@ -37,6 +39,7 @@ impl RunProvider {
                 .get("replay")
                 .and_then(Value::as_str)
                 .and_then(|mode| ReplayMode::parse(mode).ok())
+                .or(options.default_replay)
                 .unwrap_or_default(),
         };
         let cassette = match replay {
@@ -58,7 +61,18 @@ impl RunProvider {
         // The repo surface names no provider: its cases go to the coding
         // agent this machine has.
         let repo = body.get("surface").and_then(Value::as_str) == Some("repo") && !canned;
-        let reference = match (&options.provider, &cassette) {
+        // A flag, then the fixture, then the project config's default.
+        let fixture_provider = fixture_provider
+            .filter(|p| !p.trim().is_empty())
+            .or(options.default_provider.as_deref());
+        let flag_or_default = options.provider.clone().or_else(|| {
+            // Only where the fixture names no provider (a repo suite).
+            body.get("provider")
+                .is_none()
+                .then(|| options.default_provider.clone())
+                .flatten()
+        });
+        let reference = match (&flag_or_default, &cassette) {
             (Some(reference), _) => reference.clone(),
             (None, Some(cassette)) if strict && repo => choose_recorded_agent(&cassette.adapters()),
             (None, Some(cassette)) if strict => {
@@ -97,6 +111,7 @@ impl RunProvider {
             reference,
             setup,
             cassette,
+            replay,
         })
     }
 

@@ -160,7 +160,7 @@ pub fn run_suite(
                 source,
             })?;
             let state = RunState::start(
-                run_options(options, &reference),
+                run_options(options, &reference, run_provider.replay),
                 validated.fingerprint.clone(),
                 total,
             );
@@ -223,7 +223,7 @@ pub fn run_suite(
         calls = calls.with_agent_workspaces(AgentWorkspaces {
             source: options.workspace.clone(),
             keep: options.keep_workspaces,
-            records: options.records_root(),
+            skip: vec![options.records_root(), output_dir.clone()],
         });
     }
     let calls = Arc::new(calls);
@@ -289,14 +289,16 @@ pub fn run_suite(
 }
 
 /// What `run.json` records of the options (what `--resume` reuses).
-fn run_options(options: &TestOptions, reference: &str) -> RunOptions {
+fn run_options(options: &TestOptions, reference: &str, replay: ReplayMode) -> RunOptions {
     let absolute = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
     RunOptions {
         fixture: absolute(&options.fixture),
         workspace: absolute(&options.workspace),
         provider: reference.to_string(),
         grants: options.grants.clone(),
-        replay: options.replay.map(|mode| mode.as_str().to_string()),
+        // What the run used, so `--resume` uses it whatever its source.
+        replay: (replay != ReplayMode::Live || options.replay.is_some())
+            .then(|| replay.as_str().to_string()),
         cassette: options.cassette.clone(),
         fixture_results: options.fixture_results.as_deref().map(absolute),
         jobs: options.jobs,
@@ -351,6 +353,10 @@ pub fn resume_options(dir: &Path, case_lines: CaseLines) -> Result<TestOptions, 
         update_snapshots: o.update_snapshots,
         keep_workspaces: o.keep_workspaces,
         records: o.records,
+        // The provider the run used is in `provider`; the replay mode it
+        // used in `replay`.
+        default_provider: None,
+        default_replay: None,
         resume: true,
         case_lines,
     })

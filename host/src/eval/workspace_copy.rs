@@ -53,7 +53,7 @@ pub enum CopyError {
 
 /// Copies `source` (honouring its `.gitignore` files, without `.git`) into
 /// a new temporary directory.
-pub fn fresh_copy(source: &Path, records: &Path) -> Result<WorkspaceCopy, CopyError> {
+pub fn fresh_copy(source: &Path, skip: &[PathBuf]) -> Result<WorkspaceCopy, CopyError> {
     let dir = tempfile::Builder::new()
         .prefix("cautilus-agent-")
         .tempdir()
@@ -61,19 +61,27 @@ pub fn fresh_copy(source: &Path, records: &Path) -> Result<WorkspaceCopy, CopyEr
             path: std::env::temp_dir(),
             source,
         })?;
-    let hash = copy_into(source, dir.path(), records)?;
+    let hash = copy_into(source, dir.path(), skip)?;
     Ok(WorkspaceCopy { dir, hash })
 }
 
 /// Copies `source` into the existing directory `target`, leaving out the
-/// records root `records` when it is inside; returns the hash.
-pub fn copy_into(source: &Path, target: &Path, records: &Path) -> Result<String, CopyError> {
+/// directories of `skip` that are inside it (the run's records and output
+/// directory: recording must not change the hash, and an agent must not
+/// read other cases' transcripts); returns the hash.
+pub fn copy_into(source: &Path, target: &Path, skip: &[PathBuf]) -> Result<String, CopyError> {
     let absolute = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
-    let skip = absolute(records)
-        .strip_prefix(absolute(source))
-        .ok()
-        .filter(|r| !r.as_os_str().is_empty())
-        .map(|r| source.join(r));
+    let source_abs = absolute(source);
+    let skip: Vec<PathBuf> = skip
+        .iter()
+        .filter_map(|dir| {
+            absolute(dir)
+                .strip_prefix(&source_abs)
+                .ok()
+                .filter(|r| !r.as_os_str().is_empty())
+                .map(|r| source.join(r))
+        })
+        .collect();
     let io = |path: &Path| {
         let path = path.to_path_buf();
         move |source| CopyError::Io { path, source }
@@ -91,7 +99,7 @@ pub fn copy_into(source: &Path, target: &Path, records: &Path) -> Result<String,
         .filter_entry(move |entry| {
             entry.file_name() != ".git"
                 && !(entry.depth() == 1 && entry.file_name() == TOOL_DIR)
-                && skip.as_deref() != Some(entry.path())
+                && !skip.iter().any(|s| s == entry.path())
         })
         .build();
     let mut hasher = Sha256::new();
@@ -127,10 +135,24 @@ pub fn copy_into(source: &Path, target: &Path, records: &Path) -> Result<String,
             hash_entry(&mut hasher, b'd', &name, b"");
         } else if kind.is_symlink() {
             let link = std::fs::read_link(path).map_err(io(path))?;
+            // A link out of the workspace would let the agent reach the
+            // real tree through its copy, and what it points at would not
+            // be in the hash: such links are left out.
+            if !stays_inside(relative, &link) {
+                continue;
+            }
             #[cfg(unix)]
             std::os::unix::fs::symlink(&link, &to).map_err(io(&to))?;
             hash_entry(&mut hasher, b'l', &name, link.to_string_lossy().as_bytes());
         } else if kind.is_file() {
+            // Refused before it is read: one huge file must not fill memory.
+            let size = entry.metadata().map(|m| m.len()).unwrap_or(0);
+            if bytes.saturating_add(size) > MAX_BYTES {
+                return Err(CopyError::TooBig {
+                    root: source.to_path_buf(),
+                    what: format!("{} MiB", MAX_BYTES / (1024 * 1024)),
+                });
+            }
             buffer.clear();
             std::fs::File::open(path)
                 .and_then(|mut f| f.read_to_end(&mut buffer))
@@ -159,6 +181,28 @@ pub fn copy_into(source: &Path, target: &Path, records: &Path) -> Result<String,
         // Sockets, pipes and devices are not part of a workspace.
     }
     Ok(format!("sha256:{}", hex::encode(hasher.finalize())))
+}
+
+/// Whether a link at `at` (relative to the workspace) pointing at `target`
+/// stays inside the workspace: relative, and never climbing above its root.
+fn stays_inside(at: &Path, target: &Path) -> bool {
+    use std::path::Component;
+    if target.is_absolute() {
+        return false;
+    }
+    let mut depth = at.components().count().saturating_sub(1) as i64;
+    for component in target.components() {
+        match component {
+            Component::ParentDir => depth -= 1,
+            Component::Normal(_) => depth += 1,
+            Component::CurDir => {}
+            _ => return false,
+        }
+        if depth < 0 {
+            return false;
+        }
+    }
+    true
 }
 
 /// Adds one entry to the tree hash: kind, path and content, each
@@ -195,7 +239,7 @@ mod tests {
     #[test]
     fn a_copy_holds_the_sources_without_ignored_files_or_git() {
         let source = tree();
-        let copy = fresh_copy(source.path(), Path::new("/nonexistent")).unwrap();
+        let copy = fresh_copy(source.path(), &[]).unwrap();
         let root = copy.dir.path();
         assert_eq!(
             std::fs::read_to_string(root.join("AGENTS.md")).unwrap(),
@@ -210,7 +254,7 @@ mod tests {
         // A records root elsewhere in the workspace is left out too.
         std::fs::create_dir_all(source.path().join("records/runs")).unwrap();
         std::fs::write(source.path().join("records/runs/x"), "r").unwrap();
-        let copy = fresh_copy(source.path(), &source.path().join("records")).unwrap();
+        let copy = fresh_copy(source.path(), &[source.path().join("records")]).unwrap();
         assert!(!copy.dir.path().join("records").exists());
         assert!(copy.dir.path().join("AGENTS.md").exists());
         assert!(copy.hash.starts_with("sha256:"));
@@ -219,11 +263,7 @@ mod tests {
     #[test]
     fn the_hash_changes_with_any_content_or_name_and_ignores_ignored_files() {
         let source = tree();
-        let hash = || {
-            fresh_copy(source.path(), Path::new("/nonexistent"))
-                .unwrap()
-                .hash
-        };
+        let hash = || fresh_copy(source.path(), &[]).unwrap().hash;
         let first = hash();
         assert_eq!(first, hash(), "same tree, same hash");
         std::fs::write(source.path().join("target/debug/big"), b"rebuilt").unwrap();
@@ -241,12 +281,26 @@ mod tests {
 
     #[cfg(unix)]
     #[test]
-    fn links_are_copied_as_links_never_followed() {
+    fn links_inside_are_copied_as_links_and_links_out_are_left_out() {
         let source = tree();
-        std::os::unix::fs::symlink("/etc/passwd", source.path().join("outside")).unwrap();
-        let copy = fresh_copy(source.path(), Path::new("/nonexistent")).unwrap();
-        let link = copy.dir.path().join("outside");
+        let root = source.path();
+        std::os::unix::fs::symlink("/etc/passwd", root.join("outside")).unwrap();
+        std::os::unix::fs::symlink("../../etc", root.join("src/climbs")).unwrap();
+        std::os::unix::fs::symlink("../AGENTS.md", root.join("src/agents")).unwrap();
+        let copy = fresh_copy(root, &[]).unwrap();
+        let link = copy.dir.path().join("src/agents");
         assert!(link.symlink_metadata().unwrap().file_type().is_symlink());
-        assert_eq!(std::fs::read_link(&link).unwrap(), Path::new("/etc/passwd"));
+        assert_eq!(
+            std::fs::read_link(&link).unwrap(),
+            Path::new("../AGENTS.md")
+        );
+        assert!(copy.dir.path().join("outside").symlink_metadata().is_err());
+        assert!(
+            copy.dir
+                .path()
+                .join("src/climbs")
+                .symlink_metadata()
+                .is_err()
+        );
     }
 }

@@ -225,7 +225,7 @@ pub const UNCAPTURED: &str = "uncaptured";
 /// signal that was not captured stays failed: negating an unmeasured check
 /// must not make it a pass.
 pub fn negate(score: Score) -> Score {
-    if score.label.as_deref() == Some(UNCAPTURED) {
+    if score.label.as_deref() == Some(UNCAPTURED) && score.passed == Some(false) {
         return score;
     }
     Score {

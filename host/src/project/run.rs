@@ -103,7 +103,7 @@ pub fn run_suites(
     let mut interrupted = None;
     for suite in suites {
         starting(suite);
-        let run_dir = dir.join("suites").join(&suite.id);
+        let run_dir = dir.join("suites").join(safe_name(&suite.id));
         let options = TestOptions {
             fixture: root.join(&suite.path),
             output_dir: Some(run_dir.clone()),
@@ -156,6 +156,27 @@ pub fn run_suites(
     })?;
     eval::records::write_json(&dir.join(FILE), &json)?;
     Ok(summary)
+}
+
+/// A suite id as a directory name: letters, digits, `-`, `_` and `.` kept,
+/// anything else `_`, and a tag of the id so two ids never share one (a
+/// `suiteId` of `../x` or `/tmp/x` stays inside the project run).
+fn safe_name(id: &str) -> String {
+    use sha2::Digest;
+    let safe: String = id
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "-_.".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(80)
+        .collect();
+    let safe = safe.trim_matches('.');
+    let tag = &hex::encode(sha2::Sha256::digest(id.as_bytes()))[..8];
+    format!("{safe}-{tag}")
 }
 
 /// The worst recommendation and the exit code of the suites' results.
@@ -241,6 +262,18 @@ mod tests {
             Some("SIGINT".into()),
         );
         assert_eq!(stopped.exit_code, 1);
+    }
+
+    #[test]
+    fn suite_ids_stay_inside_the_project_run() {
+        for id in ["../../x", "/tmp/x", "..", "a/b"] {
+            let name = safe_name(id);
+            assert!(
+                !name.contains('/') && !name.starts_with('.'),
+                "{id} → {name}"
+            );
+        }
+        assert_ne!(safe_name("a/b"), safe_name("a_b"));
     }
 
     #[test]

@@ -16,8 +16,8 @@
 //! (`Read`, and shell reads in `Bash`), instruction files (read, or
 //! `CLAUDE.md`/`CLAUDE.local.md` at the root, which Claude Code loads
 //! itself), skills (`Skill`, or a read `SKILL.md`), subagents (`Task` /
-//! `Agent`, whose own tool calls count for files and commands but are not
-//! the session's calls), turns, session id, cost (`total_cost_usd`) and
+//! `Agent`; their own tool calls are in the run's calls, after the call
+//! that started them), turns, session id, cost (`total_cost_usd`) and
 //! usage from the result event, and the model that answered (the API's
 //! `model` on the session's last turn, which names the exact version where
 //! the request used an alias or the operator's default).
@@ -43,6 +43,9 @@ pub struct AgentOptions {
     pub codex_home: Option<String>,
     /// Names of the entries at the workspace root.
     pub root_entries: Vec<String>,
+    /// The workspace copy the agent runs in (absolute), to make paths
+    /// relative to.
+    pub root: Option<String>,
 }
 
 impl AgentOptions {
@@ -63,6 +66,10 @@ impl AgentOptions {
             permissions: text("permissions"),
             model: text("model"),
             codex_home: text("codexHome"),
+            root: options
+                .get("workspaceDir")
+                .and_then(Value::as_str)
+                .map(str::to_string),
             root_entries: options
                 .get("workspaceRoot")
                 .and_then(Value::as_array)
@@ -166,7 +173,7 @@ pub fn observation(request: &Invocation, output: &Output) -> Result<Observation,
     let agent = AgentOptions::of(request);
     let mut trace = TraceBuilder::new();
     let mut calls = Vec::new();
-    // tool_use id → index in `calls` (the session's own calls only).
+    // tool_use id → index in `calls`.
     let mut call_ids: Vec<(String, usize)> = Vec::new();
     let mut init_model = None;
     // The model the API said answered the session's last turn.
@@ -218,13 +225,13 @@ pub fn observation(request: &Invocation, output: &Output) -> Result<Observation,
                             .for_each(|s| trace.subagent(s)),
                         _ => {}
                     }
-                    if top_level {
-                        if let Some(id) = block.get("id").and_then(Value::as_str) {
-                            call_ids.push((id.to_string(), calls.len()));
-                        }
-                        let input = relative_arguments(input, trace.root.as_deref());
-                        calls.push(tool_call(name, &input));
+                    // A subagent's calls are the run's calls too: an agent
+                    // that delegates a Write has written.
+                    if let Some(id) = block.get("id").and_then(Value::as_str) {
+                        call_ids.push((id.to_string(), calls.len()));
                     }
+                    let input = relative_arguments(input, trace.root.as_deref());
+                    calls.push(tool_call(name, &input));
                 }
             }
             Some("user") => {
@@ -440,7 +447,7 @@ mod tests {
     }
 
     #[test]
-    fn skills_and_subagents_are_observed_and_a_subagents_calls_are_not_the_sessions() {
+    fn skills_and_subagents_are_observed_with_a_subagents_own_calls() {
         let events = [
             r#"{"type":"system","subtype":"init","cwd":"/w","session_id":"s1","model":"m"}"#,
             r#"{"type":"assistant","parent_tool_use_id":null,"message":{"model":"m","content":[{"type":"tool_use","id":"t1","name":"Skill","input":{"skill":"release-notes"}}]}}"#,
@@ -459,8 +466,12 @@ mod tests {
                 .iter()
                 .map(|c| (c.name.as_str(), c.succeeded))
                 .collect::<Vec<_>>(),
-            [("Skill", Some(true)), ("Task", Some(true))],
-            "the subagent's Bash is its own call, not the session's"
+            [
+                ("Skill", Some(true)),
+                ("Task", Some(true)),
+                ("Bash", Some(true))
+            ],
+            "the subagent's Bash is one of the run's calls"
         );
         assert_eq!(calls[0].output.as_deref(), Some("loaded"));
         let trace = observed.trace.as_ref().unwrap();

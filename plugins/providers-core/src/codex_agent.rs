@@ -113,6 +113,7 @@ pub fn observation(request: &Invocation, output: &Output) -> Result<Observation,
     }
     let agent = AgentOptions::of(request);
     let mut trace = TraceBuilder::new();
+    trace.root = agent.root.clone();
     trace.harness_loads(LOADS, &agent.root_entries);
     let mut calls = Vec::new();
     let mut text: Option<String> = None;
@@ -160,7 +161,7 @@ pub fn observation(request: &Invocation, output: &Output) -> Result<Observation,
                             .flatten()
                             .map(|c| {
                                 json!({
-                                    "path": relative(c.get("path").and_then(Value::as_str).unwrap_or(""), None),
+                                    "path": relative(c.get("path").and_then(Value::as_str).unwrap_or(""), trace.root.as_deref()),
                                     "kind": c.get("kind"),
                                 })
                             })
@@ -187,7 +188,7 @@ pub fn observation(request: &Invocation, output: &Output) -> Result<Observation,
             _ => {}
         }
     }
-    let Some(text) = text else {
+    let Some(text) = text.filter(|_| turns.completed(output)) else {
         return Err(turns.no_answer(NAME, output));
     };
     trace.trace.turns = Some(turns.turns);

@@ -108,7 +108,7 @@ pub fn observation(request: &Invocation, output: &Output) -> Result<Observation,
         }
         turns.take(&event);
     }
-    let Some(text) = text else {
+    let Some(text) = text.filter(|_| turns.completed(output)) else {
         return Err(turns.no_answer(NAME, output));
     };
     let model = request

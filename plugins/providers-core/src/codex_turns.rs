@@ -20,6 +20,8 @@ pub struct CodexTurns {
     pub turns: u32,
     saw_usage: bool,
     failure: Option<String>,
+    /// Whether the last turn event was `turn.completed` (not `turn.failed`).
+    completed: bool,
 }
 
 impl CodexTurns {
@@ -28,6 +30,7 @@ impl CodexTurns {
         let field = |v: &Value, k: &str| v.get(k).and_then(Value::as_u64).unwrap_or(0);
         match event.get("type").and_then(Value::as_str) {
             Some("turn.completed") => {
+                self.completed = true;
                 let usage = &event["usage"];
                 self.saw_usage = true;
                 self.turns = self.turns.saturating_add(1);
@@ -41,6 +44,7 @@ impl CodexTurns {
                     .saturating_add(field(usage, "reasoning_output_tokens"));
             }
             Some("turn.failed") => {
+                self.completed = false;
                 self.failure = event
                     .pointer("/error/message")
                     .and_then(Value::as_str)
@@ -54,6 +58,12 @@ impl CodexTurns {
             }
             _ => {}
         }
+    }
+
+    /// Whether the run ended with a completed turn: an answer written
+    /// before a failed turn or a timeout is not the run's answer.
+    pub fn completed(&self, output: &Output) -> bool {
+        self.completed && !output.timed_out
     }
 
     /// Tokens over every turn, when Codex reported any.

@@ -172,22 +172,49 @@ pub fn check_trajectory(config: &TrajectoryConfig) -> Result<(), ConfigError> {
     Ok(())
 }
 
-/// Pairs calls with expected entries (each used once), greedily in call
-/// order: which expected entries and which calls stayed unpaired.
+/// Pairs calls with expected entries, each used once, as many as can be
+/// (a maximum bipartite matching, so an order of the entries never makes
+/// a pairing fail that exists): which expected entries and which calls
+/// stayed unpaired.
 fn pair(expected: &[Expected], calls: &[ToolCall]) -> (Vec<usize>, Vec<usize>) {
-    let mut used = vec![false; expected.len()];
-    let mut extra = Vec::new();
-    for (c, call) in calls.iter().enumerate() {
-        // Prefer an entry with args (more specific) over a bare name.
-        let slot = (0..expected.len())
-            .filter(|&e| !used[e] && expected[e].matches(call))
-            .max_by_key(|&e| (expected[e].args().is_some(), std::cmp::Reverse(e)));
-        match slot {
-            Some(e) => used[e] = true,
-            None => extra.push(c),
+    let edges: Vec<Vec<usize>> = calls
+        .iter()
+        .map(|call| {
+            (0..expected.len())
+                .filter(|&e| expected[e].matches(call))
+                .collect()
+        })
+        .collect();
+    // owner[e]: the call paired with expected entry e.
+    let mut owner: Vec<Option<usize>> = vec![None; expected.len()];
+    fn augment(
+        call: usize,
+        edges: &[Vec<usize>],
+        owner: &mut [Option<usize>],
+        seen: &mut [bool],
+    ) -> bool {
+        for &e in &edges[call] {
+            if seen[e] {
+                continue;
+            }
+            seen[e] = true;
+            if owner[e].is_none_or(|other| augment(other, edges, owner, seen)) {
+                owner[e] = Some(call);
+                return true;
+            }
         }
+        false
     }
-    let missing = (0..expected.len()).filter(|&e| !used[e]).collect();
+    for call in 0..calls.len() {
+        let mut seen = vec![false; expected.len()];
+        augment(call, &edges, &mut owner, &mut seen);
+    }
+    let missing = (0..expected.len())
+        .filter(|&e| owner[e].is_none())
+        .collect();
+    let extra = (0..calls.len())
+        .filter(|c| !owner.contains(&Some(*c)))
+        .collect();
     (missing, extra)
 }
 
@@ -261,7 +288,14 @@ pub struct OrderConfig {
 
 pub fn check_order(config: &OrderConfig) -> Result<(), ConfigError> {
     require_tool(config.before.tool(), "before")?;
-    require_tool(config.after.tool(), "after")
+    require_tool(config.after.tool(), "after")?;
+    if config.before == config.after {
+        return Err(ConfigError::new(
+            "after",
+            "`before` and `after` are the same call, which can never come before itself",
+        ));
+    }
+    Ok(())
 }
 
 /// The first call to `before` comes before the first call to `after`; both
@@ -339,8 +373,11 @@ pub struct CountConfig {
 }
 
 pub fn check_count(config: &CountConfig) -> Result<(), ConfigError> {
-    if config.min.is_none() && config.max.is_none() {
-        return Err(ConfigError::new("min", "give `min`, `max` or both"));
+    if config.min.unwrap_or(0) == 0 && config.max.is_none() {
+        return Err(ConfigError::new(
+            "min",
+            "give `max`, or a `min` above 0 (at least 0 calls always holds)",
+        ));
     }
     if let (Some(min), Some(max)) = (config.min, config.max)
         && min > max
@@ -557,6 +594,7 @@ mod tests {
     fn bad_configs_name_the_field() {
         let count_error = |c: Value| check_count(&parse(c)).unwrap_err().path;
         assert_eq!(count_error(json!({})), "min");
+        assert_eq!(count_error(json!({"min": 0})), "min");
         assert_eq!(count_error(json!({"min": 3, "max": 1})), "max");
         assert_eq!(count_error(json!({"args": {}, "max": 1})), "args");
         assert_eq!(
