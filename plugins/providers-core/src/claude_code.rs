@@ -336,39 +336,17 @@ pub const INSTALL: &str =
 #[cfg(test)]
 mod tests {
     use super::*;
-    use cautilus_sdk::Message;
+    use crate::test_support::output;
+
+    fn invocation(options: &str) -> Invocation {
+        crate::test_support::invocation("route", "workspace", "Add a host import.", Some(options))
+    }
 
     /// A real `claude -p --output-format stream-json --verbose` run (Claude
     /// Code 2.1.197 against a scripted loopback model, trimmed): it read
     /// AGENTS.md, ran `cat wit/README.md | head -3`, was denied a Write,
     /// and answered.
     const STREAM: &str = include_str!("testdata/claude-code-stream.jsonl");
-
-    fn invocation(options: &str) -> Invocation {
-        Invocation {
-            case_id: "route".into(),
-            mode: "workspace".into(),
-            model: None,
-            system: None,
-            messages: vec![Message {
-                role: "user".into(),
-                content: "Add a host import.".into(),
-            }],
-            input: None,
-            expected: None,
-            options: Some(options.into()),
-        }
-    }
-
-    fn output(stdout: &str) -> Output {
-        Output {
-            status: Some(0),
-            stdout: stdout.as_bytes().to_vec(),
-            stderr: Vec::new(),
-            timed_out: false,
-            truncated: false,
-        }
-    }
 
     #[test]
     fn the_command_rides_the_operators_setup_and_maps_permissions() {

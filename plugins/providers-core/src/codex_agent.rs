@@ -230,37 +230,20 @@ pub const INSTALL: &str =
 #[cfg(test)]
 mod tests {
     use super::*;
-    use cautilus_sdk::Message;
+    use crate::test_support::output;
+
+    fn invocation(options: &str) -> Invocation {
+        crate::test_support::invocation(
+            "q",
+            "workspace",
+            "Which command runs the tests?",
+            Some(options),
+        )
+    }
 
     /// A real `codex exec --json` run (Codex 0.169.0 against a scripted
     /// loopback model): `cat AGENTS.md | head -3`, `ls -la`, then the answer.
     const STREAM: &str = include_str!("testdata/codex-exec-stream.jsonl");
-
-    fn invocation(options: &str) -> Invocation {
-        Invocation {
-            case_id: "q".into(),
-            mode: "workspace".into(),
-            model: None,
-            system: None,
-            messages: vec![Message {
-                role: "user".into(),
-                content: "Which command runs the tests?".into(),
-            }],
-            input: None,
-            expected: None,
-            options: Some(options.into()),
-        }
-    }
-
-    fn output(stdout: &str) -> Output {
-        Output {
-            status: Some(0),
-            stdout: stdout.as_bytes().to_vec(),
-            stderr: Vec::new(),
-            timed_out: false,
-            truncated: false,
-        }
-    }
 
     #[test]
     fn the_command_maps_permissions_to_the_sandbox() {

@@ -143,6 +143,7 @@ pub const INSTALL: &str =
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_support::output;
     use cautilus_sdk::Message;
 
     fn invocation(model: Option<&str>) -> Invocation {
@@ -158,16 +159,6 @@ mod tests {
             input: None,
             expected: None,
             options: None,
-        }
-    }
-
-    fn output(stdout: &str) -> Output {
-        Output {
-            status: Some(0),
-            stdout: stdout.as_bytes().to_vec(),
-            stderr: Vec::new(),
-            timed_out: false,
-            truncated: false,
         }
     }
 

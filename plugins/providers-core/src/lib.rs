@@ -26,3 +26,6 @@ pub mod prices;
 pub mod prompt;
 
 pub use api::{Answer, Api, ApiOptions, Call, backoff, count};
+
+#[cfg(test)]
+mod test_support;
