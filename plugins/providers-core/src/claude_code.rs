@@ -81,6 +81,34 @@ impl AgentOptions {
     }
 }
 
+impl AgentOptions {
+    /// The harness's setting for `agent.permissions` (read-only, edit,
+    /// full: `modes` in that order).
+    pub fn permission_mode(
+        &self,
+        name: &str,
+        modes: [&'static str; 3],
+    ) -> Result<&'static str, PluginError> {
+        match self.permissions.as_deref().unwrap_or("read-only") {
+            "read-only" => Ok(modes[0]),
+            "edit" => Ok(modes[1]),
+            "full" => Ok(modes[2]),
+            other => Err(PluginError::failed(format!(
+                "{name}: unknown agent.permissions `{other}`; use read-only, edit or full"
+            ))),
+        }
+    }
+
+    /// The model to pin: the fixture's `agent.model`, else the case's;
+    /// none rides the operator's default.
+    pub fn pinned_model(&self, request: &Invocation) -> Option<String> {
+        self.model
+            .clone()
+            .or_else(|| request.model.clone())
+            .filter(|m| !m.is_empty())
+    }
+}
+
 /// The prompt of a workspace case: its last user message.
 pub fn prompt(name: &str, request: &Invocation) -> Result<String, PluginError> {
     request
@@ -101,16 +129,7 @@ pub fn prompt(name: &str, request: &Invocation) -> Result<String, PluginError> {
 /// The command of one invocation.
 pub fn command(request: &Invocation, timeout_ms: u32) -> Result<Command, PluginError> {
     let agent = AgentOptions::of(request);
-    let mode = match agent.permissions.as_deref().unwrap_or("read-only") {
-        "read-only" => "default",
-        "edit" => "acceptEdits",
-        "full" => "bypassPermissions",
-        other => {
-            return Err(PluginError::failed(format!(
-                "{NAME}: unknown agent.permissions `{other}`; use read-only, edit or full"
-            )));
-        }
-    };
+    let mode = agent.permission_mode(NAME, ["default", "acceptEdits", "bypassPermissions"])?;
     let mut args: Vec<String> = [
         "-p",
         "--output-format",
@@ -122,11 +141,7 @@ pub fn command(request: &Invocation, timeout_ms: u32) -> Result<Command, PluginE
     ]
     .map(String::from)
     .to_vec();
-    if let Some(model) = agent
-        .model
-        .or_else(|| request.model.clone())
-        .filter(|m| !m.is_empty())
-    {
+    if let Some(model) = agent.pinned_model(request) {
         args.extend(["--model".into(), model]);
     }
     Ok(Command {

@@ -38,16 +38,8 @@ pub const PROGRAM: &str = "codex";
 /// The command of one invocation.
 pub fn command(request: &Invocation, timeout_ms: u32) -> Result<Command, PluginError> {
     let agent = AgentOptions::of(request);
-    let sandbox = match agent.permissions.as_deref().unwrap_or("read-only") {
-        "read-only" => "read-only",
-        "edit" => "workspace-write",
-        "full" => "danger-full-access",
-        other => {
-            return Err(PluginError::failed(format!(
-                "{NAME}: unknown agent.permissions `{other}`; use read-only, edit or full"
-            )));
-        }
-    };
+    let sandbox =
+        agent.permission_mode(NAME, ["read-only", "workspace-write", "danger-full-access"])?;
     let mut args: Vec<String> = [
         "exec",
         "--json",
@@ -57,11 +49,7 @@ pub fn command(request: &Invocation, timeout_ms: u32) -> Result<Command, PluginE
     ]
     .map(String::from)
     .to_vec();
-    if let Some(model) = agent
-        .model
-        .or_else(|| request.model.clone())
-        .filter(|m| !m.is_empty())
-    {
+    if let Some(model) = agent.pinned_model(request) {
         args.extend(["--model".into(), model]);
     }
     args.push("-".into());
@@ -194,10 +182,7 @@ pub fn observation(request: &Invocation, output: &Output) -> Result<Observation,
     trace.trace.turns = Some(turns.turns);
     trace.trace.transcript = Some(stdout.into_owned());
     let model = agent
-        .model
-        .clone()
-        .or_else(|| request.model.clone())
-        .filter(|m| !m.is_empty())
+        .pinned_model(request)
         .unwrap_or_else(|| "codex-default".into());
     let (cost_usd, cost_source) = turns.cost(&model);
     let mut messages = request.messages.clone();
