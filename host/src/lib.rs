@@ -23,3 +23,4 @@ pub mod project;
 pub mod quality;
 pub mod schema;
 pub mod taxonomy;
+pub mod wildcard;

@@ -236,7 +236,7 @@ fn invalid_fixtures_are_rejected_before_anything_runs() {
         );
         checked += 1;
     }
-    assert_eq!(checked, 12);
+    assert_eq!(checked, 16);
 }
 
 #[test]

@@ -21,9 +21,15 @@ case is written, run.json says how far it got, and `--resume <run-dir>`
 runs the remaining cases only. A second interrupt stops at once; the
 journal (cells.jsonl) still holds every finished case.
 
-Exit status: 0 the recommendation is accept-now, 1 defer or reject,
-2 the fixture or flags are invalid (nothing was run), 130/143 interrupted
-by SIGINT/SIGTERM.";
+A suite with variants, trials, gates or a selection of cases (--case,
+--variant, `only`, `skip`) is an experiment: each variant's trial runs as
+a group of its own and experiment.json holds every cell, the per-variant
+statistics, the comparison with the baseline and the gates (--json prints
+it).
+
+Exit status: 0 the recommendation is accept-now (an experiment: its gates
+pass), 1 defer or reject (gates fail), 2 the fixture or flags are invalid
+(nothing was run), 130/143 interrupted by SIGINT/SIGTERM.";
 
 const EVALUATE_EXAMPLES: &str = "\
 Examples:
@@ -157,6 +163,18 @@ pub struct TestArgs {
     /// app surface; 1 on the repo surface]
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=256))]
     concurrency: Option<u16>,
+    /// Run only these variants (names or `*` patterns; repeatable). A
+    /// filtered run's gates are informational
+    #[arg(long, value_name = "NAME", conflicts_with = "resume")]
+    variant: Vec<String>,
+    /// Run only these cases (caseIds or `*` patterns; repeatable). A
+    /// filtered run's gates are informational
+    #[arg(long, value_name = "ID", conflicts_with = "resume")]
+    case: Vec<String>,
+    /// Run every case this many times (over the fixture's `trials`; 1
+    /// under --replay replay-strict)
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=100), conflicts_with = "resume")]
+    trials: Option<u32>,
     #[command(flatten)]
     limits: LimitArgs,
 }
@@ -270,6 +288,12 @@ fn test(args: TestArgs) -> anyhow::Result<ExitCode> {
                 keep_workspaces: args.keep_workspaces,
                 resume: false,
                 case_lines,
+                cells: eval::CellFilters {
+                    variants: args.variant,
+                    cases: args.case,
+                    trials: args.trials,
+                },
+                trial: 1,
             };
             if project_run {
                 return super::project_run::run(
@@ -286,7 +310,11 @@ fn test(args: TestArgs) -> anyhow::Result<ExitCode> {
     // Ctrl-C stops the run between cases and keeps every finished one.
     eval::interrupt::install()?;
     let registry = registry()?;
-    match eval::test(registry, &options)? {
+    let run = match crate::quality::test(registry, &options)? {
+        crate::quality::Run::Plain(run) => run,
+        crate::quality::Run::Experiment(outcome) => return experiment(&outcome, args.json),
+    };
+    match run {
         eval::TestRun::Suite(outcome) => {
             let code = finish(&outcome, args.json)?;
             Ok(match outcome.interrupted {
@@ -316,6 +344,30 @@ fn test(args: TestArgs) -> anyhow::Result<ExitCode> {
             },
         ),
     }
+}
+
+/// Prints an experiment's record (`--json`) or its summary; exits 0 when
+/// its gates pass, 1 when they fail, 130/143 when interrupted.
+fn experiment(outcome: &crate::quality::ExperimentOutcome, json: bool) -> anyhow::Result<ExitCode> {
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    if json {
+        std::io::copy(&mut std::fs::File::open(&outcome.record)?, &mut out)?;
+    } else {
+        crate::quality::report::print(&mut out, outcome)?;
+    }
+    out.flush()?;
+    Ok(match outcome.interrupted {
+        Some(signal) => {
+            eprintln!(
+                "interrupted by {signal}: the cells that finished are in {}",
+                outcome.record.display()
+            );
+            ExitCode::from(eval::interrupt::exit_status())
+        }
+        None if outcome.passed => ExitCode::SUCCESS,
+        None => ExitCode::from(1),
+    })
 }
 
 fn parse_replay(value: &str) -> Result<eval::cassette::ReplayMode, String> {
@@ -389,20 +441,33 @@ fn validate(args: ValidateArgs) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::SUCCESS);
         }
     };
-    let validated = eval::validate_suite(
-        registry,
-        suite,
-        eval::default_jobs(),
-        &eval::SuiteOptions::default(),
-        None,
-        false,
-    )?;
+    let mut suite = suite;
+    // The experiment fields, the cases' own trials/tags/skip/only, and the
+    // suite as each variant runs it.
+    let spec = crate::quality::plan::take_spec(&mut suite).map_err(eval::EvalError::from)?;
+    let plan = crate::quality::plan::plan(&suite, spec, &eval::CellFilters::default(), false)?;
+    let mut cases = 0;
+    for group in plan.groups.iter().filter(|g| g.trial == 1) {
+        let validated = eval::validate_suite(
+            registry,
+            plan.suite_of(&suite, group),
+            eval::default_jobs(),
+            &eval::SuiteOptions::default(),
+            None,
+            false,
+        )?;
+        cases = validated.case_count;
+    }
+    let variants = if plan.spec.variants.is_empty() {
+        String::new()
+    } else {
+        format!(", {} variant(s)", plan.variants.len())
+    };
     println!(
-        "{}: valid {} fixture `{}` with {} case(s)",
+        "{}: valid {} fixture `{}` with {cases} case(s){variants}",
         args.fixture.display(),
-        validated.suite.pair,
-        validated.suite.suite_id,
-        validated.case_count
+        suite.pair,
+        suite.suite_id,
     );
     Ok(ExitCode::SUCCESS)
 }

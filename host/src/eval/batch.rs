@@ -1,6 +1,7 @@
 //! One batch of a suite's cases made ready for the preset: each case's
-//! origin taken off, its golden file read, its own assertions resolved and
-//! removed, and its JSON text written. Both passes of `eval test` (checking
+//! origin and host-owned fields (`trials`, `tags`, `skip`, `only`) taken
+//! off, its golden file read, its own assertions resolved and removed, and
+//! its JSON text written. Both passes of `eval test` (checking
 //! every case, then running them) prepare batches the same way, so a suite
 //! is never held whole: a batch at a time is.
 
@@ -12,6 +13,7 @@ use serde_json::Value;
 use super::assertions::{Assertions, BatchPlan, ScorerPool, Source};
 use super::origins::{self, CaseOrigin};
 use super::snapshots::{self, Snapshot};
+use crate::fixture::case_fields;
 use crate::plugin::Registry;
 
 /// Cases read from the source, with their indices in the suite (ascending
@@ -106,6 +108,20 @@ impl Preparer<'_> {
                 .map(|(path, message)| (origins::locate(&path, &origins, &indices), message))
                 .collect()
         };
+        // Trials, tags, skip and only are the host's: checked here, then
+        // taken off (the run already selected the cases they ask for).
+        let mut problems = Vec::new();
+        for (case, i) in cases.iter_mut().zip(&indices) {
+            if let Some(fields) = case.as_object_mut() {
+                if let Err((field, message)) = case_fields::read(fields) {
+                    problems.push((format!("cases[{i}].{field}"), message));
+                }
+                case_fields::strip(fields);
+            }
+        }
+        if !problems.is_empty() {
+            return Err(located(problems));
+        }
         let snapshots = if self.snapshots {
             snapshots::resolve(
                 self.fixture,

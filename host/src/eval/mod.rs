@@ -75,7 +75,8 @@ use crate::plugin::PluginError;
 
 pub use observed::{EvaluateOptions, evaluate};
 pub use pipeline::{
-    Outcome, SuiteOptions, TestOptions, TestRun, default_jobs, test, validate_suite,
+    CellFilters, Outcome, SuiteOptions, TestOptions, TestRun, default_jobs, run_suite, test,
+    validate_suite,
 };
 pub use run_records::CaseLines;
 pub use suite_run::resume_options;

@@ -96,6 +96,23 @@ pub struct TestOptions {
     pub resume: bool,
     /// Print each case's line as it is written, keep it, or neither.
     pub case_lines: CaseLines,
+    /// Which cells run (`--variant`, `--case`, `--trials`).
+    pub cells: CellFilters,
+    /// The trial (1-based) this run is of its cells: a canned answer
+    /// `{"trials": [a, b, …]}` answers trial n with its entry (n − 1) mod
+    /// its length.
+    pub trial: u32,
+}
+
+/// Which of a suite's cells a run takes (case × variant × trial).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CellFilters {
+    /// Variant names (`*` patterns); empty: every variant.
+    pub variants: Vec<String>,
+    /// Case ids (`*` patterns); empty: every case.
+    pub cases: Vec<String>,
+    /// Trials of every case, over the fixture's.
+    pub trials: Option<u32>,
 }
 
 impl TestOptions {
@@ -232,10 +249,32 @@ pub(super) fn read_fixture_results(path: Option<&Path>) -> Result<Option<Value>,
     Ok(Some(value))
 }
 
+/// The canned results of trial `trial` (1-based): an answer
+/// `{"trials": [a, b, …]}` becomes its entry (trial − 1) mod its length;
+/// any other answer serves every trial.
+pub(super) fn canned_for_trial(results: &mut Value, trial: u32) {
+    let Some(results) = results.as_object_mut() else {
+        return;
+    };
+    for answer in results.values_mut() {
+        let Some(list) = answer
+            .as_object()
+            .filter(|o| o.len() == 1)
+            .and_then(|o| o.get("trials"))
+            .and_then(Value::as_array)
+            .filter(|l| !l.is_empty())
+        else {
+            continue;
+        };
+        let at = (trial.max(1) as usize - 1) % list.len();
+        *answer = list[at].clone();
+    }
+}
+
 /// The fixture's reference recorded on every result: its path relative to
 /// the workspace when inside it, with `/` separators, so it is byte-equal
 /// across harnesses and machines.
-pub(super) fn fixture_ref(fixture: &Path, workspace: &Path) -> String {
+pub fn fixture_ref(fixture: &Path, workspace: &Path) -> String {
     let absolute = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
     let fixture_abs = absolute(fixture);
     let relative = fixture_abs

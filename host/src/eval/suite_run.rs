@@ -59,7 +59,10 @@ pub fn run_suite(
     });
     let preset = registry.preset_for(suite.pair)?;
     let info = preset_info(&preset);
-    let canned = read_fixture_results(options.fixture_results.as_deref())?;
+    let mut canned = read_fixture_results(options.fixture_results.as_deref())?;
+    if let Some(canned) = &mut canned {
+        super::pipeline::canned_for_trial(canned, options.trial);
+    }
     let run_provider = RunProvider::for_suite(registry, options, &suite.body)?;
     let provider = run_provider.setup.plugin.clone();
     if provider.waits_on_io() {
@@ -359,6 +362,8 @@ pub fn resume_options(dir: &Path, case_lines: CaseLines) -> Result<TestOptions, 
         default_replay: None,
         resume: true,
         case_lines,
+        cells: Default::default(),
+        trial: 1,
     })
 }
 

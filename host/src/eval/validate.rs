@@ -101,7 +101,17 @@ pub struct Validated {
 }
 
 /// Suite fields the host consumes; the preset never sees them.
-const HOST_SUITE_KEYS: &[&str] = &["assertions", "judge", "replay", "agent"];
+const HOST_SUITE_KEYS: &[&str] = &[
+    "assertions",
+    "judge",
+    "replay",
+    "agent",
+    "trials",
+    "variants",
+    "baseline",
+    "gates",
+    "fixtureResults",
+];
 
 /// Checks a loaded suite (see the module docs), writing each case's
 /// normalized body to `cases_out` when given. With `keep`, the prepared

@@ -19,6 +19,7 @@ use serde_json::{Map, Value};
 use super::manifest::SuiteEntry;
 use crate::eval::{self, EvalError, TestOptions, TestRun};
 use crate::plugin::Registry;
+use crate::quality::Run;
 
 /// The project summary's schema id.
 pub const SCHEMA: &str = "cautilus.project_summary.v1";
@@ -56,6 +57,10 @@ pub struct SuiteResult {
     pub counts: Option<Map<String, Value>>,
     /// Why it could not run.
     pub error: Option<String>,
+    /// Its experiment record, when the suite is an experiment (variants,
+    /// trials, gates), relative to the project run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub experiment: Option<String>,
     pub duration_ms: u64,
 }
 
@@ -64,28 +69,10 @@ pub struct SuiteResult {
 pub fn select<'a>(suites: &'a [SuiteEntry], patterns: &[String]) -> Vec<&'a SuiteEntry> {
     suites
         .iter()
-        .filter(|s| patterns.is_empty() || patterns.iter().any(|p| wildcard(p, &s.id)))
+        .filter(|s| {
+            patterns.is_empty() || patterns.iter().any(|p| crate::wildcard::matches(p, &s.id))
+        })
         .collect()
-}
-
-/// `*` matches any run of characters; everything else is literal.
-fn wildcard(pattern: &str, text: &str) -> bool {
-    let parts: Vec<&str> = pattern.split('*').collect();
-    if parts.len() == 1 {
-        return pattern == text;
-    }
-    let (first, last) = (parts[0], parts[parts.len() - 1]);
-    if !text.starts_with(first) || !text[first.len()..].ends_with(last) {
-        return false;
-    }
-    let mut rest = &text[first.len()..text.len() - last.len()];
-    for part in &parts[1..parts.len() - 1] {
-        match rest.find(part) {
-            Some(at) => rest = &rest[at + part.len()..],
-            None => return false,
-        }
-    }
-    true
 }
 
 /// Runs `suites` with `base` (its fixture and output directory are set per
@@ -123,10 +110,28 @@ pub fn run_suites(
             recommendation: None,
             counts: None,
             error: None,
+            experiment: None,
             duration_ms: 0,
         };
-        match eval::test(registry, &options) {
-            Ok(TestRun::Suite(outcome)) => {
+        match crate::quality::test(registry, &options) {
+            Ok(Run::Experiment(outcome)) => {
+                result.run_dir = Some(relative(&run_dir));
+                // An experiment's gates decide, as its exit code does.
+                result.recommendation = Some(
+                    if outcome.passed {
+                        "accept-now"
+                    } else {
+                        "reject"
+                    }
+                    .to_string(),
+                );
+                result.counts = Some(outcome.counts());
+                result.experiment = Some(relative(&outcome.record));
+                if let Some(signal) = outcome.interrupted {
+                    interrupted = Some(signal.to_string());
+                }
+            }
+            Ok(Run::Plain(TestRun::Suite(outcome))) => {
                 result.run_dir = Some(relative(&run_dir));
                 result.recommendation = Some(outcome.recommendation().to_string());
                 result.counts = Some(outcome.tally.counts().clone());
@@ -134,7 +139,7 @@ pub fn run_suites(
                     interrupted = Some(signal.to_string());
                 }
             }
-            Ok(TestRun::Steps(outcome)) => {
+            Ok(Run::Plain(TestRun::Steps(outcome))) => {
                 result.run_dir = Some(relative(&outcome.output_dir));
                 result.recommendation = Some(outcome.recommendation.to_string());
             }
@@ -226,6 +231,7 @@ mod tests {
             recommendation: recommendation.map(str::to_string),
             counts: None,
             error: error.map(str::to_string),
+            experiment: None,
             duration_ms: 1,
         }
     }
@@ -274,16 +280,5 @@ mod tests {
             );
         }
         assert_ne!(safe_name("a/b"), safe_name("a_b"));
-    }
-
-    #[test]
-    fn suites_are_selected_by_id_or_wildcard() {
-        assert!(wildcard("billing-*", "billing-refunds"));
-        assert!(wildcard("*-refunds", "billing-refunds"));
-        assert!(wildcard("b*r*s", "billing-refunds"));
-        assert!(!wildcard("billing-*", "support"));
-        assert!(wildcard("support", "support"));
-        assert!(!wildcard("support", "support-2"));
-        assert!(wildcard("*", "anything"));
     }
 }

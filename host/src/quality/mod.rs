@@ -1,7 +1,20 @@
-//! The quality engine (trials, variants, baselines, gates): what a run of
-//! many cells concludes, beyond "did each case pass once".
+//! The quality engine: what a run of many cells concludes, beyond "did
+//! each case pass once". A cell is one case × variant × trial.
 //!
-//! So far: [`stats`], the estimators the per-variant aggregates, the paired
-//! comparison against a baseline and the gates are computed with.
+//! - [`plan`]: the suite's experiment fields (`trials`, `variants`,
+//!   `baseline`, `gates`, `fixtureResults`) and the cells a run takes, in
+//!   groups of one variant's trial;
+//! - [`experiment`]: running the groups and writing `experiment.json`;
+//! - [`aggregate`]: per-variant aggregates and the paired comparison with
+//!   the baseline; [`stats`]: the estimators they use;
+//! - [`gates`]: the declarative pass policy that sets the exit code;
+//! - [`report`]: the readable summary.
 
+pub mod aggregate;
+pub mod experiment;
+pub mod gates;
+pub mod plan;
+pub mod report;
 pub mod stats;
+
+pub use experiment::{ExperimentOutcome, Run, test};

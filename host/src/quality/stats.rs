@@ -87,10 +87,35 @@ pub struct Paired {
     pub n: usize,
     pub mean_delta: f64,
     pub sem: Option<f64>,
-    /// The bootstrap 95% confidence interval of the mean delta.
+    /// The 95% confidence interval of the mean delta.
     pub ci_low: f64,
     pub ci_high: f64,
+    /// How the interval was computed.
+    pub ci_method: CiMethod,
 }
+
+/// How a confidence interval was computed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CiMethod {
+    /// Percentile bootstrap, [`BOOTSTRAP_RESAMPLES`] seeded resamples.
+    Bootstrap,
+    /// mean ± 1.96·SEM: above [`BOOTSTRAP_MAX_PAIRS`] pairs, where the
+    /// bootstrap would cost seconds and the normal approximation of the
+    /// mean is as good.
+    Normal,
+}
+
+impl CiMethod {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Bootstrap => "bootstrap",
+            Self::Normal => "normal",
+        }
+    }
+}
+
+/// Most pairs the bootstrap resamples.
+pub const BOOTSTRAP_MAX_PAIRS: usize = 5_000;
 
 /// Bootstrap resamples drawn for a confidence interval.
 pub const BOOTSTRAP_RESAMPLES: usize = 2000;
@@ -101,13 +126,20 @@ pub fn paired(candidate: &[f64], baseline: &[f64], seed: u64) -> Option<Paired> 
     assert_eq!(candidate.len(), baseline.len(), "cells are paired");
     let deltas: Vec<f64> = candidate.iter().zip(baseline).map(|(c, b)| c - b).collect();
     let summary = mean_sem(&deltas)?;
-    let (ci_low, ci_high) = bootstrap_ci(&deltas, seed, BOOTSTRAP_RESAMPLES);
+    let (ci_low, ci_high, ci_method) = if deltas.len() > BOOTSTRAP_MAX_PAIRS {
+        let half = 1.96 * summary.sem.unwrap_or(0.0);
+        (summary.mean - half, summary.mean + half, CiMethod::Normal)
+    } else {
+        let (low, high) = bootstrap_ci(&deltas, seed, BOOTSTRAP_RESAMPLES);
+        (low, high, CiMethod::Bootstrap)
+    };
     Some(Paired {
         n: summary.n,
         mean_delta: summary.mean,
         sem: summary.sem,
         ci_low,
         ci_high,
+        ci_method,
     })
 }
 
@@ -301,5 +333,20 @@ mod tests {
         let (low, high) = bootstrap_ci(&values, 42, BOOTSTRAP_RESAMPLES);
         assert!((0.41..0.47).contains(&low), "{low}");
         assert!((0.53..0.59).contains(&high), "{high}");
+    }
+
+    #[test]
+    fn many_pairs_use_the_normal_interval() {
+        // Deltas alternate 0 and 1: mean 0.5, sd ≈ 0.5, SEM = sd/√n.
+        let n = BOOTSTRAP_MAX_PAIRS + 1;
+        let candidate: Vec<f64> = (0..n).map(|i| (i % 2) as f64).collect();
+        let baseline = vec![0.0; n];
+        let p = paired(&candidate, &baseline, 3).unwrap();
+        assert_eq!(p.ci_method, CiMethod::Normal);
+        let sem = p.sem.unwrap();
+        assert!(close(p.ci_low, p.mean_delta - 1.96 * sem));
+        assert!(close(p.ci_high, p.mean_delta + 1.96 * sem));
+        let small = paired(&candidate[..10], &baseline[..10], 3).unwrap();
+        assert_eq!(small.ci_method, CiMethod::Bootstrap);
     }
 }
