@@ -24,6 +24,9 @@
 //! - `plugin_units`: the unit tests of the built-in components' plain Rust;
 //! - `project`: `cautilus.toml`, fixture discovery, `eval list`, the
 //!   config's defaults in `eval test`;
+//! - `quality`: experiments: variants, trials, the baseline comparison,
+//!   gates and the exit code, filtered runs, cassette replay,
+//!   `experiment.json`;
 //! - `providers`: the `openai`/`anthropic` API adapters against a scripted
 //!   loopback server, and the grants a user gives a provider;
 //! - `real_model`: `openai` against SmolLM2-135M served by llama.cpp (only
@@ -44,6 +47,7 @@ mod observed;
 mod plugin_units;
 mod project;
 mod providers;
+mod quality;
 mod real_model;
 mod runs;
 mod sandbox;

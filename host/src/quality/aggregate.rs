@@ -245,7 +245,10 @@ pub fn aggregate(cells: &[CellFacts]) -> Aggregate {
         let entry = per_case.entry(&cell.case_id).or_default();
         entry.0 += 1;
         entry.1 += u64::from(cell.passed());
-        durations.extend(cell.duration_ms);
+        // An errored cell's time says nothing of the answer's latency.
+        if !cell.errored() {
+            durations.extend(cell.duration_ms);
+        }
         if let Some(usd) = cell.cost_usd {
             let c = cost.get_or_insert(Cost {
                 cells: 0,

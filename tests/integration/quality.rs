@@ -1,0 +1,312 @@
+//! The quality engine through the binary: a two-variant suite with trials
+//! on the fixture backend and on cassette replay, its statistics, the
+//! comparison with the baseline, gates and the exit code, filtered runs,
+//! errored cells, and the experiment record.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::support::{cautilus, output, read_json, repo};
+
+const FIXTURE: &str = "fixtures/eval/experiments/greeting-variants.fixture.yaml";
+
+/// A copy of the example experiment in `dir` (with its canned answers),
+/// its text edited by `edit`.
+fn experiment(dir: &Path, edit: impl Fn(String) -> String) -> PathBuf {
+    let source = repo().join("fixtures/eval/experiments");
+    for name in ["answers-current.json", "answers-candidate.json"] {
+        std::fs::copy(source.join(name), dir.join(name)).unwrap();
+    }
+    let text = std::fs::read_to_string(repo().join(FIXTURE)).unwrap();
+    let path = dir.join("greeting-variants.fixture.yaml");
+    std::fs::write(&path, edit(text)).unwrap();
+    path
+}
+
+/// `eval test` of `fixture` with `dir` as workspace; (exit code, stdout,
+/// stderr, the experiment record or null).
+fn run(dir: &Path, fixture: &Path, name: &str, args: &[&str]) -> (i32, String, String, Value) {
+    let out = dir.join(name);
+    let mut command = cautilus();
+    command
+        .args(["eval", "test", "--fixture"])
+        .arg(fixture)
+        .arg("--workspace")
+        .arg(dir)
+        .arg("--output-dir")
+        .arg(&out)
+        .args(args)
+        .env("PATH", "/usr/bin:/bin");
+    let (code, stdout, stderr) = output(command.output().unwrap());
+    let record = out.join("experiment.json");
+    let record = if record.exists() {
+        read_json(&record)
+    } else {
+        Value::Null
+    };
+    (code, stdout, stderr, record)
+}
+
+fn gate<'a>(record: &'a Value, variant: &str, name: &str) -> &'a Value {
+    record["gates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| g["variant"] == variant && g["gate"] == name)
+        .unwrap_or_else(|| panic!("no gate {variant} {name} in {}", record["gates"]))
+}
+
+#[test]
+fn two_variants_with_trials_are_compared_and_gated() {
+    let dir = tempfile::tempdir().unwrap();
+    let fixture = experiment(dir.path(), |t| t);
+    let (code, stdout, stderr, record) = run(dir.path(), &fixture, "run", &[]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert_eq!(record["schemaVersion"], "cautilus.experiment.v1");
+    assert_eq!(record["status"], "completed");
+    assert_eq!(record["passed"], true);
+    assert_eq!(record["baseline"], "current");
+    // 3 cases run (one skipped): two with 3 trials, one with 1, per variant.
+    let cells = record["cells"].as_array().unwrap();
+    assert_eq!(cells.len(), 14);
+    assert_eq!(
+        record["skipped"],
+        serde_json::json!([{"caseId": "greet-legacy", "reason": "the old portal is being retired"}])
+    );
+    let ada = cells
+        .iter()
+        .find(|c| c["caseId"] == "greet-ada" && c["variant"] == "current" && c["trial"] == 2)
+        .unwrap();
+    assert_eq!(ada["status"], "failed");
+    assert_eq!(ada["output"], "Hi there.");
+    assert_eq!(ada["tags"], serde_json::json!(["returning"]));
+    assert_eq!(ada["model"], "small-v1");
+    assert_eq!(ada["record"], "variants/current/trial-2");
+    assert_eq!(ada["scores"]["contains"], 0.0);
+    assert_eq!(ada["assertions"][0]["status"], "failed");
+    // Each group is an ordinary run with its packets.
+    assert!(
+        dir.path()
+            .join("run/variants/candidate/trial-3/eval-summary.json")
+            .exists()
+    );
+
+    let current = &record["aggregates"]["current"];
+    assert_eq!(current["cells"], 7);
+    assert!((current["passRate"].as_f64().unwrap() - 4.0 / 7.0).abs() < 1e-9);
+    // greet-bo passes 1 of 3 trials: pass@3 = 1, pass^3 = 0.
+    assert_eq!(current["passAtK"]["3"], 1.0);
+    assert_eq!(current["passHatK"]["3"], 0.0);
+    let candidate = &record["aggregates"]["candidate"];
+    assert!((candidate["passRate"].as_f64().unwrap() - 6.0 / 7.0).abs() < 1e-9);
+    assert_eq!(candidate["scores"]["similar"]["n"], 7);
+
+    let comparison = &record["comparison"][0];
+    assert_eq!(comparison["candidate"], "candidate");
+    assert_eq!(comparison["pairs"], 7);
+    assert_eq!(comparison["mcnemar"]["improvements"], 2);
+    assert_eq!(comparison["mcnemar"]["regressions"], 0);
+    assert!(
+        comparison["scores"]["similar"]["meanDelta"]
+            .as_f64()
+            .unwrap()
+            > 0.3
+    );
+    assert_eq!(comparison["scores"]["similar"]["ciMethod"], "bootstrap");
+
+    let pass_rate = gate(&record, "candidate", "passRate.min");
+    assert_eq!(pass_rate["passed"], true);
+    assert_eq!(pass_rate["threshold"], 0.8);
+    // The baseline is not gated (only the errored rule applies to it).
+    assert!(
+        record["gates"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|g| g["variant"] == "current")
+            .all(|g| g["gate"] == "errored")
+    );
+    assert!(
+        stdout.contains("PASS  candidate passRate.min — pass rate 0.8571 meets the 0.8 floor"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("candidate vs current (7 paired cells)"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("SKIP  greet-legacy — the old portal is being retired"));
+    assert!(stdout.contains("experiment passed"), "{stdout}");
+    assert!(record["fingerprints"]["config"].as_str().unwrap().len() == 64);
+
+    // The same cells with a stricter gate: exit 1, the gate says why.
+    let strict = experiment(dir.path(), |t| t.replace("min: 0.8", "min: 0.9"));
+    let (code, stdout, _, record) = run(dir.path(), &strict, "strict", &[]);
+    assert_eq!(code, 1, "{stdout}");
+    assert_eq!(record["passed"], false);
+    assert!(
+        stdout.contains("FAIL  candidate passRate.min — pass rate 0.8571 is below the 0.9 floor"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("experiment failed"), "{stdout}");
+
+    // --json prints the record itself.
+    let (code, stdout, _, _) = run(dir.path(), &strict, "json", &["--json"]);
+    assert_eq!(code, 1);
+    let printed: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(printed["schemaVersion"], "cautilus.experiment.v1");
+    assert_eq!(printed["passed"], false);
+}
+
+#[test]
+fn filtered_runs_demote_gates_to_informational() {
+    let dir = tempfile::tempdir().unwrap();
+    let strict = experiment(dir.path(), |t| t.replace("min: 0.8", "min: 0.95"));
+    // greet-bo alone fails the pass-rate floor, but a filtered run never blocks on it.
+    let (code, stdout, stderr, record) = run(dir.path(), &strict, "case", &["--case", "greet-b*"]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert_eq!(record["filtered"], true);
+    assert_eq!(record["cells"].as_array().unwrap().len(), 6);
+    let pass_rate = gate(&record, "candidate", "passRate.min");
+    assert_eq!(pass_rate["passed"], false);
+    assert_eq!(pass_rate["informational"], true);
+    assert!(stdout.contains("INFO  candidate passRate.min"), "{stdout}");
+    assert!(
+        stdout.contains("filtered: gates are informational"),
+        "{stdout}"
+    );
+
+    // Without the baseline there is nothing to compare: informational, never blocking.
+    let (code, stdout, _, record) = run(
+        dir.path(),
+        &strict,
+        "variant",
+        &["--variant", "candidate", "--trials", "1"],
+    );
+    assert_eq!(code, 0, "{stdout}");
+    assert_eq!(record["comparison"], serde_json::json!([]));
+    assert_eq!(record["cells"].as_array().unwrap().len(), 3, "--trials 1");
+    let delta = gate(&record, "candidate", "scores.similar.minDeltaVsBaseline");
+    assert_eq!(delta["informational"], true);
+    assert!(
+        delta["message"].as_str().unwrap().contains("no baseline"),
+        "{delta}"
+    );
+
+    // A pattern that matches nothing is a usage error naming it.
+    let (code, _, stderr, _) = run(dir.path(), &strict, "none", &["--case", "nobody"]);
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("--case `nobody` matches no case"),
+        "{stderr}"
+    );
+    let (code, _, stderr, _) = run(dir.path(), &strict, "none2", &["--variant", "nightly"]);
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("--variant `nightly` matches no variant; variants: current, candidate"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn an_experiment_replays_from_its_cassette_with_one_trial() {
+    let dir = tempfile::tempdir().unwrap();
+    let fixture = experiment(dir.path(), |t| t);
+    let (code, stdout, stderr, recorded) =
+        run(dir.path(), &fixture, "record", &["--replay", "record-new"]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert_eq!(recorded["cells"].as_array().unwrap().len(), 14);
+    assert!(
+        dir.path()
+            .join(".cautilus/cassettes/greeting-variants.json")
+            .exists()
+    );
+
+    // Trials collapse to 1 under replay-strict; every answer comes from the cassette.
+    let (code, stdout, stderr, replayed) = run(
+        dir.path(),
+        &fixture,
+        "replay",
+        &["--replay", "replay-strict"],
+    );
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let cells = replayed["cells"].as_array().unwrap();
+    assert_eq!(cells.len(), 6, "2 variants × 3 cases × 1 trial");
+    assert!(cells.iter().all(|c| c["trial"] == 1));
+    let candidate = &replayed["aggregates"]["candidate"];
+    assert_eq!(candidate["passRate"], 1.0);
+    let recorded_first = recorded["cells"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["variant"] == "candidate" && c["caseId"] == "greet-bo" && c["trial"] == 1)
+        .unwrap();
+    let replayed_first = cells
+        .iter()
+        .find(|c| c["variant"] == "candidate" && c["caseId"] == "greet-bo")
+        .unwrap();
+    assert_eq!(replayed_first["output"], recorded_first["output"]);
+    assert_eq!(gate(&replayed, "candidate", "passRate.min")["passed"], true);
+    assert!(stdout.contains("experiment passed"), "{stdout}");
+}
+
+#[test]
+fn errored_cells_always_fail_and_the_default_policy_gates_assertions() {
+    let dir = tempfile::tempdir().unwrap();
+    let fixture = dir.path().join("errs.fixture.yaml");
+    std::fs::write(
+        &fixture,
+        "schemaVersion: cautilus.evaluation_input.v1
+surface: app
+preset: prompt
+suiteId: errs
+provider: openai
+model: m1
+trials: 2
+fixtureResults: answers.json
+gates:
+  passRate: { min: 0.1 }
+cases:
+  - { caseId: ok, input: Hi, expected: { finalText: Hi } }
+  - { caseId: broken, input: Hi, expected: { finalText: Hi } }
+",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("answers.json"),
+        r#"{"ok": "Hi there", "broken": 42}"#,
+    )
+    .unwrap();
+    let (code, stdout, _, record) = run(dir.path(), &fixture, "errs", &[]);
+    assert_eq!(code, 1, "{stdout}");
+    assert_eq!(gate(&record, "default", "passRate.min")["passed"], true);
+    let errored = gate(&record, "default", "errored");
+    assert_eq!(errored["passed"], false);
+    assert!(
+        stdout.contains("FAIL  default errored — 2 of 4 cells errored"),
+        "{stdout}"
+    );
+    // Errored cells' durations stay out of the latency.
+    assert_eq!(record["aggregates"]["default"]["latency"]["n"], 2);
+
+    // No gates: assertions gate. A failing case fails the run; with a
+    // baseline, only the candidates are gated.
+    let text = std::fs::read_to_string(repo().join(FIXTURE)).unwrap();
+    let no_gates =
+        text[..text.find("gates:").unwrap()].to_string() + &text[text.find("cases:").unwrap()..];
+    let fixture = experiment(dir.path(), |_| no_gates.clone());
+    let (code, stdout, _, record) = run(dir.path(), &fixture, "default", &[]);
+    assert_eq!(code, 1, "candidate's greet-bo fails a trial: {stdout}");
+    assert!(
+        stdout.contains("FAIL  candidate assertions — 1 of 7 cells did not pass (1 failed)"),
+        "{stdout}"
+    );
+    assert!(
+        record["gates"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|g| g["variant"] != "current" || g["gate"] == "errored"),
+        "the baseline's failures inform only"
+    );
+}
