@@ -211,3 +211,26 @@ fn a_steps_run_summary_validates() {
             .unwrap_or_else(|e| panic!("{fixture}: {e}"));
     }
 }
+
+#[test]
+fn an_experiment_fixture_and_its_record_validate() {
+    let fixture = repo().join("fixtures/eval/experiments/greeting-variants.fixture.yaml");
+    validates("cautilus.evaluation_input.v1", &load(&fixture)).unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let (code, stdout, stderr) = run(&[
+        "eval",
+        "test",
+        "--fixture",
+        &fixture.display().to_string(),
+        "--workspace",
+        &out.path().display().to_string(),
+        "--output-dir",
+        &out.path().join("run").display().to_string(),
+    ]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let record = load(&out.path().join("run/experiment.json"));
+    validates("cautilus.experiment.v1", &record).unwrap();
+    let mut broken = record.clone();
+    broken["cells"][0]["trial"] = json!("first");
+    assert!(validates("cautilus.experiment.v1", &broken).is_err());
+}

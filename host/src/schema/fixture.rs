@@ -30,6 +30,99 @@ pub struct SuiteFields {
     /// How provider and judge calls use the suite's cassette
     /// (`.cautilus/cassettes/<suiteId>.json`); `--replay` overrides it.
     pub replay: Option<ReplayMode>,
+    /// Executions of every case (a case's own `trials` wins; `--trials`
+    /// overrides both; 1 under replay-strict).
+    #[schemars(range(min = 1, max = 100))]
+    pub trials: Option<u32>,
+    /// Named variants, each deep-merged over the suite: `provider`,
+    /// `model`, `system`, `agent`, `judge`, `assertions`, `replay`,
+    /// `fixtureResults`. Without variants the suite runs as itself.
+    pub variants: Option<std::collections::BTreeMap<String, serde_json::Map<String, Value>>>,
+    /// The variant the others are compared with, cell by cell.
+    pub baseline: Option<String>,
+    /// The pass policy that sets the exit code (without it: every cell
+    /// passes its expectations and assertions).
+    pub gates: Option<Gates>,
+    /// Canned answers for the fixture backend (a JSON object keyed by
+    /// caseId), relative to this file; `--fixture-results` wins.
+    pub fixture_results: Option<String>,
+}
+
+/// Gates, per variant other than the baseline.
+#[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Gates {
+    pub pass_rate: Option<MinGate>,
+    /// By score (assertion) name.
+    pub scores: Option<std::collections::BTreeMap<String, ScoreGate>>,
+    pub latency: Option<LatencyGate>,
+    pub cost: Option<CostGate>,
+    pub consistency: Option<ConsistencyGate>,
+}
+
+#[derive(Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MinGate {
+    #[schemars(range(min = 0.0, max = 1.0))]
+    pub min: f64,
+}
+
+#[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ScoreGate {
+    /// The mean over the variant's cells.
+    pub min: Option<f64>,
+    pub max: Option<f64>,
+    /// The mean paired delta against the baseline.
+    pub min_delta_vs_baseline: Option<f64>,
+    /// The lower end of that delta's 95% confidence interval.
+    pub min_delta_ci_low: Option<f64>,
+}
+
+#[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct LatencyGate {
+    pub p95_ms: Option<f64>,
+    pub mean_ms: Option<f64>,
+}
+
+#[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CostGate {
+    /// The costliest single cell.
+    pub max_per_case_usd: Option<f64>,
+    pub max_total_usd: Option<f64>,
+}
+
+#[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ConsistencyGate {
+    /// pass@k at k = the trials run.
+    #[schemars(range(min = 0.0, max = 1.0))]
+    pub pass_at_k: Option<f64>,
+    /// The share of cases passing every trial (`true`: all of them).
+    pub pass_all_trials: Option<Value>,
+}
+
+/// Case fields the host owns, on every preset's cases.
+#[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CaseHostFields {
+    /// Executions of this case (wins over the suite's `trials`).
+    #[schemars(range(min = 1, max = 100))]
+    pub trials: Option<u32>,
+    pub tags: Option<Vec<String>>,
+    /// `true`, or the reason the case is skipped.
+    pub skip: Option<Skip>,
+    /// Run only cases marked `only` (the run counts as filtered).
+    pub only: Option<bool>,
+}
+
+#[derive(Serialize, JsonSchema)]
+#[serde(untagged)]
+pub enum Skip {
+    Flag(bool),
+    Reason(String),
 }
 
 /// `live` (no cassette), `record-new`, `replay-strict` or `refresh`.
@@ -168,6 +261,8 @@ pub struct AppPromptCase {
     pub expected: Option<AppExpected>,
     pub metadata: Option<serde_json::Map<String, Value>>,
     pub assertions: Option<Vec<Assertion>>,
+    #[serde(flatten)]
+    pub host: CaseHostFields,
 }
 
 /// One app/chat case.
@@ -185,6 +280,8 @@ pub struct AppChatCase {
     /// Free-form data carried to the records and to scorers.
     pub metadata: Option<serde_json::Map<String, Value>>,
     pub assertions: Option<Vec<Assertion>>,
+    #[serde(flatten)]
+    pub host: CaseHostFields,
 }
 
 /// A chat message.
@@ -254,6 +351,8 @@ pub struct WholeRepoCase {
     pub allowed_first_tool_calls: Option<Vec<String>>,
     pub expected_routing: Option<ExpectedRouting>,
     pub assertions: Option<Vec<Assertion>>,
+    #[serde(flatten)]
+    pub host: CaseHostFields,
 }
 
 /// How the coding agent (`claude-code`, `codex`) runs each case, in its own
@@ -351,6 +450,8 @@ pub struct SkillCase {
     /// Requires `turns`.
     pub audit_kind: Option<String>,
     pub assertions: Option<Vec<Assertion>>,
+    #[serde(flatten)]
+    pub host: CaseHostFields,
 }
 
 /// Execution thresholds (non-negative numbers).

@@ -6,6 +6,7 @@
 //! they drift from these types and checks that real runs' packets validate
 //! against them. `cautilus schema <id>` prints one.
 
+pub mod experiment;
 pub mod fixture;
 pub mod packets;
 
@@ -31,6 +32,7 @@ pub const IDS: &[&str] = &[
     "cautilus.config.v1",
     "cautilus.manifest.v1",
     "cautilus.project_summary.v1",
+    "cautilus.experiment.v1",
 ];
 
 /// The schema with id `id`, or `None` for an id this host does not describe.
@@ -91,6 +93,7 @@ pub fn schema(id: &str) -> Option<Value> {
         "cautilus.project_summary.v1" => {
             pinned(id, generate::<crate::project::run::ProjectSummary>(), &[])
         }
+        "cautilus.experiment.v1" => pinned(id, generate::<experiment::ExperimentRecord>(), &[]),
         _ => return None,
     })
 }

@@ -1,0 +1,206 @@
+//! The experiment record (`cautilus.experiment.v1`, `experiment.json`):
+//! every cell of a run of variants × trials, the per-variant aggregates,
+//! the comparison with the baseline, the gates and the verdict. Written by
+//! `crate::quality::experiment`; additive-only within v1.
+
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+#[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ExperimentRecord {
+    pub schema_version: String,
+    pub surface: String,
+    pub preset: String,
+    pub suite_id: String,
+    pub suite_display_name: Option<String>,
+    pub fixture_ref: String,
+    pub started_at: String,
+    /// The baseline variant, when it ran.
+    pub baseline: Option<String>,
+    pub variants: Vec<VariantEntry>,
+    /// Most trials any case ran.
+    pub trials: u32,
+    /// `--case`, `--variant` or `only` narrowed the run (gates informational).
+    pub filtered: bool,
+    pub filters: Filters,
+    pub skipped: Vec<Skipped>,
+    /// One per case × variant × trial that finished, in run order.
+    pub cells: Vec<Cell>,
+    pub finished_at: String,
+    /// `completed` or `interrupted`.
+    pub status: String,
+    pub interrupted_by: Option<String>,
+    /// By variant name.
+    pub aggregates: BTreeMap<String, Aggregate>,
+    /// Each candidate against the baseline.
+    pub comparison: Vec<Comparison>,
+    pub gates: Vec<Gate>,
+    /// No gate blocked and the run was not interrupted (exit 0).
+    pub passed: bool,
+    pub fingerprints: Fingerprints,
+}
+
+#[derive(Serialize, JsonSchema)]
+pub struct VariantEntry {
+    pub name: String,
+    pub baseline: bool,
+    pub overrides: Map<String, Value>,
+}
+
+#[derive(Serialize, JsonSchema)]
+pub struct Filters {
+    pub cases: Vec<String>,
+    pub variants: Vec<String>,
+    pub trials: Option<u32>,
+}
+
+#[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Skipped {
+    pub case_id: String,
+    /// Empty for `skip: true`.
+    pub reason: String,
+}
+
+/// One cell: a case's trial through one variant.
+#[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Cell {
+    pub case_id: String,
+    pub variant: String,
+    /// 1-based.
+    pub trial: u32,
+    /// `passed`, `failed`, `errored`, `blocked`, `degraded` or `unchecked`.
+    pub status: String,
+    pub passed: bool,
+    pub recommendation: String,
+    pub summary: Option<String>,
+    pub tags: Vec<String>,
+    /// The final text (or the preset's output).
+    pub output: Option<Value>,
+    /// By assertion name (several of one name: their mean).
+    pub scores: BTreeMap<String, f64>,
+    /// The assertion ledger, in order: name, status (`passed`, `failed`,
+    /// `uncaptured`, `errored`), score, required, weight, detail.
+    pub assertions: Vec<Value>,
+    pub usage: Option<Value>,
+    pub cost_usd: Option<f64>,
+    pub duration_ms: Option<f64>,
+    pub provider: Option<String>,
+    pub model: Option<String>,
+    pub harness: Option<String>,
+    /// The group's run directory, relative to the experiment's.
+    pub record: String,
+}
+
+#[derive(Serialize, JsonSchema)]
+pub struct MeanSem {
+    pub n: u64,
+    pub mean: f64,
+    /// Null below two values.
+    pub sem: Option<f64>,
+}
+
+#[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Aggregate {
+    pub cells: u64,
+    pub cases: u64,
+    /// Cells by status.
+    pub statuses: BTreeMap<String, u64>,
+    pub pass_rate: Option<f64>,
+    pub scores: BTreeMap<String, MeanSem>,
+    pub trials: u32,
+    /// By k (1..=trials): the unbiased pass@k over cases that ran k trials.
+    pub pass_at_k: BTreeMap<String, f64>,
+    /// By k: pass^k (all k drawn trials pass).
+    pub pass_hat_k: BTreeMap<String, f64>,
+    pub all_trials_passed: Option<f64>,
+    pub latency: Option<Latency>,
+    pub tokens: Tokens,
+    pub cost: Option<Cost>,
+}
+
+#[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Latency {
+    pub n: u64,
+    pub mean_ms: f64,
+    pub p50_ms: f64,
+    pub p95_ms: f64,
+}
+
+#[derive(Serialize, JsonSchema)]
+pub struct Tokens {
+    pub input: u64,
+    pub output: u64,
+    pub total: u64,
+}
+
+#[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Cost {
+    pub cells: u64,
+    pub total_usd: f64,
+    pub max_cell_usd: f64,
+}
+
+#[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Comparison {
+    pub baseline: String,
+    pub candidate: String,
+    /// Cells paired by (case, trial).
+    pub pairs: u64,
+    pub unpaired: u64,
+    pub pass_rate: Option<Paired>,
+    pub mcnemar: McNemar,
+    pub scores: BTreeMap<String, Paired>,
+}
+
+#[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Paired {
+    pub n: u64,
+    /// Candidate − baseline.
+    pub mean_delta: f64,
+    pub sem: Option<f64>,
+    pub ci_low: f64,
+    pub ci_high: f64,
+    /// `bootstrap` (seeded, 2,000 resamples) or `normal` (above 5,000 pairs).
+    pub ci_method: String,
+}
+
+#[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct McNemar {
+    pub regressions: u64,
+    pub improvements: u64,
+    pub p_value: f64,
+}
+
+#[derive(Serialize, JsonSchema)]
+pub struct Gate {
+    pub variant: String,
+    /// `errored`, `assertions` (the default policy), `passRate.min`,
+    /// `scores.<name>.min` …
+    pub gate: String,
+    pub value: Option<f64>,
+    pub threshold: Option<f64>,
+    pub passed: bool,
+    /// Shown, never blocking (filtered runs, a delta with no baseline).
+    pub informational: bool,
+    pub message: String,
+}
+
+#[derive(Serialize, JsonSchema)]
+pub struct Fingerprints {
+    /// The suite's fields, variants, gates and trials.
+    pub config: String,
+    /// The checked cases of the first group.
+    pub task: String,
+}
