@@ -295,3 +295,72 @@ fn one_run_over_the_project_exits_as_its_worst_suite() {
         .count();
     assert_eq!(before, after, "nothing ran");
 }
+
+#[test]
+fn tags_select_cases_and_experiments_join_the_project_run() {
+    let dir = project(CONFIG);
+    // An experiment suite: two variants, a baseline, trials, a gate and tags.
+    let mut experiment: Value = serde_json::from_str(&suite("tones", 2)).unwrap();
+    experiment["trials"] = json!(2);
+    experiment["variants"] = json!({"plain": {}, "warm": {"system": "Be warm."}});
+    experiment["baseline"] = json!("plain");
+    experiment["gates"] = json!({"passRate": {"min": 0.5}});
+    experiment["cases"][0]["tags"] = json!(["smoke"]);
+    experiment["cases"][1]["tags"] = json!(["slow"]);
+    std::fs::write(
+        dir.path().join("evals/tones.fixture.json"),
+        experiment.to_string(),
+    )
+    .unwrap();
+
+    let (code, stdout, stderr) = list(dir.path(), &["--json"]);
+    assert_eq!(code, 0, "{stderr}");
+    let manifest: Value = serde_json::from_str(&stdout).unwrap();
+    let tones = manifest["suites"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["id"] == "tones")
+        .unwrap();
+    assert_eq!(tones["variants"], json!(["plain", "warm"]));
+    assert_eq!(tones["baseline"], "plain");
+    assert_eq!(tones["trials"], 2);
+    assert_eq!(tones["gates"], json!(["passRate.min"]));
+    assert_eq!(tones["tags"], json!(["smoke", "slow"]));
+
+    // --tag: only suites with such a case run, and only those cases.
+    let (code, stdout, stderr) = project_test(dir.path(), &["--tag", "smoke", "--json"]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let summary: Value = serde_json::from_str(&stdout).unwrap();
+    let suites = summary["suites"].as_array().unwrap();
+    assert_eq!(suites.len(), 1, "{summary}");
+    assert_eq!(suites[0]["id"], "tones");
+    // 1 tagged case × 2 variants × 2 trials.
+    assert_eq!(suites[0]["counts"]["total"], 4, "{summary}");
+    let runs = dir.path().join("records/runs");
+    let run = std::fs::read_dir(&runs)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let record: Value = serde_json::from_str(
+        &std::fs::read_to_string(run.join(suites[0]["experiment"].as_str().unwrap())).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(record["filtered"], true);
+    assert!(
+        record["cells"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|c| c["caseId"] == "c0" && c["tags"] == json!(["smoke"]))
+    );
+
+    let (code, _, stderr) = project_test(dir.path(), &["--tag", "nightly"]);
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("no suite of the project has a case tagged nightly"),
+        "{stderr}"
+    );
+}

@@ -171,6 +171,11 @@ pub struct TestArgs {
     /// filtered run's gates are informational
     #[arg(long, value_name = "ID", conflicts_with = "resume")]
     case: Vec<String>,
+    /// Run only cases tagged so (repeatable; any of them). Without
+    /// --fixture, only the suites with such cases run. A filtered run's
+    /// gates are informational
+    #[arg(long, value_name = "TAG", conflicts_with = "resume")]
+    tag: Vec<String>,
     /// Run every case this many times (over the fixture's `trials`; 1
     /// under --replay replay-strict)
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=100), conflicts_with = "resume")]
@@ -291,6 +296,7 @@ fn test(args: TestArgs) -> anyhow::Result<ExitCode> {
                 cells: eval::CellFilters {
                     variants: args.variant,
                     cases: args.case,
+                    tags: args.tag.clone(),
                     trials: args.trials,
                 },
                 trial: 1,

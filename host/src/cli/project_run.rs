@@ -16,10 +16,20 @@ pub fn run(
     json: bool,
 ) -> anyhow::Result<ExitCode> {
     let manifest = project::manifest::manifest(loaded, config)?;
-    let suites = project::run::select(&manifest.suites, patterns);
+    let tags = &options.cells.tags;
+    let suites: Vec<_> = project::run::select(&manifest.suites, patterns)
+        .into_iter()
+        .filter(|s| tags.is_empty() || s.tags.iter().any(|t| tags.contains(t)))
+        .collect();
     if suites.is_empty() {
+        if tags.is_empty() {
+            anyhow::bail!(
+                "no suite of the project matches {patterns:?}; `cautilus eval list` shows their ids"
+            );
+        }
         anyhow::bail!(
-            "no suite of the project matches {patterns:?}; `cautilus eval list` shows their ids"
+            "no suite of the project has a case tagged {}; `cautilus eval list` shows each suite's tags",
+            tags.join(" or ")
         );
     }
     let dir = match &options.output_dir {

@@ -111,6 +111,8 @@ pub struct CellFilters {
     pub variants: Vec<String>,
     /// Case ids (`*` patterns); empty: every case.
     pub cases: Vec<String>,
+    /// Only cases carrying one of these tags; empty: every case.
+    pub tags: Vec<String>,
     /// Trials of every case, over the fixture's.
     pub trials: Option<u32>,
 }

@@ -71,11 +71,18 @@ pub struct SuiteEntry {
     pub cases: u64,
     /// Steps of a multi-step fixture (1 otherwise).
     pub steps: u64,
-    /// Samples per case (`repeatCount`; 1 when the fixture sets none).
+    /// Most executions of a case: the suite's `trials`, or the most a
+    /// case asks for (1 when nothing says).
     pub trials: u64,
-    /// Variants, gates and tags (none until the fixture can declare them).
+    /// The declared variants, in order.
     pub variants: Vec<String>,
+    /// The variant the others are compared with.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub baseline: Option<String>,
+    /// The declared gates (`passRate.min`, `scores.<name>.min` …); none:
+    /// the default policy (every cell passes).
     pub gates: Vec<String>,
+    /// Every tag its cases carry, in first-seen order.
     pub tags: Vec<String>,
 }
 
@@ -172,15 +179,24 @@ fn entry(file: &Path, root: &Path) -> Result<SuiteEntry, ProjectError> {
             (first.suite(file, &[])?, count)
         }
     };
+    let mut suite = suite;
+    let spec = crate::quality::plan::take_spec(&mut suite)?;
     let mut cases = 0u64;
-    let mut trials = suite
-        .body
-        .get("repeatCount")
-        .and_then(Value::as_u64)
-        .unwrap_or(1);
+    let mut trials = u64::from(spec.trials.unwrap_or(1));
+    let mut tags: Vec<String> = Vec::new();
     for case in suite.cases.open() {
         let case = case?;
-        trials = trials.max(case.get("repeatCount").and_then(Value::as_u64).unwrap_or(1));
+        if let Some(fields) = case
+            .as_object()
+            .and_then(|c| crate::fixture::case_fields::read(c).ok())
+        {
+            trials = trials.max(u64::from(fields.trials.unwrap_or(0)));
+            for tag in fields.tags {
+                if !tags.contains(&tag) {
+                    tags.push(tag);
+                }
+            }
+        }
         cases += 1;
     }
     let text = |key: &str| {
@@ -207,8 +223,9 @@ fn entry(file: &Path, root: &Path) -> Result<SuiteEntry, ProjectError> {
         cases,
         steps,
         trials,
-        variants: Vec::new(),
-        gates: Vec::new(),
-        tags: Vec::new(),
+        variants: spec.variants.iter().map(|v| v.name.clone()).collect(),
+        baseline: spec.baseline.clone(),
+        gates: spec.gates.as_ref().map(|g| g.names()).unwrap_or_default(),
+        tags,
     })
 }

@@ -37,6 +37,45 @@ pub struct Gates {
     pub pass_all_trials: Option<f64>,
 }
 
+impl Gates {
+    /// The declared gates by name (`passRate.min`, `scores.<name>.min` …),
+    /// for the manifest.
+    pub fn names(&self) -> Vec<String> {
+        let mut names = Vec::new();
+        let mut add = |set: bool, name: String| {
+            if set {
+                names.push(name);
+            }
+        };
+        add(self.pass_rate_min.is_some(), "passRate.min".into());
+        for (score, gate) in &self.scores {
+            add(gate.min.is_some(), format!("scores.{score}.min"));
+            add(gate.max.is_some(), format!("scores.{score}.max"));
+            add(
+                gate.min_delta_vs_baseline.is_some(),
+                format!("scores.{score}.minDeltaVsBaseline"),
+            );
+            add(
+                gate.min_delta_ci_low.is_some(),
+                format!("scores.{score}.minDeltaCiLow"),
+            );
+        }
+        add(self.latency_p95_ms.is_some(), "latency.p95Ms".into());
+        add(self.latency_mean_ms.is_some(), "latency.meanMs".into());
+        add(
+            self.cost_max_per_case_usd.is_some(),
+            "cost.maxPerCaseUsd".into(),
+        );
+        add(self.cost_max_total_usd.is_some(), "cost.maxTotalUsd".into());
+        add(self.pass_at_k.is_some(), "consistency.passAtK".into());
+        add(
+            self.pass_all_trials.is_some(),
+            "consistency.passAllTrials".into(),
+        );
+        names
+    }
+}
+
 /// The bounds of one score.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ScoreGate {

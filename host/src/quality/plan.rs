@@ -292,13 +292,14 @@ fn select_cases(
         tags: HashMap::new(),
         any_only: false,
     };
-    if filters.cases.is_empty() && !may_set_case_fields(&suite.cases) {
+    if filters.cases.is_empty() && filters.tags.is_empty() && !may_set_case_fields(&suite.cases) {
         return Ok(selected);
     }
     let mut problems = Vec::new();
     let mut matched = vec![false; filters.cases.len()];
     let mut trials = Vec::new();
     let mut only = Vec::new();
+    let mut any_tagged = false;
     for (i, case) in suite.cases.open().enumerate() {
         let case = case.map_err(EvalError::from)?;
         let id = case
@@ -322,6 +323,11 @@ fn select_cases(
                 *hit = true;
                 chosen = true;
             }
+        }
+        if !filters.tags.is_empty() && !fields.tags.iter().any(|t| filters.tags.contains(t)) {
+            chosen = false;
+        } else if !filters.tags.is_empty() {
+            any_tagged = true;
         }
         let count = if !chosen {
             0
@@ -347,6 +353,16 @@ fn select_cases(
             path: suite.file.clone(),
             message: format!(
                 "--case `{pattern}` matches no case of suite `{}`",
+                suite.suite_id
+            ),
+        });
+    }
+    if !filters.tags.is_empty() && !any_tagged {
+        return Err(EvalError::Input {
+            path: suite.file.clone(),
+            message: format!(
+                "--tag {} matches no case of suite `{}`",
+                filters.tags.join(", "),
                 suite.suite_id
             ),
         });
@@ -461,7 +477,10 @@ pub fn plan(
         groups,
         skipped,
         tags,
-        filtered: !filters.cases.is_empty() || !filters.variants.is_empty() || any_only,
+        filtered: !filters.cases.is_empty()
+            || !filters.tags.is_empty()
+            || !filters.variants.is_empty()
+            || any_only,
         max_trials,
     })
 }
