@@ -310,3 +310,121 @@ cases:
         "the baseline's failures inform only"
     );
 }
+
+#[test]
+fn a_promoted_baseline_is_compared_with_later_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::write(
+        root.join("suite.fixture.yaml"),
+        "schemaVersion: cautilus.evaluation_input.v1
+surface: app
+preset: prompt
+suiteId: promoted
+provider: openai
+model: m1
+fixtureResults: answers.json
+assertions:
+  - { type: levenshtein, name: similar, value: \"Hello Ada, welcome back!\", threshold: 0.0 }
+gates:
+  scores:
+    similar: { minDeltaVsBaseline: 0.0 }
+cases:
+  - { caseId: a, input: Hi, expected: { finalText: Ada } }
+  - { caseId: b, input: Hi, expected: { finalText: Ada } }
+",
+    )
+    .unwrap();
+    let answers = |a: &str, b: &str| {
+        std::fs::write(
+            root.join("answers.json"),
+            serde_json::json!({"a": a, "b": b}).to_string(),
+        )
+        .unwrap();
+    };
+    let test = || {
+        let mut command = cautilus();
+        command
+            .current_dir(root)
+            .args(["eval", "test", "--fixture", "suite.fixture.yaml"]);
+        output(command.output().unwrap())
+    };
+    let promote = |args: &[&str]| {
+        let mut command = cautilus();
+        command
+            .current_dir(root)
+            .args(["eval", "promote"])
+            .args(args);
+        output(command.output().unwrap())
+    };
+
+    answers("Hello Ada.", "Hello Ada, welcome!");
+    let (code, stdout, _) = test();
+    assert_eq!(code, 0, "{stdout}");
+    assert!(
+        stdout.contains("no baseline to compare with yet"),
+        "{stdout}"
+    );
+    let (code, stdout, stderr) = promote(&["latest"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("as the baseline of `promoted`"), "{stdout}");
+    let baseline = read_json(&root.join(".cautilus/baselines/promoted.json"));
+    assert_eq!(baseline["schemaVersion"], "cautilus.baseline.v1");
+    assert_eq!(baseline["cells"].as_array().unwrap().len(), 2);
+
+    // Worse answers: the delta gate against the committed baseline fails.
+    answers("Ada?", "Ada?");
+    let (code, stdout, _) = test();
+    assert_eq!(code, 1, "{stdout}");
+    assert!(
+        stdout.contains("default vs the committed baseline (`default`) (2 paired cells)"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("FAIL  default scores.similar.minDeltaVsBaseline — score `similar` delta vs the baseline -0.4583 is below the 0 floor"),
+        "{stdout}"
+    );
+
+    // The suite's cases changed: the comparison informs, never blocks.
+    let text = std::fs::read_to_string(root.join("suite.fixture.yaml")).unwrap();
+    std::fs::write(
+        root.join("suite.fixture.yaml"),
+        text.replace("caseId: b, input: Hi,", "caseId: b, input: Hello,"),
+    )
+    .unwrap();
+    let mut command = cautilus();
+    command
+        .current_dir(root)
+        .args(["eval", "test", "--fixture", "suite.fixture.yaml", "--json"]);
+    let (code, stdout, stderr) = output(command.output().unwrap());
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert!(stderr.contains("changed since the baseline"), "{stderr}");
+    let record: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(record["committedBaseline"]["changedSince"], true);
+    assert_eq!(record["comparison"][0]["source"], "committed");
+    assert_eq!(record["comparison"][0]["informational"], true);
+    assert_eq!(
+        gate(&record, "default", "scores.similar.minDeltaVsBaseline")["informational"],
+        true
+    );
+
+    // Filtered runs and unknown variants cannot be promoted.
+    let mut command = cautilus();
+    command.current_dir(root).args([
+        "eval",
+        "test",
+        "--fixture",
+        "suite.fixture.yaml",
+        "--case",
+        "a",
+        "--output-dir",
+        "filtered",
+    ]);
+    output(command.output().unwrap());
+    let (code, _, stderr) = promote(&["filtered"]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("the run was filtered"), "{stderr}");
+    let (code, _, stderr) = promote(&["latest", "--variant", "nightly"]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("no variant `nightly`"), "{stderr}");
+}

@@ -233,4 +233,16 @@ fn an_experiment_fixture_and_its_record_validate() {
     let mut broken = record.clone();
     broken["cells"][0]["trial"] = json!("first");
     assert!(validates("cautilus.experiment.v1", &broken).is_err());
+
+    let promoted = crate::support::cautilus()
+        .current_dir(out.path())
+        .args(["eval", "promote", "run"])
+        .output()
+        .unwrap();
+    assert!(promoted.status.success(), "{promoted:?}");
+    let baseline = load(
+        &out.path()
+            .join(".cautilus/baselines/greeting-variants.json"),
+    );
+    validates("cautilus.baseline.v1", &baseline).unwrap();
 }

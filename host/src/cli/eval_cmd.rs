@@ -75,6 +75,39 @@ pub enum EvalCommand {
     /// List the project's suites (its cautilus.toml's fixtures) without running them
     #[command(after_help = super::list_cmd::LIST_EXAMPLES)]
     List(super::list_cmd::ListArgs),
+    /// Make a finished run the suite's committed baseline
+    /// (<records>/baselines/<suiteId>.json); later runs compare with it
+    #[command(after_help = PROMOTE_EXAMPLES)]
+    Promote(PromoteArgs),
+}
+
+const PROMOTE_EXAMPLES: &str = "\
+Examples:
+  cautilus eval promote latest
+  cautilus eval promote .cautilus/runs/<id> --variant candidate
+
+Promotes one variant (default: the run's baseline variant, else its only
+one) of a completed, unfiltered run. Commit the file it writes: every later
+run of the suite (that declares no baseline variant of its own) compares
+each variant with it, cell by cell, and its `minDeltaVsBaseline` and
+`minDeltaCiLow` gates read that comparison. When the suite's cases or
+scoring change, the comparison turns informational until you promote again.
+
+Exit status: 0 promoted, 2 the run cannot be promoted (interrupted,
+filtered, no such variant).";
+
+#[derive(Debug, Args)]
+pub struct PromoteArgs {
+    /// A run directory, or `latest` (the newest under <records>/runs)
+    #[arg(value_name = "RUN_DIR|latest")]
+    run: PathBuf,
+    /// The variant to promote
+    #[arg(long, value_name = "NAME")]
+    variant: Option<String>,
+    /// The project config (default: the nearest cautilus.toml upward); its
+    /// `dir` holds the runs and baselines
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -227,6 +260,7 @@ pub fn run(command: EvalCommand) -> anyhow::Result<ExitCode> {
         EvalCommand::Validate(args) => validate(args),
         EvalCommand::Compare(args) => compare(args),
         EvalCommand::List(args) => super::list_cmd::list(args),
+        EvalCommand::Promote(args) => promote(args),
     }
 }
 
@@ -374,6 +408,27 @@ fn experiment(outcome: &crate::quality::ExperimentOutcome, json: bool) -> anyhow
         None if outcome.passed => ExitCode::SUCCESS,
         None => ExitCode::from(1),
     })
+}
+
+fn promote(args: PromoteArgs) -> anyhow::Result<ExitCode> {
+    let cwd = std::env::current_dir()?;
+    let (project, config_file) = crate::project::open(&cwd, args.config.as_deref())?;
+    let records = if config_file.is_some() {
+        project.records_dir()
+    } else {
+        cwd.join(".cautilus")
+    };
+    let run = crate::quality::baseline::resolve_run(&args.run, &records)?;
+    let promoted = crate::quality::baseline::promote(&run, args.variant.as_deref(), &records)?;
+    println!(
+        "promoted variant `{}` of {} ({} cells) as the baseline of `{}`: {} (commit it)",
+        promoted.variant,
+        run.display(),
+        promoted.cells,
+        promoted.suite_id,
+        promoted.path.display()
+    );
+    Ok(ExitCode::SUCCESS)
 }
 
 fn parse_replay(value: &str) -> Result<eval::cassette::ReplayMode, String> {

@@ -316,6 +316,11 @@ pub fn aggregate(cells: &[CellFacts]) -> Aggregate {
 pub struct Comparison {
     pub baseline: String,
     pub candidate: String,
+    /// `run` (a variant of this run) or `committed` (a promoted baseline).
+    pub source: &'static str,
+    /// Shown, but its delta gates never block (a committed baseline of a
+    /// suite that changed since).
+    pub informational: bool,
     /// Cells present in both (by case and trial).
     pub pairs: usize,
     /// The candidate's cells without a baseline cell.
@@ -336,6 +341,8 @@ impl Comparison {
         json!({
             "baseline": self.baseline,
             "candidate": self.candidate,
+            "source": self.source,
+            "informational": self.informational,
             "pairs": self.pairs,
             "unpaired": self.unpaired,
             "passRate": self.pass_rate.as_ref().map(paired_json),
@@ -408,6 +415,8 @@ pub fn compare(
     Comparison {
         baseline: baseline_name.to_string(),
         candidate: candidate_name.to_string(),
+        source: "run",
+        informational: false,
         pairs: pairs.len(),
         unpaired: candidate.len() - pairs.len(),
         pass_rate: stats::paired(&cand_pass, &base_pass, seed("pass")),

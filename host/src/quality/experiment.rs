@@ -14,9 +14,9 @@
 use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value, json};
-use sha2::{Digest, Sha256};
 
 use super::aggregate::{self, Aggregate, CellFacts, Comparison};
+use super::baseline::{self, Baseline};
 use super::gates::{self, GateResult, Judged};
 use super::plan::{self, Plan};
 use crate::eval::cassette::ReplayMode;
@@ -93,7 +93,9 @@ pub fn test(registry: &Registry, options: &TestOptions) -> Result<Run, EvalError
         .or(options.default_replay);
     let strict = replay == Some(ReplayMode::ReplayStrict);
     let plan = plan::plan(&suite, spec, &options.cells, strict)?;
-    if !plan.is_experiment() {
+    // A promoted baseline makes every run of the suite a comparison.
+    let committed = baseline::read(&options.records_root(), &suite.suite_id)?;
+    if !plan.is_experiment() && committed.is_none() {
         let options = TestOptions {
             fixture_results: options.fixture_results.clone().or(plan.fixture_results(0)),
             ..options.clone()
@@ -102,7 +104,7 @@ pub fn test(registry: &Registry, options: &TestOptions) -> Result<Run, EvalError
             registry, &options, suite, false,
         )?)));
     }
-    run_experiment(registry, options, &suite, &plan).map(Run::Experiment)
+    run_experiment(registry, options, &suite, &plan, committed).map(Run::Experiment)
 }
 
 /// A group's run: where it wrote and what it concluded.
@@ -117,6 +119,7 @@ fn run_experiment(
     options: &TestOptions,
     suite: &Suite,
     plan: &Plan,
+    committed: Option<Baseline>,
 ) -> Result<ExperimentOutcome, EvalError> {
     let started_at = records::now_rfc3339();
     let root = options
@@ -189,7 +192,23 @@ fn run_experiment(
             break;
         }
     }
-    write_record(suite, plan, &root, &runs, interrupted, started_at, options)
+    let context = RecordContext {
+        suite,
+        plan,
+        root: &root,
+        options,
+        committed: committed.as_ref(),
+    };
+    write_record(&context, &runs, interrupted, started_at)
+}
+
+/// What the record is written from, besides the groups' runs.
+struct RecordContext<'a> {
+    suite: &'a Suite,
+    plan: &'a Plan,
+    root: &'a Path,
+    options: &'a TestOptions,
+    committed: Option<&'a Baseline>,
 }
 
 /// The suite-level fields every record starts with.
@@ -209,14 +228,28 @@ fn identity(suite: &Suite, options: &TestOptions) -> Map<String, Value> {
 }
 
 fn write_record(
-    suite: &Suite,
-    plan: &Plan,
-    root: &Path,
+    context: &RecordContext<'_>,
     runs: &[GroupRun],
     interrupted: Option<&'static str>,
     started_at: String,
-    options: &TestOptions,
 ) -> Result<ExperimentOutcome, EvalError> {
+    let RecordContext {
+        suite,
+        plan,
+        root,
+        options,
+        committed,
+    } = *context;
+    let (config, task) = baseline::fingerprints(suite, &plan.spec)?;
+    // A committed baseline of a suite that changed since informs only.
+    let drift = committed.is_some_and(|b| b.config != config || b.task != task);
+    if let Some(b) = committed.filter(|_| drift) {
+        eprintln!(
+            "warning: the suite's cases or scoring changed since the baseline in {} was promoted ({}); the comparison is informational until you promote a new one",
+            b.path.display(),
+            b.promoted_at
+        );
+    }
     let mut header = identity(suite, options);
     header.insert("startedAt".into(), json!(started_at));
     header.insert(
@@ -234,6 +267,17 @@ fn write_record(
                 })
                 .collect(),
         ),
+    );
+    header.insert(
+        "committedBaseline".into(),
+        committed.map_or(Value::Null, |b| {
+            json!({
+                "path": b.path.to_string_lossy(),
+                "variant": b.variant,
+                "promotedAt": b.promoted_at,
+                "changedSince": drift,
+            })
+        }),
     );
     header.insert("trials".into(), json!(plan.max_trials));
     header.insert("filtered".into(), json!(plan.filtered));
@@ -299,7 +343,17 @@ fn write_record(
                 )
             })
             .collect(),
-        None => Vec::new(),
+        // No baseline variant in the run: every variant against the committed one.
+        None => match committed {
+            Some(b) => (0..plan.variants.len())
+                .map(|v| Comparison {
+                    source: "committed",
+                    informational: drift,
+                    ..aggregate::compare(&b.variant, &b.cells, &plan.variants[v].name, &facts[v])
+                })
+                .collect(),
+            None => Vec::new(),
+        },
     };
     let mut gate_results = Vec::new();
     for (v, (name, aggregate)) in aggregates.iter().enumerate() {
@@ -353,7 +407,10 @@ fn write_record(
         Value::Array(gate_results.iter().map(GateResult::to_json).collect()),
     );
     trailer.insert("passed".into(), json!(passed));
-    trailer.insert("fingerprints".into(), fingerprints(suite, plan, runs));
+    trailer.insert(
+        "fingerprints".into(),
+        json!({"config": config, "task": task}),
+    );
     out.finish(&trailer)?;
     Ok(ExperimentOutcome {
         output_dir: root.to_path_buf(),
@@ -404,27 +461,5 @@ fn cell_json(
         "model": field("model"),
         "harness": field("harness"),
         "record": record,
-    })
-}
-
-/// `config`: what the suite asks (its fields, variants, gates, trials);
-/// `task`: what it runs (each group's checked cases, from its run.json).
-fn fingerprints(suite: &Suite, plan: &Plan, runs: &[GroupRun]) -> Value {
-    let mut config = Sha256::new();
-    config.update(serde_json::to_string(&suite.body).unwrap_or_default());
-    for variant in &plan.variants {
-        config.update(variant.name.as_bytes());
-        config.update(serde_json::to_string(&variant.overrides).unwrap_or_default());
-    }
-    config.update(format!("{:?}{:?}", plan.spec.gates, plan.spec.trials));
-    let mut task = Sha256::new();
-    if let Some(first) = runs.first()
-        && let Ok(state) = eval::run_state::RunState::read(&first.dir)
-    {
-        task.update(state.fingerprint.as_bytes());
-    }
-    json!({
-        "config": hex::encode(config.finalize()),
-        "task": hex::encode(task.finalize()),
     })
 }

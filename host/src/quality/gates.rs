@@ -463,6 +463,16 @@ pub fn evaluate(gates: &Gates, judged: &Judged<'_>) -> Vec<GateResult> {
             "",
         );
     }
+    // A comparison with a baseline of a changed suite informs only.
+    if let Some(comparison) = judged.comparison.filter(|c| c.informational) {
+        for result in out.iter_mut().filter(|r| r.gate.contains(".minDelta")) {
+            result.informational = true;
+            result.message = format!(
+                "{} (informational: the suite's cases or scoring changed since the baseline `{}` was promoted; promote it again)",
+                result.message, comparison.baseline
+            );
+        }
+    }
     // What cannot be measured is explained, and a missing baseline never blocks.
     for result in &mut out {
         if result.value.is_some() {
@@ -472,7 +482,7 @@ pub fn evaluate(gates: &Gates, judged: &Judged<'_>) -> Vec<GateResult> {
             result.informational = true;
             result.message = match judged.comparison {
                 None => format!(
-                    "{}: no baseline to compare with yet (declare `baseline:` and run it); informational",
+                    "{}: no baseline to compare with yet (declare a `baseline:` variant, or promote a run with `cautilus eval promote`); informational",
                     result.gate
                 ),
                 Some(_) => format!(

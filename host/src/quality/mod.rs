@@ -11,6 +11,7 @@
 //! - [`report`]: the readable summary.
 
 pub mod aggregate;
+pub mod baseline;
 pub mod experiment;
 pub mod gates;
 pub mod plan;

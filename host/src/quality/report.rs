@@ -94,12 +94,21 @@ pub fn print(out: &mut (impl Write + ?Sized), outcome: &ExperimentOutcome) -> st
         for (score, p) in &c.scores {
             parts.push(format!("{score} {}", interval(p)));
         }
+        let against = if c.source == "committed" {
+            format!("the committed baseline (`{}`)", c.baseline)
+        } else {
+            c.baseline.clone()
+        };
         writeln!(
             out,
-            "  {} vs {} ({} paired cells): {}",
+            "  {} vs {against} ({} paired cells{}): {}",
             c.candidate,
-            c.baseline,
             c.pairs,
+            if c.informational {
+                ", informational"
+            } else {
+                ""
+            },
             parts.join("; ")
         )?;
     }

@@ -21,6 +21,9 @@ pub struct ExperimentRecord {
     pub started_at: String,
     /// The baseline variant, when it ran.
     pub baseline: Option<String>,
+    /// The promoted baseline compared with, when the run has no baseline
+    /// variant of its own.
+    pub committed_baseline: Option<CommittedBaseline>,
     pub variants: Vec<VariantEntry>,
     /// Most trials any case ran.
     pub trials: u32,
@@ -42,6 +45,17 @@ pub struct ExperimentRecord {
     /// No gate blocked and the run was not interrupted (exit 0).
     pub passed: bool,
     pub fingerprints: Fingerprints,
+}
+
+#[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CommittedBaseline {
+    pub path: String,
+    pub variant: String,
+    pub promoted_at: String,
+    /// The suite's cases or scoring changed since (fingerprints differ):
+    /// the comparison is informational.
+    pub changed_since: bool,
 }
 
 #[derive(Serialize, JsonSchema)]
@@ -154,6 +168,10 @@ pub struct Cost {
 pub struct Comparison {
     pub baseline: String,
     pub candidate: String,
+    /// `run` (a variant of this run) or `committed` (a promoted baseline).
+    pub source: String,
+    /// Its delta gates never block.
+    pub informational: bool,
     /// Cells paired by (case, trial).
     pub pairs: u64,
     pub unpaired: u64,
@@ -203,4 +221,30 @@ pub struct Fingerprints {
     pub config: String,
     /// The checked cases of the first group.
     pub task: String,
+}
+
+/// A committed baseline (`cautilus.baseline.v1`,
+/// `<records>/baselines/<suiteId>.json`), written by `eval promote`.
+#[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct BaselineRecord {
+    pub schema_version: String,
+    pub suite_id: String,
+    pub variant: String,
+    pub promoted_at: String,
+    pub from_run: String,
+    pub fingerprints: Fingerprints,
+    pub cells: Vec<BaselineCell>,
+}
+
+#[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct BaselineCell {
+    pub case_id: String,
+    pub trial: u32,
+    pub status: String,
+    pub recommendation: String,
+    pub scores: BTreeMap<String, f64>,
+    pub duration_ms: Option<f64>,
+    pub cost_usd: Option<f64>,
 }

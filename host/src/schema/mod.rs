@@ -33,6 +33,7 @@ pub const IDS: &[&str] = &[
     "cautilus.manifest.v1",
     "cautilus.project_summary.v1",
     "cautilus.experiment.v1",
+    "cautilus.baseline.v1",
 ];
 
 /// The schema with id `id`, or `None` for an id this host does not describe.
@@ -94,6 +95,7 @@ pub fn schema(id: &str) -> Option<Value> {
             pinned(id, generate::<crate::project::run::ProjectSummary>(), &[])
         }
         "cautilus.experiment.v1" => pinned(id, generate::<experiment::ExperimentRecord>(), &[]),
+        "cautilus.baseline.v1" => pinned(id, generate::<experiment::BaselineRecord>(), &[]),
         _ => return None,
     })
 }

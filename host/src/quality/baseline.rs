@@ -1,0 +1,343 @@
+//! Committed baselines: `cautilus eval promote <run>` writes
+//! `<records root>/baselines/<suiteId>.json` (`cautilus.baseline.v1`), the
+//! cells of one variant of a finished, unfiltered run. Commit it: later
+//! runs of the suite compare every variant with it, cell by cell (paired
+//! by case and trial), when the suite declares no baseline variant of its
+//! own. A baseline promoted from a suite whose cases or scoring have
+//! changed since (its fingerprints differ) is still compared, but the
+//! comparison is informational: its delta gates never block.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+
+use super::aggregate::CellFacts;
+use super::plan::Spec;
+use crate::eval::records;
+use crate::eval::{EvalError, journal, run_state, tally};
+use crate::fixture::Suite;
+
+pub const SCHEMA: &str = "cautilus.baseline.v1";
+
+/// Where the baseline of `suite_id` lives under the records root.
+pub fn path(records_root: &Path, suite_id: &str) -> PathBuf {
+    let safe: String = suite_id
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "-_.".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let safe = safe.trim_start_matches('.');
+    records_root.join("baselines").join(format!("{safe}.json"))
+}
+
+/// A committed baseline, as a run compares with it.
+#[derive(Debug, Clone)]
+pub struct Baseline {
+    pub path: PathBuf,
+    pub variant: String,
+    pub promoted_at: String,
+    pub config: String,
+    pub task: String,
+    pub cells: Vec<CellFacts>,
+}
+
+/// (`config`, `task`) fingerprints of a suite: how its cells are scored
+/// (suite-level assertions, judge, gates, trials) and what they are (every
+/// case as written). A variant's model or prompt is in neither: comparing
+/// those is the point of a baseline.
+pub fn fingerprints(suite: &Suite, spec: &Spec) -> Result<(String, String), EvalError> {
+    let mut config = Sha256::new();
+    for key in ["assertions", "judge"] {
+        config.update(key);
+        config.update(
+            suite
+                .body
+                .get(key)
+                .map(Value::to_string)
+                .unwrap_or_default(),
+        );
+    }
+    config.update(format!("{:?}|{:?}", spec.gates, spec.trials));
+    let mut task = Sha256::new();
+    for case in suite.cases.open() {
+        let mut case = case?;
+        // Where a case was read from is the checkout's, not the case's.
+        if let Some(fields) = case.as_object_mut() {
+            fields.remove(crate::fixture::discover::ORIGIN_KEY);
+        }
+        task.update(case.to_string());
+        task.update(b"\n");
+    }
+    Ok((hex::encode(config.finalize()), hex::encode(task.finalize())))
+}
+
+fn input_error(path: &Path, message: impl Into<String>) -> EvalError {
+    EvalError::Input {
+        path: path.to_path_buf(),
+        message: message.into(),
+    }
+}
+
+/// Reads the baseline of `suite_id`, if one was promoted.
+pub fn read(records_root: &Path, suite_id: &str) -> Result<Option<Baseline>, EvalError> {
+    let path = path(records_root, suite_id);
+    let text = match std::fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(input_error(&path, format!("cannot read the baseline: {e}"))),
+    };
+    let broken = |what: &str| {
+        input_error(
+            &path,
+            format!(
+                "not a {SCHEMA} record ({what}); promote the baseline again with `cautilus eval promote <run-dir>`"
+            ),
+        )
+    };
+    let value: Value = serde_json::from_str(&text).map_err(|e| broken(&e.to_string()))?;
+    if value["schemaVersion"] != SCHEMA {
+        return Err(broken("schemaVersion"));
+    }
+    let text_of = |key: &str| value[key].as_str().unwrap_or_default().to_string();
+    let cells = value["cells"]
+        .as_array()
+        .ok_or_else(|| broken("cells"))?
+        .iter()
+        .map(|cell| cell_facts(cell).ok_or_else(|| broken("a cell")))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(Some(Baseline {
+        variant: text_of("variant"),
+        promoted_at: text_of("promotedAt"),
+        config: value["fingerprints"]["config"]
+            .as_str()
+            .unwrap_or_default()
+            .into(),
+        task: value["fingerprints"]["task"]
+            .as_str()
+            .unwrap_or_default()
+            .into(),
+        cells,
+        path,
+    }))
+}
+
+/// A record cell (experiment or baseline) as facts.
+fn cell_facts(cell: &Value) -> Option<CellFacts> {
+    Some(CellFacts {
+        case_id: cell["caseId"].as_str()?.to_string(),
+        trial: u32::try_from(cell["trial"].as_u64()?).ok()?,
+        status: cell["status"].as_str()?.to_string(),
+        recommendation: cell["recommendation"]
+            .as_str()
+            .unwrap_or("defer")
+            .to_string(),
+        scores: cell["scores"]
+            .as_object()
+            .map(|s| {
+                s.iter()
+                    .filter_map(|(name, v)| Some((name.clone(), v.as_f64()?)))
+                    .collect()
+            })
+            .unwrap_or_default(),
+        duration_ms: cell["durationMs"].as_f64(),
+        cost_usd: cell["costUsd"].as_f64(),
+        input_tokens: 0,
+        output_tokens: 0,
+    })
+}
+
+fn facts_json(cell: &CellFacts) -> Value {
+    json!({
+        "caseId": cell.case_id,
+        "trial": cell.trial,
+        "status": cell.status,
+        "recommendation": cell.recommendation,
+        "scores": Value::Object(cell.scores.iter().map(|(n, s)| (n.clone(), json!(s))).collect()),
+        "durationMs": cell.duration_ms,
+        "costUsd": cell.cost_usd,
+    })
+}
+
+/// What `promote` wrote.
+#[derive(Debug)]
+pub struct Promoted {
+    pub path: PathBuf,
+    pub suite_id: String,
+    pub variant: String,
+    pub cells: usize,
+}
+
+/// The run directory `run` names: a path, or `latest` (the newest under
+/// `<records root>/runs`).
+pub fn resolve_run(run: &Path, records_root: &Path) -> Result<PathBuf, EvalError> {
+    if run != Path::new("latest") {
+        return Ok(run.to_path_buf());
+    }
+    let runs = records_root.join("runs");
+    let newest = std::fs::read_dir(&runs)
+        .map_err(|e| input_error(&runs, format!("no runs to promote: {e}")))?
+        .flatten()
+        .filter(|e| e.path().is_dir())
+        .map(|e| e.path())
+        .max();
+    newest.ok_or_else(|| input_error(&runs, "no runs to promote; run `cautilus eval test` first"))
+}
+
+/// Promotes `variant` (default: the run's baseline variant, else its only
+/// one) of the finished, unfiltered run in `run_dir`.
+pub fn promote(
+    run_dir: &Path,
+    variant: Option<&str>,
+    records_root: &Path,
+) -> Result<Promoted, EvalError> {
+    let record_path = run_dir.join(super::experiment::FILE);
+    let (suite_id, variant, cells, fingerprints) = if record_path.exists() {
+        from_experiment(&record_path, variant)?
+    } else {
+        from_plain_run(run_dir, variant)?
+    };
+    let path = path(records_root, &suite_id);
+    let baseline = json!({
+        "schemaVersion": SCHEMA,
+        "suiteId": suite_id,
+        "variant": variant,
+        "promotedAt": records::now_rfc3339(),
+        "fromRun": run_dir.to_string_lossy(),
+        "fingerprints": {"config": fingerprints.0, "task": fingerprints.1},
+        "cells": cells.iter().map(facts_json).collect::<Vec<_>>(),
+    });
+    records::write_json(&path, &baseline)?;
+    Ok(Promoted {
+        path,
+        suite_id,
+        variant,
+        cells: cells.len(),
+    })
+}
+
+type Promotable = (String, String, Vec<CellFacts>, (String, String));
+
+fn from_experiment(record_path: &Path, variant: Option<&str>) -> Result<Promotable, EvalError> {
+    let text = std::fs::read_to_string(record_path)
+        .map_err(|e| input_error(record_path, format!("cannot read: {e}")))?;
+    let record: Value = serde_json::from_str(&text)
+        .map_err(|e| input_error(record_path, format!("not an experiment record: {e}")))?;
+    if record["status"] != "completed" {
+        return Err(input_error(
+            record_path,
+            "the run was interrupted; only a completed run can be promoted (resume or rerun it)",
+        ));
+    }
+    if record["filtered"] == true {
+        return Err(input_error(
+            record_path,
+            "the run was filtered (--case, --variant, --tag or `only`), so it holds only part of the suite; promote an unfiltered run",
+        ));
+    }
+    let names: Vec<&str> = record["variants"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|v| v["name"].as_str())
+        .collect();
+    let chosen = match variant {
+        Some(name) if names.contains(&name) => name.to_string(),
+        Some(name) => {
+            return Err(input_error(
+                record_path,
+                format!(
+                    "the run has no variant `{name}`; variants: {}",
+                    names.join(", ")
+                ),
+            ));
+        }
+        None => match (record["baseline"].as_str(), names.as_slice()) {
+            (Some(baseline), _) => baseline.to_string(),
+            (None, [only]) => (*only).to_string(),
+            (None, _) => {
+                return Err(input_error(
+                    record_path,
+                    format!(
+                        "the run has several variants; say which with --variant ({})",
+                        names.join(", ")
+                    ),
+                ));
+            }
+        },
+    };
+    let cells = record["cells"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|c| c["variant"] == chosen.as_str())
+        .filter_map(cell_facts)
+        .collect();
+    let fingerprint = |k: &str| {
+        record["fingerprints"][k]
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    };
+    Ok((
+        record["suiteId"].as_str().unwrap_or_default().to_string(),
+        chosen,
+        cells,
+        (fingerprint("config"), fingerprint("task")),
+    ))
+}
+
+/// A plain run (one variant, one trial, no record of its own): its cells
+/// from the journal, its fingerprints from the fixture it ran.
+fn from_plain_run(run_dir: &Path, variant: Option<&str>) -> Result<Promotable, EvalError> {
+    let state = run_state::RunState::read(run_dir)?;
+    if state.status != run_state::RunStatus::Completed {
+        return Err(input_error(
+            &run_dir.join(run_state::FILE),
+            "the run did not complete; only a completed run can be promoted (resume or rerun it)",
+        ));
+    }
+    if let Some(name) = variant.filter(|v| *v != super::plan::DEFAULT_VARIANT) {
+        return Err(input_error(
+            run_dir,
+            format!("the run has one variant, `default`; there is no `{name}`"),
+        ));
+    }
+    let mut suite = match crate::fixture::load_fixture(&state.options.fixture)? {
+        crate::fixture::Fixture::Suite(suite) => suite,
+        crate::fixture::Fixture::Steps(..) => {
+            return Err(input_error(
+                &state.options.fixture,
+                "a steps fixture has no baseline; promote a run of one suite",
+            ));
+        }
+    };
+    let spec = super::plan::take_spec(&mut suite)?;
+    let fingerprints = fingerprints(&suite, &spec)?;
+    let mut journal = journal::Journal::load(&run_dir.join(journal::FILE), state.total_cases)?;
+    let mut cells = Vec::new();
+    for index in 0..state.total_cases {
+        if !journal.contains(index) {
+            continue;
+        }
+        let verdict = journal.read(index)?.verdict;
+        let evaluation: Value = serde_json::from_str(&verdict.body).unwrap_or(Value::Null);
+        cells.push(CellFacts::from_evaluation(
+            &evaluation,
+            1,
+            tally::status_name(verdict.status),
+            tally::recommendation_name(verdict.recommendation),
+        ));
+    }
+    Ok((
+        suite.suite_id.clone(),
+        super::plan::DEFAULT_VARIANT.to_string(),
+        cells,
+        fingerprints,
+    ))
+}
