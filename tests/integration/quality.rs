@@ -72,7 +72,7 @@ fn two_variants_with_trials_are_compared_and_gated() {
     assert_eq!(cells.len(), 14);
     assert_eq!(
         record["skipped"],
-        serde_json::json!([{"caseId": "greet-legacy", "reason": "the old portal is being retired"}])
+        serde_json::json!([{"caseIndex": 3, "caseId": "greet-legacy", "reason": "the old portal is being retired"}])
     );
     let ada = cells
         .iter()
@@ -427,4 +427,84 @@ cases:
     let (code, _, stderr) = promote(&["latest", "--variant", "nightly"]);
     assert_eq!(code, 2);
     assert!(stderr.contains("no variant `nightly`"), "{stderr}");
+}
+
+#[test]
+fn shards_merge_to_the_unsharded_result() {
+    let dir = tempfile::tempdir().unwrap();
+    let fixture = experiment(dir.path(), |t| t);
+    let (code, _, stderr, full) = run(dir.path(), &fixture, "full", &[]);
+    assert_eq!(code, 0, "{stderr}");
+    for k in 1..=3 {
+        let shard = format!("{k}/3");
+        let (code, stdout, stderr, record) = run(
+            dir.path(),
+            &fixture,
+            &format!("shard-{k}"),
+            &["--shard", &shard],
+        );
+        assert_eq!(code, 0, "{stdout}{stderr}");
+        assert_eq!(record["shard"]["index"], k);
+        // A shard's gates inform only: it holds part of the cells.
+        assert!(
+            record["gates"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|g| g["gate"] == "errored" || g["informational"] == true)
+        );
+    }
+    let merge = |dirs: &[&str], out: &str| {
+        let mut command = cautilus();
+        command
+            .current_dir(dir.path())
+            .args(["eval", "merge"])
+            .args(dirs)
+            .args(["--output-dir", out]);
+        output(command.output().unwrap())
+    };
+    // In any order.
+    let (code, stdout, stderr) = merge(&["shard-3", "shard-1", "shard-2"], "merged");
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert!(stdout.contains("experiment passed"), "{stdout}");
+    let merged = read_json(&dir.path().join("merged/experiment.json"));
+    for key in [
+        "aggregates",
+        "comparison",
+        "gates",
+        "passed",
+        "fingerprints",
+        "skipped",
+    ] {
+        assert_eq!(merged[key], full[key], "{key}");
+    }
+    let ids = |r: &Value| -> Vec<(String, String, u64)> {
+        r["cells"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| {
+                (
+                    c["caseId"].as_str().unwrap().into(),
+                    c["variant"].as_str().unwrap().into(),
+                    c["trial"].as_u64().unwrap(),
+                )
+            })
+            .collect()
+    };
+    assert_eq!(ids(&merged), ids(&full), "the cells in the unsharded order");
+    assert_eq!(merged["mergedFrom"].as_array().unwrap().len(), 3);
+
+    let (code, _, stderr) = merge(&["shard-1", "shard-2"], "partial");
+    assert_eq!(code, 2);
+    assert!(stderr.contains("missing shards: 3/3"), "{stderr}");
+    let (code, _, stderr) = merge(&["shard-1", "shard-1", "shard-2"], "twice");
+    assert_eq!(code, 2);
+    assert!(stderr.contains("shard 1/3 again"), "{stderr}");
+    let (code, _, stderr) = merge(&["full"], "unsharded");
+    assert_eq!(code, 2);
+    assert!(stderr.contains("not a shard"), "{stderr}");
+    let (code, _, stderr, _) = run(dir.path(), &fixture, "bad", &["--shard", "4/3"]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("1 ≤ K ≤ N"), "{stderr}");
 }

@@ -79,6 +79,35 @@ pub enum EvalCommand {
     /// (<records>/baselines/<suiteId>.json); later runs compare with it
     #[command(after_help = PROMOTE_EXAMPLES)]
     Promote(PromoteArgs),
+    /// Join the shard runs of one experiment (`--shard K/N`) into one record
+    #[command(after_help = MERGE_EXAMPLES)]
+    Merge(MergeArgs),
+}
+
+const MERGE_EXAMPLES: &str = "\
+Examples:
+  cautilus eval test --fixture evals/support.fixture.yaml --shard 1/2 --output-dir shards/1
+  cautilus eval test --fixture evals/support.fixture.yaml --shard 2/2 --output-dir shards/2
+  cautilus eval merge shards/1 shards/2 --output-dir merged
+
+The shards must be every part (1/N … N/N) of one suite's run, completed.
+The merged experiment.json holds every cell in the order an unsharded run
+writes them, and its aggregates, comparison and gates equal that run's.
+
+Exit status: 0 the gates pass, 1 they fail, 2 the shards cannot be merged.";
+
+#[derive(Debug, Args)]
+pub struct MergeArgs {
+    /// The shards' run directories (or their experiment.json)
+    #[arg(value_name = "RUN_DIR", required = true)]
+    runs: Vec<PathBuf>,
+    /// Where to write the merged experiment.json [default:
+    /// <records>/runs/<id>/]
+    #[arg(long, value_name = "DIR")]
+    output_dir: Option<PathBuf>,
+    /// Print the merged record instead of the summary
+    #[arg(long)]
+    json: bool,
 }
 
 const PROMOTE_EXAMPLES: &str = "\
@@ -209,6 +238,11 @@ pub struct TestArgs {
     /// gates are informational
     #[arg(long, value_name = "TAG", conflicts_with = "resume")]
     tag: Vec<String>,
+    /// Run one part of the cells: the cases at positions p with p mod N =
+    /// K − 1, every variant and trial of each (`--shard 2/4`). Shards'
+    /// gates are informational; `cautilus eval merge` joins their runs
+    #[arg(long, value_name = "K/N", value_parser = parse_shard, conflicts_with = "resume")]
+    shard: Option<(u32, u32)>,
     /// Run every case this many times (over the fixture's `trials`; 1
     /// under --replay replay-strict)
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=100), conflicts_with = "resume")]
@@ -261,6 +295,14 @@ pub fn run(command: EvalCommand) -> anyhow::Result<ExitCode> {
         EvalCommand::Compare(args) => compare(args),
         EvalCommand::List(args) => super::list_cmd::list(args),
         EvalCommand::Promote(args) => promote(args),
+        EvalCommand::Merge(args) => {
+            let output_dir = match args.output_dir {
+                Some(dir) => dir,
+                None => eval::records::new_run_dir(&std::env::current_dir()?.join(".cautilus")),
+            };
+            let outcome = crate::quality::merge::merge(&args.runs, &output_dir)?;
+            experiment(&outcome, args.json)
+        }
     }
 }
 
@@ -332,6 +374,7 @@ fn test(args: TestArgs) -> anyhow::Result<ExitCode> {
                     cases: args.case,
                     tags: args.tag.clone(),
                     trials: args.trials,
+                    shard: args.shard,
                 },
                 trial: 1,
             };
@@ -429,6 +472,19 @@ fn promote(args: PromoteArgs) -> anyhow::Result<ExitCode> {
         promoted.path.display()
     );
     Ok(ExitCode::SUCCESS)
+}
+
+fn parse_shard(value: &str) -> Result<(u32, u32), String> {
+    let usage = || format!("`{value}`: give K/N with 1 ≤ K ≤ N ≤ 10000, e.g. 2/4");
+    let (k, n) = value.split_once('/').ok_or_else(usage)?;
+    let (k, n): (u32, u32) = (
+        k.trim().parse().map_err(|_| usage())?,
+        n.trim().parse().map_err(|_| usage())?,
+    );
+    if k == 0 || k > n || n > 10_000 {
+        return Err(usage());
+    }
+    Ok((k, n))
 }
 
 fn parse_replay(value: &str) -> Result<eval::cassette::ReplayMode, String> {

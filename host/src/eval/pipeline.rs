@@ -115,6 +115,9 @@ pub struct CellFilters {
     pub tags: Vec<String>,
     /// Trials of every case, over the fixture's.
     pub trials: Option<u32>,
+    /// `(k, n)`: only the cases whose 0-based position p has p mod n =
+    /// k − 1 (`--shard k/n`), every variant and trial of each.
+    pub shard: Option<(u32, u32)>,
 }
 
 impl TestOptions {

@@ -92,6 +92,40 @@ impl CellFacts {
         }
     }
 
+    /// The facts of a record's cell (an experiment's or a baseline's).
+    pub fn from_record_cell(cell: &Value) -> Option<Self> {
+        let usage = cell.get("usage");
+        let tokens = |key: &str| {
+            usage
+                .and_then(|u| u.get(key))
+                .and_then(Value::as_u64)
+                .unwrap_or(0)
+        };
+        Some(Self {
+            case_id: cell.get("caseId")?.as_str()?.to_string(),
+            trial: u32::try_from(cell.get("trial")?.as_u64()?).ok()?,
+            status: cell.get("status")?.as_str()?.to_string(),
+            recommendation: cell
+                .get("recommendation")
+                .and_then(Value::as_str)
+                .unwrap_or("defer")
+                .to_string(),
+            scores: cell
+                .get("scores")
+                .and_then(Value::as_object)
+                .map(|s| {
+                    s.iter()
+                        .filter_map(|(name, v)| Some((name.clone(), v.as_f64()?)))
+                        .collect()
+                })
+                .unwrap_or_default(),
+            duration_ms: cell.get("durationMs").and_then(Value::as_f64),
+            cost_usd: cell.get("costUsd").and_then(Value::as_f64),
+            input_tokens: tokens("inputTokens"),
+            output_tokens: tokens("outputTokens"),
+        })
+    }
+
     pub fn passed(&self) -> bool {
         self.status == "passed"
     }
@@ -225,8 +259,10 @@ fn mean_sem_json(s: &MeanSem) -> Value {
 pub fn aggregate(cells: &[CellFacts]) -> Aggregate {
     let mut statuses: Vec<(String, usize)> = Vec::new();
     let mut score_values: Vec<(String, Vec<f64>)> = Vec::new();
-    // Per case: (trials run, trials passed).
-    let mut per_case: HashMap<&str, (u64, u64)> = HashMap::new();
+    // Per case, in first-seen order (sums must not depend on hashing):
+    // (trials run, trials passed).
+    let mut case_at: HashMap<&str, usize> = HashMap::new();
+    let mut per_case: Vec<(u64, u64)> = Vec::new();
     let mut durations = Vec::new();
     let mut cost: Option<Cost> = None;
     let (mut input_tokens, mut output_tokens) = (0u64, 0u64);
@@ -242,9 +278,12 @@ pub fn aggregate(cells: &[CellFacts]) -> Aggregate {
                 None => score_values.push((name.clone(), vec![*score])),
             }
         }
-        let entry = per_case.entry(&cell.case_id).or_default();
-        entry.0 += 1;
-        entry.1 += u64::from(cell.passed());
+        let at = *case_at.entry(&cell.case_id).or_insert_with(|| {
+            per_case.push((0, 0));
+            per_case.len() - 1
+        });
+        per_case[at].0 += 1;
+        per_case[at].1 += u64::from(cell.passed());
         // An errored cell's time says nothing of the answer's latency.
         if !cell.errored() {
             durations.extend(cell.duration_ms);
@@ -264,10 +303,10 @@ pub fn aggregate(cells: &[CellFacts]) -> Aggregate {
         trials = trials.max(cell.trial);
     }
     let passed = cells.iter().filter(|c| c.passed()).count();
-    let k_max = per_case.values().map(|(n, _)| *n).max().unwrap_or(0);
+    let k_max = per_case.iter().map(|(n, _)| *n).max().unwrap_or(0);
     let over_cases = |estimate: fn(u64, u64, u64) -> Option<f64>, k: u64| -> Option<f64> {
         let values: Vec<f64> = per_case
-            .values()
+            .iter()
             .filter_map(|&(n, c)| estimate(n, c, k))
             .collect();
         stats::mean_sem(&values).map(|s| s.mean)
@@ -279,7 +318,7 @@ pub fn aggregate(cells: &[CellFacts]) -> Aggregate {
         .filter_map(|k| Some((k as u32, over_cases(stats::pass_hat_k, k)?)))
         .collect();
     let all_trials_passed = (!per_case.is_empty())
-        .then(|| per_case.values().filter(|(n, c)| n == c).count() as f64 / per_case.len() as f64);
+        .then(|| per_case.iter().filter(|(n, c)| n == c).count() as f64 / per_case.len() as f64);
     durations.sort_by(f64::total_cmp);
     let latency = stats::mean_sem(&durations).map(|m| Latency {
         n: m.n,

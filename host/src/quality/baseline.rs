@@ -86,7 +86,12 @@ fn input_error(path: &Path, message: impl Into<String>) -> EvalError {
 
 /// Reads the baseline of `suite_id`, if one was promoted.
 pub fn read(records_root: &Path, suite_id: &str) -> Result<Option<Baseline>, EvalError> {
-    let path = path(records_root, suite_id);
+    read_file(&path(records_root, suite_id))
+}
+
+/// Reads the baseline record at `path`, if there is one.
+pub fn read_file(path: &Path) -> Result<Option<Baseline>, EvalError> {
+    let path = path.to_path_buf();
     let text = match std::fs::read_to_string(&path) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
@@ -109,7 +114,7 @@ pub fn read(records_root: &Path, suite_id: &str) -> Result<Option<Baseline>, Eva
         .as_array()
         .ok_or_else(|| broken("cells"))?
         .iter()
-        .map(|cell| cell_facts(cell).ok_or_else(|| broken("a cell")))
+        .map(|cell| CellFacts::from_record_cell(cell).ok_or_else(|| broken("a cell")))
         .collect::<Result<Vec<_>, _>>()?;
     Ok(Some(Baseline {
         variant: text_of("variant"),
@@ -125,31 +130,6 @@ pub fn read(records_root: &Path, suite_id: &str) -> Result<Option<Baseline>, Eva
         cells,
         path,
     }))
-}
-
-/// A record cell (experiment or baseline) as facts.
-fn cell_facts(cell: &Value) -> Option<CellFacts> {
-    Some(CellFacts {
-        case_id: cell["caseId"].as_str()?.to_string(),
-        trial: u32::try_from(cell["trial"].as_u64()?).ok()?,
-        status: cell["status"].as_str()?.to_string(),
-        recommendation: cell["recommendation"]
-            .as_str()
-            .unwrap_or("defer")
-            .to_string(),
-        scores: cell["scores"]
-            .as_object()
-            .map(|s| {
-                s.iter()
-                    .filter_map(|(name, v)| Some((name.clone(), v.as_f64()?)))
-                    .collect()
-            })
-            .unwrap_or_default(),
-        duration_ms: cell["durationMs"].as_f64(),
-        cost_usd: cell["costUsd"].as_f64(),
-        input_tokens: 0,
-        output_tokens: 0,
-    })
 }
 
 fn facts_json(cell: &CellFacts) -> Value {
@@ -276,7 +256,7 @@ fn from_experiment(record_path: &Path, variant: Option<&str>) -> Result<Promotab
         .into_iter()
         .flatten()
         .filter(|c| c["variant"] == chosen.as_str())
-        .filter_map(cell_facts)
+        .filter_map(CellFacts::from_record_cell)
         .collect();
     let fingerprint = |k: &str| {
         record["fingerprints"][k]

@@ -11,18 +11,17 @@
 //! the comparison with the baseline, the gates, `passed` and the
 //! fingerprints. Only each cell's facts are held, never its output.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use serde_json::{Map, Value, json};
 
-use super::aggregate::{self, Aggregate, CellFacts, Comparison};
+use super::aggregate::{Aggregate, Comparison};
 use super::baseline::{self, Baseline};
-use super::gates::{self, GateResult, Judged};
+use super::gates::GateResult;
 use super::plan::{self, Plan};
+use super::record;
 use crate::eval::cassette::ReplayMode;
-use crate::eval::journal::{self, Journal};
-use crate::eval::records::{self, PacketWriter};
-use crate::eval::tally::{recommendation_name, status_name};
+use crate::eval::records;
 use crate::eval::{self, CaseLines, EvalError, Outcome, TestOptions, TestRun};
 use crate::fixture::{self, Suite};
 use crate::plugin::Registry;
@@ -50,7 +49,6 @@ pub struct ExperimentOutcome {
     pub baseline: Option<String>,
     pub comparisons: Vec<Comparison>,
     pub gates: Vec<GateResult>,
-    pub skipped: Vec<(String, String)>,
     pub filtered: bool,
     pub cells: usize,
 }
@@ -130,7 +128,7 @@ fn run_experiment(
     let single = plan.groups.len() == 1;
     let print = options.case_lines == CaseLines::Print;
     if print && !plan.skipped.is_empty() {
-        for (id, reason) in &plan.skipped {
+        for (_, id, reason) in &plan.skipped {
             let why = if reason.is_empty() { "skipped" } else { reason };
             println!("  SKIP  {id} — {why}");
         }
@@ -192,274 +190,20 @@ fn run_experiment(
             break;
         }
     }
-    let context = RecordContext {
+    let groups: Vec<record::GroupRecords> = runs
+        .iter()
+        .map(|run| record::GroupRecords {
+            group: run.group,
+            dir: run.dir.clone(),
+            total: run.outcome.total,
+        })
+        .collect();
+    let context = record::RecordContext {
         suite,
         plan,
         root: &root,
         options,
         committed: committed.as_ref(),
     };
-    write_record(&context, &runs, interrupted, started_at)
-}
-
-/// What the record is written from, besides the groups' runs.
-struct RecordContext<'a> {
-    suite: &'a Suite,
-    plan: &'a Plan,
-    root: &'a Path,
-    options: &'a TestOptions,
-    committed: Option<&'a Baseline>,
-}
-
-/// The suite-level fields every record starts with.
-fn identity(suite: &Suite, options: &TestOptions) -> Map<String, Value> {
-    let mut header = Map::new();
-    header.insert("schemaVersion".into(), json!(SCHEMA));
-    for key in ["surface", "preset", "suiteId", "suiteDisplayName"] {
-        if let Some(value) = suite.body.get(key) {
-            header.insert(key.into(), value.clone());
-        }
-    }
-    header.insert(
-        "fixtureRef".into(),
-        json!(eval::pipeline::fixture_ref(&suite.file, &options.workspace)),
-    );
-    header
-}
-
-fn write_record(
-    context: &RecordContext<'_>,
-    runs: &[GroupRun],
-    interrupted: Option<&'static str>,
-    started_at: String,
-) -> Result<ExperimentOutcome, EvalError> {
-    let RecordContext {
-        suite,
-        plan,
-        root,
-        options,
-        committed,
-    } = *context;
-    let (config, task) = baseline::fingerprints(suite, &plan.spec)?;
-    // A committed baseline of a suite that changed since informs only.
-    let drift = committed.is_some_and(|b| b.config != config || b.task != task);
-    if let Some(b) = committed.filter(|_| drift) {
-        eprintln!(
-            "warning: the suite's cases or scoring changed since the baseline in {} was promoted ({}); the comparison is informational until you promote a new one",
-            b.path.display(),
-            b.promoted_at
-        );
-    }
-    let mut header = identity(suite, options);
-    header.insert("startedAt".into(), json!(started_at));
-    header.insert(
-        "baseline".into(),
-        json!(plan.baseline.map(|b| &plan.variants[b].name)),
-    );
-    header.insert(
-        "variants".into(),
-        Value::Array(
-            plan.variants
-                .iter()
-                .enumerate()
-                .map(|(i, v)| {
-                    json!({"name": v.name, "baseline": plan.baseline == Some(i), "overrides": v.overrides})
-                })
-                .collect(),
-        ),
-    );
-    header.insert(
-        "committedBaseline".into(),
-        committed.map_or(Value::Null, |b| {
-            json!({
-                "path": b.path.to_string_lossy(),
-                "variant": b.variant,
-                "promotedAt": b.promoted_at,
-                "changedSince": drift,
-            })
-        }),
-    );
-    header.insert("trials".into(), json!(plan.max_trials));
-    header.insert("filtered".into(), json!(plan.filtered));
-    header.insert(
-        "filters".into(),
-        json!({
-            "cases": options.cells.cases,
-            "variants": options.cells.variants,
-            "trials": options.cells.trials,
-        }),
-    );
-    header.insert(
-        "skipped".into(),
-        Value::Array(
-            plan.skipped
-                .iter()
-                .map(|(id, reason)| json!({"caseId": id, "reason": reason}))
-                .collect(),
-        ),
-    );
-    let record = root.join(FILE);
-    let mut out = PacketWriter::create(&record, &header, "cells")?;
-    let mut facts: Vec<Vec<CellFacts>> = vec![Vec::new(); plan.variants.len()];
-    for run in runs {
-        let group = &plan.groups[run.group];
-        let variant = &plan.variants[group.variant].name;
-        let relative = run
-            .dir
-            .strip_prefix(root)
-            .map(|p| p.to_string_lossy().replace('\\', "/"))
-            .unwrap_or_else(|_| run.dir.to_string_lossy().into_owned());
-        let mut journal = Journal::load(&run.dir.join(journal::FILE), run.outcome.total)?;
-        for index in 0..run.outcome.total {
-            if !journal.contains(index) {
-                continue;
-            }
-            let finished = journal.read(index)?;
-            let verdict = &finished.verdict;
-            let evaluation: Value = serde_json::from_str(&verdict.body).unwrap_or(Value::Null);
-            let status = status_name(verdict.status);
-            let recommendation = recommendation_name(verdict.recommendation);
-            let cell = CellFacts::from_evaluation(&evaluation, group.trial, status, recommendation);
-            out.push(&cell_json(&evaluation, &cell, variant, &relative, plan).to_string())?;
-            facts[group.variant].push(cell);
-        }
-    }
-
-    let aggregates: Vec<(String, Aggregate)> = plan
-        .variants
-        .iter()
-        .zip(&facts)
-        .map(|(v, cells)| (v.name.clone(), aggregate::aggregate(cells)))
-        .collect();
-    let comparisons: Vec<Comparison> = match plan.baseline {
-        Some(b) => (0..plan.variants.len())
-            .filter(|&v| v != b)
-            .map(|v| {
-                aggregate::compare(
-                    &plan.variants[b].name,
-                    &facts[b],
-                    &plan.variants[v].name,
-                    &facts[v],
-                )
-            })
-            .collect(),
-        // No baseline variant in the run: every variant against the committed one.
-        None => match committed {
-            Some(b) => (0..plan.variants.len())
-                .map(|v| Comparison {
-                    source: "committed",
-                    informational: drift,
-                    ..aggregate::compare(&b.variant, &b.cells, &plan.variants[v].name, &facts[v])
-                })
-                .collect(),
-            None => Vec::new(),
-        },
-    };
-    let mut gate_results = Vec::new();
-    for (v, (name, aggregate)) in aggregates.iter().enumerate() {
-        if aggregate.cells > 0 {
-            gate_results.push(gates::errored(name, aggregate));
-        }
-        if plan.baseline == Some(v) {
-            continue; // gates judge the candidates
-        }
-        let judged = Judged {
-            variant: name,
-            aggregate,
-            comparison: comparisons.iter().find(|c| &c.candidate == name),
-            filtered: plan.filtered,
-        };
-        match &plan.spec.gates {
-            Some(declared) => gate_results.extend(gates::evaluate(declared, &judged)),
-            None => gate_results.push(gates::default_policy(&judged)),
-        }
-    }
-    let passed = interrupted.is_none() && !gate_results.iter().any(GateResult::blocks);
-
-    let mut trailer = Map::new();
-    trailer.insert("finishedAt".into(), json!(records::now_rfc3339()));
-    trailer.insert(
-        "status".into(),
-        json!(if interrupted.is_some() {
-            "interrupted"
-        } else {
-            "completed"
-        }),
-    );
-    if let Some(signal) = interrupted {
-        trailer.insert("interruptedBy".into(), json!(signal));
-    }
-    trailer.insert(
-        "aggregates".into(),
-        Value::Object(
-            aggregates
-                .iter()
-                .map(|(n, a)| (n.clone(), a.to_json()))
-                .collect(),
-        ),
-    );
-    trailer.insert(
-        "comparison".into(),
-        Value::Array(comparisons.iter().map(Comparison::to_json).collect()),
-    );
-    trailer.insert(
-        "gates".into(),
-        Value::Array(gate_results.iter().map(GateResult::to_json).collect()),
-    );
-    trailer.insert("passed".into(), json!(passed));
-    trailer.insert(
-        "fingerprints".into(),
-        json!({"config": config, "task": task}),
-    );
-    out.finish(&trailer)?;
-    Ok(ExperimentOutcome {
-        output_dir: root.to_path_buf(),
-        record,
-        passed,
-        interrupted,
-        cells: facts.iter().map(Vec::len).sum(),
-        variants: aggregates,
-        baseline: plan.baseline.map(|b| plan.variants[b].name.clone()),
-        comparisons,
-        gates: gate_results,
-        skipped: plan.skipped.clone(),
-        filtered: plan.filtered,
-    })
-}
-
-/// One cell of the record.
-fn cell_json(
-    evaluation: &Value,
-    cell: &CellFacts,
-    variant: &str,
-    record: &str,
-    plan: &Plan,
-) -> Value {
-    let field = |key: &str| evaluation.get(key).cloned().unwrap_or(Value::Null);
-    let output = evaluation
-        .get("observed")
-        .and_then(|o| o.get("finalText"))
-        .or_else(|| evaluation.get("output"))
-        .cloned()
-        .unwrap_or(Value::Null);
-    json!({
-        "caseId": cell.case_id,
-        "variant": variant,
-        "trial": cell.trial,
-        "status": cell.status,
-        "passed": cell.passed(),
-        "recommendation": cell.recommendation,
-        "summary": field("summary"),
-        "tags": plan.tags.get(&cell.case_id).cloned().unwrap_or_default(),
-        "output": output,
-        "scores": Value::Object(cell.scores.iter().map(|(n, s)| (n.clone(), json!(s))).collect()),
-        "assertions": evaluation.get("assertions").cloned().unwrap_or(json!([])),
-        "usage": field("usage"),
-        "costUsd": field("costUsd"),
-        "durationMs": field("durationMs"),
-        "provider": field("provider"),
-        "model": field("model"),
-        "harness": field("harness"),
-        "record": record,
-    })
+    record::write(&context, &groups, interrupted, started_at)
 }

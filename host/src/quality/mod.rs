@@ -4,17 +4,22 @@
 //! - [`plan`]: the suite's experiment fields (`trials`, `variants`,
 //!   `baseline`, `gates`, `fixtureResults`) and the cells a run takes, in
 //!   groups of one variant's trial;
-//! - [`experiment`]: running the groups and writing `experiment.json`;
+//! - [`experiment`]: running the groups; [`record`]: what the cells
+//!   conclude and `experiment.json`;
 //! - [`aggregate`]: per-variant aggregates and the paired comparison with
 //!   the baseline; [`stats`]: the estimators they use;
 //! - [`gates`]: the declarative pass policy that sets the exit code;
+//! - [`baseline`]: committed baselines (`eval promote`); [`merge`]: the
+//!   shards of a run joined (`eval merge`);
 //! - [`report`]: the readable summary.
 
 pub mod aggregate;
 pub mod baseline;
 pub mod experiment;
 pub mod gates;
+pub mod merge;
 pub mod plan;
+pub mod record;
 pub mod report;
 pub mod stats;
 

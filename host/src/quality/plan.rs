@@ -40,6 +40,9 @@ pub struct Spec {
     pub variants: Vec<Variant>,
     pub baseline: Option<String>,
     pub gates: Option<Gates>,
+    /// `gates` as written (kept in the record, so shards merge without the
+    /// fixture).
+    pub gates_json: Option<Value>,
     /// Canned answers for the fixture backend, relative to the fixture.
     pub fixture_results: Option<PathBuf>,
 }
@@ -59,6 +62,7 @@ pub fn take_spec(suite: &mut Suite) -> Result<Spec, FixtureError> {
     }
     if let Some(value) = body.remove("gates") {
         spec.gates = Some(gates::parse(&value).map_err(|(path, message)| err(&path, message))?);
+        spec.gates_json = Some(value);
     }
     if let Some(value) = body.remove("variants") {
         let Value::Object(variants) = value else {
@@ -172,12 +176,14 @@ pub struct Plan {
     /// The baseline, when it runs: index into `variants` (always 0).
     pub baseline: Option<usize>,
     pub groups: Vec<Group>,
-    /// Cases skipped (`skip`), with their reason.
-    pub skipped: Vec<(String, String)>,
+    /// Cases skipped (`skip`): (position, caseId, reason).
+    pub skipped: Vec<(usize, String, String)>,
     /// Each tagged case's tags.
     pub tags: HashMap<String, Vec<String>>,
-    /// `--case`, `--variant` or `only` narrowed the run.
+    /// `--case`, `--variant`, `--tag` or `only` narrowed the run.
     pub filtered: bool,
+    /// `--shard k/n`: the run holds one part of the cells.
+    pub shard: Option<(u32, u32)>,
     pub max_trials: u32,
 }
 
@@ -189,6 +195,7 @@ impl Plan {
             || self.spec.gates.is_some()
             || self.max_trials > 1
             || self.filtered
+            || self.shard.is_some()
             || !self.skipped.is_empty()
     }
 
@@ -275,7 +282,7 @@ fn may_set_case_fields(source: &CaseSource) -> bool {
 struct Selected {
     /// `None`: every case, `uniform` trials each.
     trials: Option<Vec<u8>>,
-    skipped: Vec<(String, String)>,
+    skipped: Vec<(usize, String, String)>,
     tags: HashMap<String, Vec<String>>,
     any_only: bool,
 }
@@ -292,7 +299,11 @@ fn select_cases(
         tags: HashMap::new(),
         any_only: false,
     };
-    if filters.cases.is_empty() && filters.tags.is_empty() && !may_set_case_fields(&suite.cases) {
+    if filters.cases.is_empty()
+        && filters.tags.is_empty()
+        && filters.shard.is_none()
+        && !may_set_case_fields(&suite.cases)
+    {
         return Ok(selected);
     }
     let mut problems = Vec::new();
@@ -329,10 +340,15 @@ fn select_cases(
         } else if !filters.tags.is_empty() {
             any_tagged = true;
         }
+        if let Some((k, n)) = filters.shard
+            && i % n as usize != (k - 1) as usize
+        {
+            chosen = false;
+        }
         let count = if !chosen {
             0
         } else if let Some(reason) = &fields.skip {
-            selected.skipped.push((id.to_string(), reason.clone()));
+            selected.skipped.push((i, id.to_string(), reason.clone()));
             0
         } else if strict {
             1
@@ -481,6 +497,7 @@ pub fn plan(
             || !filters.tags.is_empty()
             || !filters.variants.is_empty()
             || any_only,
+        shard: filters.shard,
         max_trials,
     })
 }

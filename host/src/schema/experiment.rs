@@ -27,9 +27,19 @@ pub struct ExperimentRecord {
     pub variants: Vec<VariantEntry>,
     /// Most trials any case ran.
     pub trials: u32,
-    /// `--case`, `--variant` or `only` narrowed the run (gates informational).
+    /// `--case`, `--variant`, `--tag` or `only` narrowed the run (gates
+    /// informational).
     pub filtered: bool,
+    /// `--shard K/N`: `{index, count}` (gates informational); null for a
+    /// whole or merged run.
+    pub shard: Option<ShardInfo>,
     pub filters: Filters,
+    /// The fixture's `gates` as written (null: the default policy), so
+    /// shards merge without the fixture.
+    pub declared_gates: Option<Value>,
+    /// `eval merge`: the shard records it joined.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub merged_from: Option<Vec<String>>,
     pub skipped: Vec<Skipped>,
     /// One per case × variant × trial that finished, in run order.
     pub cells: Vec<Cell>,
@@ -66,15 +76,24 @@ pub struct VariantEntry {
 }
 
 #[derive(Serialize, JsonSchema)]
+pub struct ShardInfo {
+    pub index: u32,
+    pub count: u32,
+}
+
+#[derive(Serialize, JsonSchema)]
 pub struct Filters {
     pub cases: Vec<String>,
     pub variants: Vec<String>,
+    pub tags: Vec<String>,
     pub trials: Option<u32>,
 }
 
 #[derive(Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Skipped {
+    /// The case's 0-based position in the suite.
+    pub case_index: u64,
     pub case_id: String,
     /// Empty for `skip: true`.
     pub reason: String,
@@ -85,6 +104,8 @@ pub struct Skipped {
 #[serde(rename_all = "camelCase")]
 pub struct Cell {
     pub case_id: String,
+    /// The case's 0-based position in the suite.
+    pub case_index: u64,
     pub variant: String,
     /// 1-based.
     pub trial: u32,
