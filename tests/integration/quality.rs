@@ -150,6 +150,15 @@ fn two_variants_with_trials_are_compared_and_gated() {
     );
     assert!(stdout.contains("experiment failed"), "{stdout}");
 
+    // An experiment's run is not resumed as a plain run would be.
+    let mut command = cautilus();
+    command
+        .args(["eval", "test", "--resume"])
+        .arg(dir.path().join("strict"));
+    let (code, _, stderr) = output(command.output().unwrap());
+    assert_eq!(code, 2);
+    assert!(stderr.contains("this is an experiment's run"), "{stderr}");
+
     // --json prints the record itself.
     let (code, stdout, _, _) = run(dir.path(), &strict, "json", &["--json"]);
     assert_eq!(code, 1);

@@ -313,7 +313,10 @@ fn test(args: TestArgs) -> anyhow::Result<ExitCode> {
         eval::CaseLines::Print
     };
     let options = match (args.resume, args.fixture) {
-        (Some(dir), _) => eval::resume_options(&dir, case_lines)?,
+        (Some(dir), _) => {
+            crate::quality::experiment::check_resumable(&dir)?;
+            eval::resume_options(&dir, case_lines)?
+        }
         (None, fixture) => {
             let project_run = fixture.is_none();
             let cwd = std::env::current_dir()?;

@@ -72,6 +72,9 @@ impl ExperimentOutcome {
 /// Runs `options.fixture`: a plain run, a steps fixture, or an experiment.
 pub fn test(registry: &Registry, options: &TestOptions) -> Result<Run, EvalError> {
     if options.resume {
+        if let Some(dir) = &options.output_dir {
+            check_resumable(dir)?;
+        }
         return Ok(Run::Plain(eval::test(registry, options)?));
     }
     let mut suite = match fixture::load_fixture(&options.fixture)? {
@@ -103,6 +106,21 @@ pub fn test(registry: &Registry, options: &TestOptions) -> Result<Run, EvalError
         )?)));
     }
     run_experiment(registry, options, &suite, &plan, committed).map(Run::Experiment)
+}
+
+/// Refuses `--resume` of an experiment's run directory, which a plain
+/// resume would not complete.
+pub fn check_resumable(dir: &std::path::Path) -> Result<(), EvalError> {
+    if dir.join(FILE).exists() || dir.join("variants").is_dir() {
+        return Err(EvalError::Input {
+            path: dir.to_path_buf(),
+            message: format!(
+                "this is an experiment's run (variants, trials or gates); `--resume` continues a plain suite run only, so far. Its finished cells are in {}; run the experiment again to complete it",
+                dir.join(FILE).display()
+            ),
+        });
+    }
+    Ok(())
 }
 
 /// A group's run: where it wrote and what it concluded.
