@@ -388,3 +388,47 @@ fn tool_trajectory_assertions_pass_fail_and_refuse_uncaptured_calls() {
         );
     }
 }
+
+#[test]
+fn retrieval_scorers_compare_retrieved_sources_with_the_expected_ones() {
+    let fixture = repo().join("fixtures/eval/assertions/retrieval/retrieval.fixture.yaml");
+    let (code, stdout, stderr, summary) = eval_test(&fixture);
+    assert_eq!(code, 1, "one case misses in its top 3: {stdout}{stderr}");
+    let scores = |id: &str| -> Vec<(String, f64, bool)> {
+        case(&summary, id)["assertions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| {
+                (
+                    a["name"].as_str().unwrap().to_string(),
+                    (a["score"].as_f64().unwrap_or(0.0) * 1000.0).round() / 1000.0,
+                    a["passed"].as_bool().unwrap(),
+                )
+            })
+            .collect()
+    };
+    let s = |n: &str, v: f64, p: bool| (n.to_string(), v, p);
+    // Relevant at ranks 1 and 3 of 3 (a chunk-matched source and a whole one).
+    assert_eq!(
+        scores("refund-policy"),
+        [
+            s("hit-rate@k", 1.0, true),
+            s("recall@k", 1.0, true),
+            s("precision@k", 0.667, true),
+            s("mrr", 1.0, true),
+            // (1 + 1/log2 3... ) DCG 1.5 over IDCG 1 + 1/log2(3)
+            s("ndcg@k", 0.92, true),
+        ]
+    );
+    assert_eq!(scores("shipping-times")[3], s("mrr", 0.5, true));
+    assert_eq!(scores("shipping-times")[4], s("ndcg@k", 0.631, true));
+    // Relevant only at rank 4: outside the top 3, but mrr (no k) sees it.
+    let warranty = scores("warranty");
+    assert_eq!(warranty[0], s("hit-rate@k", 0.0, false));
+    assert_eq!(warranty[3], s("mrr", 0.25, false));
+    assert!(
+        stdout.contains("expected warranty/terms.md not in the top 3 retrieved"),
+        "{stdout}"
+    );
+}

@@ -164,7 +164,7 @@ fn plugin_inspect_shows_schema_and_cost_class() {
     let (code, stdout, _) = run(&["plugin", "inspect", "cautilus-builtin-scorers", "--json"]);
     assert_eq!(code, 0);
     let view: serde_json::Value = serde_json::from_str(&stdout).unwrap();
-    assert_eq!(view["scorers"].as_array().unwrap().len(), 17);
+    assert_eq!(view["scorers"].as_array().unwrap().len(), 22);
 }
 
 #[test]
@@ -176,6 +176,9 @@ fn every_command_has_help_with_examples() {
         vec!["plugin", "inspect", "--help"],
         vec!["plugin", "new", "--help"],
         vec!["plugin", "new", "scorer", "--help"],
+        vec!["eval", "test", "--help"],
+        vec!["eval", "promote", "--help"],
+        vec!["eval", "merge", "--help"],
     ] {
         let (code, stdout, _) = run(&args);
         assert_eq!(code, 0, "{args:?}");

@@ -192,6 +192,7 @@ fn composed_fixtures_validate() {
         "fixtures/eval/compose/case-dirs/suite.fixture.yaml",
         "fixtures/eval/assertions/scorers.fixture.yaml",
         "fixtures/eval/assertions/host-checks.fixture.yaml",
+        "fixtures/eval/assertions/retrieval/retrieval.fixture.yaml",
     ] {
         validates("cautilus.evaluation_input.v1", &load(&repo().join(file)))
             .unwrap_or_else(|e| panic!("{file}: {e}"));

@@ -293,12 +293,35 @@ pub struct Message {
     pub content: String,
 }
 
-/// What an app case expects: a substring, or a golden file.
+/// What an app case expects: a substring, or a golden file; and/or the
+/// sources a retrieval step should find (for the retrieval scorers).
 #[derive(Serialize, JsonSchema)]
 #[serde(untagged)]
 pub enum AppExpected {
     FinalText(ExpectedFinalText),
     Snapshot(ExpectedSnapshot),
+    Sources(ExpectedSources),
+}
+
+#[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ExpectedSources {
+    pub sources: Vec<ExpectedSource>,
+}
+
+/// A source id, or `{sourceId, chunkId?}`.
+#[derive(Serialize, JsonSchema)]
+#[serde(untagged)]
+pub enum ExpectedSource {
+    Id(String),
+    Chunk(SourceChunk),
+}
+
+#[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SourceChunk {
+    pub source_id: String,
+    pub chunk_id: Option<String>,
 }
 
 #[derive(Serialize, JsonSchema)]
@@ -306,6 +329,7 @@ pub enum AppExpected {
 pub struct ExpectedFinalText {
     /// A case-sensitive substring the final text must contain.
     pub final_text: String,
+    pub sources: Option<Vec<ExpectedSource>>,
 }
 
 #[derive(Serialize, JsonSchema)]
@@ -315,6 +339,7 @@ pub struct ExpectedSnapshot {
     /// byte-equal, or structurally equal for `.json`. Written only with
     /// `--update-snapshots`.
     pub snapshot: String,
+    pub sources: Option<Vec<ExpectedSource>>,
 }
 
 /// A repo/whole-repo fixture: an agent routed through a real workspace.

@@ -5,6 +5,7 @@
 //! one cache lookup and embedded once in the host binary (see
 //! docs/ARCHITECTURE.md). Each scorer still gets its own store per config.
 
+mod retrieval;
 mod trajectory;
 
 use cautilus_scorers_core::{
@@ -317,4 +318,9 @@ export_scorers!(
     trajectory::ToolOrder,
     trajectory::ToolsSucceeded,
     trajectory::ToolCount,
+    retrieval::HitRate,
+    retrieval::Recall,
+    retrieval::Precision,
+    retrieval::Mrr,
+    retrieval::Ndcg,
 );

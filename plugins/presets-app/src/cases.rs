@@ -79,6 +79,7 @@ fn plan(shape: Shape, body: Value) -> CasePlan {
     plan.expected = body.get("expected").filter(|v| !v.is_null()).cloned();
     plan.reference = packet::at(&body, &["expected", "finalText"])
         .or_else(|| packet::at(&body, &["expected", "snapshotText"]))
+        .or_else(|| packet::at(&body, &["expected", "sources"]))
         .cloned();
     plan.body = body;
     plan
@@ -252,6 +253,35 @@ fn check_messages(messages: Option<&Value>, at: &str, problems: &mut Problems) -
     Value::Array(list.clone())
 }
 
+/// `expected.sources`: what a retrieval scorer compares the retrieved
+/// list with, `[{sourceId, chunkId?}]` or source ids.
+fn check_sources(sources: &Value, path: &str, problems: &mut Problems) {
+    let Some(list) = sources.as_array() else {
+        problems.add(
+            path,
+            format!("must be a list of sources, got {}", kind(sources)),
+        );
+        return;
+    };
+    for (i, source) in list.iter().enumerate() {
+        let ok = match source {
+            Value::String(id) => !id.is_empty(),
+            Value::Object(o) => {
+                o.get("sourceId")
+                    .is_some_and(|v| v.as_str().is_some_and(|s| !s.is_empty()))
+                    && o.keys().all(|k| k == "sourceId" || k == "chunkId")
+            }
+            _ => false,
+        };
+        if !ok {
+            problems.add(
+                format!("{path}[{i}]"),
+                "a source is a non-empty id or `{sourceId, chunkId?}`",
+            );
+        }
+    }
+}
+
 fn check_expected(expected: &Value, at: &str, problems: &mut Problems) -> Value {
     let path = format!("{at}.expected");
     let Some(object) = expected.as_object() else {
@@ -279,20 +309,27 @@ fn check_expected(expected: &Value, at: &str, problems: &mut Problems) -> Value 
                 );
             }
         }
-        (None, None) => problems.add(&path, "must declare `finalText` or `snapshot`"),
+        // Sources alone: what retrieval scorers compare with.
+        (None, None) if object.contains_key("sources") => {}
+        (None, None) => problems.add(&path, "must declare `finalText`, `snapshot` or `sources`"),
         (Some(text), None) => {
             if non_empty_str(Some(text)).is_none() {
                 problems.add(format!("{path}.finalText"), "must be a non-empty string");
             }
         }
     }
+    if let Some(sources) = object.get("sources") {
+        check_sources(sources, &format!("{path}.sources"), problems);
+    }
     for key in object
         .keys()
-        .filter(|k| !["finalText", "snapshot", "snapshotText"].contains(&k.as_str()))
+        .filter(|k| !["finalText", "snapshot", "snapshotText", "sources"].contains(&k.as_str()))
     {
         problems.add(
             format!("{path}.{key}"),
-            format!("unknown expectation `{key}`; app presets expect `finalText` or `snapshot`"),
+            format!(
+                "unknown expectation `{key}`; app presets expect `finalText`, `snapshot` or `sources`"
+            ),
         );
     }
     expected.clone()

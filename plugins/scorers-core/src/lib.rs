@@ -11,6 +11,7 @@
 pub mod distance;
 pub mod json;
 pub mod pattern;
+pub mod retrieval;
 pub mod text;
 pub mod trajectory;
 
