@@ -432,3 +432,44 @@ fn retrieval_scorers_compare_retrieved_sources_with_the_expected_ones() {
         "{stdout}"
     );
 }
+
+#[test]
+fn the_judge_grades_a_rubric_classifies_with_choice_scores_and_selects() {
+    let fixture = repo().join("fixtures/eval/assertions/judge-modes/judge-modes.fixture.yaml");
+    let (code, stdout, stderr, summary) = eval_test(&fixture);
+    assert_eq!(
+        code, 1,
+        "the curt answer is classified curt: {stdout}{stderr}"
+    );
+    let first = |id: &str| case(&summary, id)["assertions"][0].clone();
+    assert_eq!(first("rubric")["passed"], true);
+    // A choice: the label's score, the label recorded.
+    let warm = first("warm");
+    assert_eq!(
+        (warm["score"].as_f64(), warm["label"].as_str()),
+        (Some(1.0), Some("warm"))
+    );
+    let curt = first("curt");
+    assert_eq!(
+        (curt["score"].as_f64(), curt["label"].as_str()),
+        (Some(0.0), Some("curt"))
+    );
+    assert!(
+        curt["detail"]
+            .as_str()
+            .unwrap()
+            .contains("the judge chose `curt` (score 0), below the threshold 0.5"),
+        "{curt}"
+    );
+    // `select` grades one member of a JSON answer; a pointer to nothing fails.
+    let selected = &case(&summary, "selected")["assertions"];
+    assert_eq!(selected[0]["passed"], true, "{selected}");
+    assert_eq!(selected[1]["passed"], false);
+    assert!(
+        selected[1]["detail"]
+            .as_str()
+            .unwrap()
+            .contains("nothing at `/missing`"),
+        "{selected}"
+    );
+}

@@ -193,6 +193,7 @@ fn composed_fixtures_validate() {
         "fixtures/eval/assertions/scorers.fixture.yaml",
         "fixtures/eval/assertions/host-checks.fixture.yaml",
         "fixtures/eval/assertions/retrieval/retrieval.fixture.yaml",
+        "fixtures/eval/assertions/judge-modes/judge-modes.fixture.yaml",
     ] {
         validates("cautilus.evaluation_input.v1", &load(&repo().join(file)))
             .unwrap_or_else(|e| panic!("{file}: {e}"));

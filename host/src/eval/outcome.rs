@@ -19,6 +19,8 @@ pub struct Outcome {
     /// false (an unmeasured check is a failure, never a pass).
     pub uncaptured: bool,
     pub score: Option<f64>,
+    /// The scorer's label (a judge's chosen class), when it gives one.
+    pub label: Option<String>,
     pub detail: Option<String>,
     pub required: bool,
     pub weight: f64,
@@ -48,6 +50,7 @@ impl Outcome {
             errored,
             uncaptured: false,
             score,
+            label: None,
             detail,
             required: assertion.required,
             weight: assertion.weight,
@@ -60,6 +63,7 @@ impl Outcome {
             Ok(score) => match score.passed {
                 Some(passed) => Self {
                     uncaptured: !passed && score.label.as_deref() == Some(UNCAPTURED),
+                    label: score.label.filter(|l| l != UNCAPTURED),
                     ..Self::of(assertion, passed, false, score.value, score.detail)
                 },
                 None => Self::of(

@@ -103,6 +103,8 @@ struct Entry<'a> {
     required: bool,
     weight: f64,
     #[serde(skip_serializing_if = "Option::is_none")]
+    label: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     detail: Option<&'a str>,
 }
 
@@ -115,6 +117,7 @@ impl<'a> From<&'a Outcome> for Entry<'a> {
             score: o.score,
             required: o.required,
             weight: o.weight,
+            label: o.label.as_deref(),
             detail: o.detail.as_deref(),
         }
     }
@@ -181,6 +184,7 @@ mod tests {
             errored: false,
             uncaptured: false,
             score: Some(if passed { 1.0 } else { 0.0 }),
+            label: None,
             detail: (!passed).then(|| "why \"quoted\"".to_string()),
             required,
             weight: 1.0,

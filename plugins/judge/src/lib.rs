@@ -9,9 +9,19 @@
 //!
 //! ```json
 //! { "criteria": "mentions the refund policy", "threshold": 0.5 }
+//! { "rubric": "how complete is the answer?", "select": "/answer" }
+//! { "criteria": "the tone of the reply", "choiceScores": {"warm": 1, "neutral": 0.5, "curt": 0} }
 //! ```
 //!
-//! - `criteria` (required): a non-empty natural-language criterion.
+//! - `criteria` (alias `rubric`; required): a natural-language criterion
+//!   or rubric.
+//! - `choiceScores` (optional): classification instead of a free score:
+//!   the model picks one label, whose score (0..=1) is the score.
+//! - `select` (optional): a JSON pointer into the output (the structured
+//!   output, else the final text as JSON) naming what is graded, when the
+//!   output is not the answer itself.
+//! - `useCoT` (optional, default true): ask for the rationale
+//!   (`reasoning`) before the verdict; it becomes the score's detail.
 //! - `threshold` (optional, 0..=1, default 0.5): the least score that passes.
 //!
 //! Any other key is an invalid-config error naming the key.
@@ -19,30 +29,28 @@
 //! ## The model request
 //!
 //! One `generate` call per case: `model: none` (the judge model the user
-//! configured), the fixed [`SYSTEM_PROMPT`], `temperature: 0`, the
-//! [`response_schema`] and exactly ONE user message whose content is a JSON
-//! document:
+//! configured), the mode's system prompt ([`SYSTEM_PROMPT`] for a rubric
+//! with its rationale), `temperature: 0`, the mode's response schema and
+//! exactly ONE user message whose content is a JSON document:
 //!
 //! ```json
-//! {"criterion": "…", "input": <case input or null>, "reference": <case expected or null>, "answer": "<final text, or \"\">"}
+//! {"criterion": "…", "input": <case input or null>, "reference": <case expected or null>, "answer": "<graded text, or \"\">", "choices": ["warm", "neutral", "curt"]}
 //! ```
 //!
-//! This message is a contract: deterministic stand-in providers (the
-//! `fixture` provider's judge mode) parse it, so its keys do not change.
+//! (`choices` only in choice mode, best score first.) This message is a
+//! contract: deterministic stand-in providers (the `fixture` provider's
+//! judge mode) parse it, so its keys do not change.
 //!
 //! ## The model answer
 //!
-//! The text is read as JSON, or else the first `{…}` object in it that has
-//! a `passed` key (models wrap JSON in prose or code fences):
-//!
-//! - `passed` (required, boolean);
-//! - `score` (optional number, clamped to 0..=1; default 1 when passed, else 0);
-//! - `reasoning` (optional string): the score's detail.
-//!
-//! The case passes when the model said `passed` AND `score >= threshold`.
-//! An answer that cannot be read, or a model error (denied, unavailable,
-//! failed), is a scorer error, never a score of 0.
+//! See [`answer`]. A rubric case passes when the model said `passed` AND
+//! `score >= threshold`; a choice case when the label's score reaches the
+//! threshold. An answer that cannot be read, or a model error (denied,
+//! unavailable, failed), is a scorer error, never a score of 0.
 
+mod answer;
+
+pub use answer::{JudgeAnswer, choice_score, parse_answer, parse_choice, to_score};
 use cautilus_sdk::model::{self, GenerateRequest, ModelError};
 use cautilus_sdk::{
     Capability, ConfigSchema, CostClass, Message, PluginError, Score, ScoreInput, Scorer,
@@ -54,9 +62,6 @@ use serde_json::{Value, json};
 /// The threshold when the config gives none.
 pub const DEFAULT_THRESHOLD: f64 = 0.5;
 
-/// How much of an unreadable answer a scorer error quotes.
-const EXCERPT_CHARS: usize = 200;
-
 /// The judge's fixed instructions.
 pub const SYSTEM_PROMPT: &str = "You are an evaluation judge. The user message is a JSON object with \
 `criterion` (what a good answer must do), `input` (what the answer responded to; may be null), \
@@ -65,25 +70,80 @@ Decide whether the answer meets the criterion, using the input and reference onl
 Reply with ONLY a JSON object, without prose or code fences: \
 {\"passed\": true or false, \"score\": a number from 0 to 1, \"reasoning\": \"one or two sentences\"}.";
 
-/// The JSON Schema of the answer the judge asks for.
+/// The rubric prompt without a rationale (`useCoT: false`).
+pub const SYSTEM_PROMPT_PLAIN: &str = "You are an evaluation judge. The user message is a JSON object with \
+`criterion` (what a good answer must do), `input` (what the answer responded to; may be null), \
+`reference` (an expected answer or expectations; may be null) and `answer` (the text to grade). \
+Decide whether the answer meets the criterion, using the input and reference only as context. \
+Reply with ONLY a JSON object, without prose or code fences: \
+{\"passed\": true or false, \"score\": a number from 0 to 1}.";
+
+/// The classification prompt, with its rationale first.
+pub const CHOICE_PROMPT: &str = "You are an evaluation judge. The user message is a JSON object with \
+`criterion` (what to judge the answer on), `input` (what the answer responded to; may be null), \
+`reference` (an expected answer or expectations; may be null), `answer` (the text to judge) and \
+`choices` (the labels to choose from). Think it through first, then classify the answer by the \
+criterion into exactly one of the choices. Reply with ONLY a JSON object, without prose or code \
+fences: {\"reasoning\": \"your step-by-step rationale\", \"choice\": \"one of the choices, verbatim\"}.";
+
+/// The classification prompt without a rationale.
+pub const CHOICE_PROMPT_PLAIN: &str = "You are an evaluation judge. The user message is a JSON object with \
+`criterion` (what to judge the answer on), `input` (what the answer responded to; may be null), \
+`reference` (an expected answer or expectations; may be null), `answer` (the text to judge) and \
+`choices` (the labels to choose from). Classify the answer by the criterion into exactly one of the \
+choices. Reply with ONLY a JSON object, without prose or code fences: \
+{\"choice\": \"one of the choices, verbatim\"}.";
+
+/// The JSON Schema of the rubric answer the judge asks for (with its
+/// rationale).
 pub fn response_schema() -> Value {
-    json!({
+    rubric_schema(true)
+}
+
+fn rubric_schema(rationale: bool) -> Value {
+    let mut schema = json!({
         "type": "object",
         "properties": {
             "passed": { "type": "boolean" },
             "score": { "type": "number", "minimum": 0, "maximum": 1 },
-            "reasoning": { "type": "string" }
         },
-        "required": ["passed", "score", "reasoning"],
+        "required": ["passed", "score"],
         "additionalProperties": false
-    })
+    });
+    if rationale {
+        schema["properties"]["reasoning"] = json!({ "type": "string" });
+        schema["required"] = json!(["passed", "score", "reasoning"]);
+    }
+    schema
+}
+
+fn choice_schema(labels: &[String], rationale: bool) -> Value {
+    let mut schema = json!({
+        "type": "object",
+        "properties": { "choice": { "type": "string", "enum": labels } },
+        "required": ["choice"],
+        "additionalProperties": false
+    });
+    if rationale {
+        schema["properties"]["reasoning"] = json!({ "type": "string" });
+        schema["required"] = json!(["reasoning", "choice"]);
+    }
+    schema
 }
 
 #[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct JudgeConfig {
     #[serde(default)]
     pub criteria: Option<String>,
+    #[serde(default)]
+    pub rubric: Option<String>,
+    #[serde(default)]
+    pub choice_scores: Option<serde_json::Map<String, Value>>,
+    #[serde(default)]
+    pub select: Option<String>,
+    #[serde(default, rename = "useCoT")]
+    pub use_cot: Option<bool>,
     #[serde(default)]
     pub threshold: Option<f64>,
 }
@@ -95,128 +155,58 @@ struct JudgeMessage<'a> {
     input: &'a Value,
     reference: &'a Value,
     answer: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    choices: Option<&'a [String]>,
 }
 
-/// The content of the judge's one user message.
+/// The content of the judge's one user message (rubric mode).
 pub fn user_message(criterion: &str, input: &Value, reference: &Value, answer: &str) -> String {
+    message(criterion, input, reference, answer, None)
+}
+
+fn message(
+    criterion: &str,
+    input: &Value,
+    reference: &Value,
+    answer: &str,
+    choices: Option<&[String]>,
+) -> String {
     serde_json::to_string(&JudgeMessage {
         criterion,
         input,
         reference,
         answer,
+        choices,
     })
     .expect("a JSON value always serializes")
 }
 
-/// The whole model request for one case.
+/// The whole model request for one case, in rubric mode with its rationale.
 pub fn build_request(
     criterion: &str,
     input: &Value,
     reference: &Value,
     answer: &str,
 ) -> GenerateRequest {
+    request(
+        SYSTEM_PROMPT,
+        message(criterion, input, reference, answer, None),
+        response_schema(),
+    )
+}
+
+fn request(system: &str, content: String, schema: Value) -> GenerateRequest {
     GenerateRequest {
         model: None,
-        system: Some(SYSTEM_PROMPT.to_string()),
+        system: Some(system.to_string()),
         messages: vec![Message {
             role: "user".into(),
-            content: user_message(criterion, input, reference, answer),
+            content,
         }],
         max_tokens: None,
         temperature: Some(0.0),
-        response_schema: Some(response_schema().to_string()),
+        response_schema: Some(schema.to_string()),
     }
-}
-
-/// What the judge model answered.
-#[derive(Debug, Clone, PartialEq)]
-pub struct JudgeAnswer {
-    pub passed: bool,
-    pub score: f64,
-    pub reasoning: Option<String>,
-}
-
-/// Reads the model's text: the whole text as JSON, else the first `{…}`
-/// object in it that has a `passed` key. The error says what was wrong and
-/// quotes an excerpt of the text.
-pub fn parse_answer(text: &str) -> Result<JudgeAnswer, String> {
-    let Some(object) = find_verdict_object(text) else {
-        return Err(format!(
-            "the judge model did not answer with a JSON object {{\"passed\": …}}; it said {}",
-            cautilus_sdk::excerpt(text.trim(), EXCERPT_CHARS)
-        ));
-    };
-    let passed = match object.get("passed") {
-        Some(Value::Bool(passed)) => *passed,
-        other => {
-            return Err(format!(
-                "the judge model's `passed` must be true or false, got {}",
-                other.map_or("nothing".to_string(), Value::to_string)
-            ));
-        }
-    };
-    let score = match object.get("score") {
-        None | Some(Value::Null) => {
-            if passed {
-                1.0
-            } else {
-                0.0
-            }
-        }
-        Some(Value::Number(n)) => n.as_f64().unwrap_or(0.0).clamp(0.0, 1.0),
-        Some(other) => {
-            return Err(format!(
-                "the judge model's `score` must be a number from 0 to 1, got {other}"
-            ));
-        }
-    };
-    let reasoning = match object.get("reasoning") {
-        None | Some(Value::Null) => None,
-        Some(Value::String(text)) => Some(text.clone()),
-        Some(other) => Some(other.to_string()),
-    };
-    Ok(JudgeAnswer {
-        passed,
-        score,
-        reasoning,
-    })
-}
-
-fn find_verdict_object(text: &str) -> Option<serde_json::Map<String, Value>> {
-    if let Ok(Value::Object(object)) = serde_json::from_str::<Value>(text.trim()) {
-        return Some(object);
-    }
-    text.match_indices('{').find_map(|(at, _)| {
-        // The streaming deserializer reads one value and ignores what follows.
-        let mut values = serde_json::Deserializer::from_str(&text[at..]).into_iter::<Value>();
-        match values.next() {
-            Some(Ok(Value::Object(object))) if object.contains_key("passed") => Some(object),
-            _ => None,
-        }
-    })
-}
-
-/// The score for an answer: passed when the model said so AND the score
-/// reaches the threshold.
-pub fn to_score(name: &str, answer: JudgeAnswer, threshold: f64) -> Score {
-    let passed = answer.passed && answer.score >= threshold;
-    let mut score = Score::new(name, answer.score).passed(passed);
-    let detail = if answer.passed && !passed {
-        Some(format!(
-            "score {} is below the threshold {threshold}{}",
-            answer.score,
-            answer
-                .reasoning
-                .map(|r| format!(": {r}"))
-                .unwrap_or_default()
-        ))
-    } else {
-        answer.reasoning
-    };
-    if let Some(detail) = detail {
-        score = score.detail(detail);
-    }
-    score
 }
 
 /// A model error as the scorer error it becomes.
@@ -228,9 +218,19 @@ pub fn model_error(error: ModelError) -> PluginError {
     })
 }
 
-/// Checks the config: a non-empty criterion and a threshold in 0..=1.
+/// Checks the config: one non-empty criterion (or rubric), a threshold in
+/// 0..=1, labels scored in 0..=1, a JSON pointer.
 pub fn validate(config: JudgeConfig) -> Result<Judge, PluginError> {
-    let criteria = config.criteria.unwrap_or_default();
+    let criteria = match (config.criteria, config.rubric) {
+        (Some(_), Some(_)) => {
+            return Err(PluginError::config(
+                "rubric",
+                "give `criteria` or `rubric` (the same thing), not both",
+            ));
+        }
+        (Some(text), None) | (None, Some(text)) => text,
+        (None, None) => String::new(),
+    };
     if criteria.trim().is_empty() {
         return Err(PluginError::config(
             "criteria",
@@ -244,20 +244,112 @@ pub fn validate(config: JudgeConfig) -> Result<Judge, PluginError> {
             format!("must be between 0 and 1, got {threshold}"),
         ));
     }
+    let choices = match config.choice_scores {
+        None => None,
+        Some(map) => {
+            let mut choices = Vec::new();
+            for (label, score) in map {
+                match score.as_f64() {
+                    Some(v) if (0.0..=1.0).contains(&v) && !label.trim().is_empty() => {
+                        choices.push((label, v));
+                    }
+                    _ => {
+                        return Err(PluginError::config(
+                            format!("choiceScores.{label}"),
+                            format!("a label's score is a number from 0 to 1, got {score}"),
+                        ));
+                    }
+                }
+            }
+            if choices.len() < 2 {
+                return Err(PluginError::config(
+                    "choiceScores",
+                    "give at least two labels with their scores, e.g. {\"good\": 1, \"bad\": 0}",
+                ));
+            }
+            // Best first, then by label: the order the judge is shown.
+            choices.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+            Some(choices)
+        }
+    };
+    if let Some(select) = &config.select
+        && !select.starts_with('/')
+    {
+        return Err(PluginError::config(
+            "select",
+            format!("must be a JSON pointer such as `/answer` (got `{select}`)"),
+        ));
+    }
     Ok(Judge {
         criteria,
         threshold,
+        choices,
+        select: config.select,
+        rationale: config.use_cot.unwrap_or(true),
     })
 }
 
 pub struct Judge {
     criteria: String,
     threshold: f64,
+    /// Choice mode: (label, score), best first.
+    choices: Option<Vec<(String, f64)>>,
+    select: Option<String>,
+    rationale: bool,
+}
+
+impl Judge {
+    /// What is graded: the output, or what `select` names in it.
+    fn graded(&self, input: &ScoreInput) -> Result<String, String> {
+        let Some(pointer) = &self.select else {
+            return Ok(input.output().to_string());
+        };
+        let document: Value = match input.observation.structured.as_deref() {
+            Some(structured) => serde_json::from_str(structured).unwrap_or(Value::Null),
+            None => serde_json::from_str(input.output().trim()).map_err(|_| {
+                format!("`select: {pointer}` needs JSON output (structured, or a JSON final text); the output is not JSON")
+            })?,
+        };
+        match document.pointer(pointer) {
+            Some(Value::String(text)) => Ok(text.clone()),
+            Some(other) => Ok(other.to_string()),
+            None => Err(format!(
+                "the output has nothing at `{pointer}` (the config's `select`)"
+            )),
+        }
+    }
+
+    /// The model request for one case.
+    pub fn request(&self, input: &Value, reference: &Value, answer: &str) -> GenerateRequest {
+        match &self.choices {
+            None => request(
+                if self.rationale {
+                    SYSTEM_PROMPT
+                } else {
+                    SYSTEM_PROMPT_PLAIN
+                },
+                message(&self.criteria, input, reference, answer, None),
+                rubric_schema(self.rationale),
+            ),
+            Some(choices) => {
+                let labels: Vec<String> = choices.iter().map(|(l, _)| l.clone()).collect();
+                request(
+                    if self.rationale {
+                        CHOICE_PROMPT
+                    } else {
+                        CHOICE_PROMPT_PLAIN
+                    },
+                    message(&self.criteria, input, reference, answer, Some(&labels)),
+                    choice_schema(&labels, self.rationale),
+                )
+            }
+        }
+    }
 }
 
 impl Scorer for Judge {
     const ID: &'static str = "judge";
-    const DESCRIPTION: &'static str = "an LLM judge grades the output against `criteria` (pass: the judge says passed and its score ≥ `threshold`, default 0.5)";
+    const DESCRIPTION: &'static str = "an LLM judge grades the output against `criteria` (or `rubric`; `choiceScores` to classify; pass: the judge says passed and its score ≥ `threshold`, default 0.5)";
     const COST_CLASS: CostClass = CostClass::Model;
     type Config = JudgeConfig;
 
@@ -266,10 +358,13 @@ impl Scorer for Judge {
             "type": "object",
             "properties": {
                 "criteria": { "type": "string", "minLength": 1, "description": "what a good answer must do, in plain language" },
+                "rubric": { "type": "string", "minLength": 1, "description": "alias of `criteria`" },
+                "choiceScores": { "type": "object", "additionalProperties": { "type": "number", "minimum": 0, "maximum": 1 }, "description": "classify: label → score" },
+                "select": { "type": "string", "description": "JSON pointer to what is graded in a JSON output" },
+                "useCoT": { "type": "boolean", "default": true, "description": "ask for the rationale first (kept as the score's detail)" },
                 "threshold": { "type": "number", "minimum": 0, "maximum": 1, "default": DEFAULT_THRESHOLD },
                 "negate": { "type": "boolean", "description": "invert the result (handled by the host)" }
             },
-            "required": ["criteria"],
             "additionalProperties": false
         }))
     }
@@ -279,15 +374,32 @@ impl Scorer for Judge {
     }
 
     fn score(&self, input: &ScoreInput) -> Result<Score, PluginError> {
-        let request = build_request(
-            &self.criteria,
+        let answer = match self.graded(input) {
+            Ok(answer) => answer,
+            Err(why) => return Ok(Score::new(Self::ID, 0.0).passed(false).detail(why)),
+        };
+        let request = self.request(
             &input.input().unwrap_or(Value::Null),
             &input.expected().unwrap_or(Value::Null),
-            input.output(),
+            &answer,
         );
         let response = model::generate(&request).map_err(model_error)?;
-        let answer = parse_answer(&response.text).map_err(PluginError::failed)?;
-        Ok(to_score(Self::ID, answer, self.threshold))
+        match &self.choices {
+            None => {
+                let answer = parse_answer(&response.text).map_err(PluginError::failed)?;
+                Ok(to_score(Self::ID, answer, self.threshold))
+            }
+            Some(choices) => {
+                let labels: Vec<String> = choices.iter().map(|(l, _)| l.clone()).collect();
+                let (label, why) =
+                    parse_choice(&response.text, &labels).map_err(PluginError::failed)?;
+                let value = choices
+                    .iter()
+                    .find(|(l, _)| *l == label)
+                    .map_or(0.0, |c| c.1);
+                Ok(choice_score(Self::ID, label, value, why, self.threshold))
+            }
+        }
     }
 }
 
@@ -339,52 +451,45 @@ mod tests {
     }
 
     #[test]
-    fn answers_are_read_from_json_or_the_first_verdict_object() {
-        let plain = parse_answer(r#"{"passed": true, "score": 0.9, "reasoning": "ok"}"#).unwrap();
-        assert_eq!(
-            plain,
-            JudgeAnswer {
-                passed: true,
-                score: 0.9,
-                reasoning: Some("ok".into())
-            }
-        );
-        let fenced = parse_answer(
-            "Here is my verdict {not json}:\n```json\n{\"passed\": false, \"reasoning\": \"rude\"}\n```",
-        )
-        .unwrap();
-        assert_eq!(fenced.score, 0.0);
-        assert!(!fenced.passed);
-        assert_eq!(parse_answer(r#"{"passed": true}"#).unwrap().score, 1.0);
-        assert_eq!(
-            parse_answer(r#"{"passed": true, "score": 7}"#)
-                .unwrap()
-                .score,
-            1.0
-        );
-        assert!(parse_answer(r#"{"passed": "yes"}"#).is_err());
-        assert!(parse_answer(r#"{"passed": true, "score": "high"}"#).is_err());
-        let err = parse_answer("I think it is fine.").unwrap_err();
-        assert!(err.contains("I think it is fine."), "{err}");
-    }
-
-    #[test]
-    fn passing_needs_the_verdict_and_the_threshold() {
-        let answer = |passed, score| JudgeAnswer {
-            passed,
-            score,
-            reasoning: Some("why".into()),
+    fn choice_mode_asks_for_one_label_best_first() {
+        let Ok(judge) = config(
+            r#"{"rubric": "tone", "choiceScores": {"curt": 0, "warm": 1, "neutral": 0.5}, "useCoT": false}"#,
+        ) else {
+            panic!("a valid config was rejected");
         };
-        let pass = to_score("judge", answer(true, 0.8), 0.5);
-        assert_eq!((pass.passed, pass.value), (Some(true), Some(0.8)));
-        assert_eq!(pass.detail.as_deref(), Some("why"));
-        let low = to_score("judge", answer(true, 0.4), 0.5);
-        assert_eq!(low.passed, Some(false));
-        assert!(low.detail.unwrap().contains("below the threshold 0.5: why"));
+        let request = judge.request(&Value::Null, &Value::Null, "hi");
+        assert_eq!(request.system.as_deref(), Some(CHOICE_PROMPT_PLAIN));
         assert_eq!(
-            to_score("judge", answer(false, 0.9), 0.5).passed,
-            Some(false)
+            request.messages[0].content,
+            r#"{"criterion":"tone","input":null,"reference":null,"answer":"hi","choices":["warm","neutral","curt"]}"#
         );
+        let schema: Value =
+            serde_json::from_str(request.response_schema.as_deref().unwrap()).unwrap();
+        assert_eq!(
+            schema["properties"]["choice"]["enum"],
+            json!(["warm", "neutral", "curt"])
+        );
+        assert_eq!(schema["required"], json!(["choice"]));
+        for (bad, at) in [
+            (
+                r#"{"criteria": "x", "choiceScores": {"a": 1}}"#,
+                "choiceScores",
+            ),
+            (
+                r#"{"criteria": "x", "choiceScores": {"a": 1, "b": 2}}"#,
+                "choiceScores.b",
+            ),
+            (r#"{"criteria": "x", "rubric": "y"}"#, "rubric"),
+            (r#"{"criteria": "x", "select": "answer"}"#, "select"),
+        ] {
+            let err = config(bad).err().unwrap();
+            assert_eq!(err.config_path(), Some(at), "{bad}");
+        }
+        let plain = config(r#"{"criteria": "x", "useCoT": false}"#)
+            .ok()
+            .unwrap();
+        let request = plain.request(&Value::Null, &Value::Null, "a");
+        assert_eq!(request.system.as_deref(), Some(SYSTEM_PROMPT_PLAIN));
     }
 
     #[test]

@@ -22,7 +22,9 @@
 //! applies [`fixture_verdict`]: every phrase quoted in the criterion ("…",
 //! `…` or “…”) must occur in the answer, ignoring case; a criterion without
 //! quoted phrases passes any non-empty answer. The final text is the verdict
-//! `{"passed": …, "score": 1.0 or 0.0, "reasoning": "fixture judge: …"}`.
+//! `{"passed": …, "score": 1.0 or 0.0, "reasoning": "fixture judge: …"}`;
+//! when the message lists `choices` (the judge's choice mode, best first),
+//! `{"reasoning": …, "choice": <the first label if it passes, else the last>}`.
 //! This is a stand-in that makes judge runs reproducible in tests and smoke
 //! runs, not a semantic judgement.
 
@@ -257,11 +259,24 @@ fn judge(request: &Invocation) -> Result<Observation, PluginError> {
         ));
     };
     let (passed, reasoning) = fixture_verdict(criterion, answer);
-    let text = json!({
-        "passed": passed,
-        "score": if passed { 1.0 } else { 0.0 },
-        "reasoning": reasoning,
-    })
+    // Choice mode: the best label when the verdict passes, else the worst.
+    let choices: Vec<&str> = parsed
+        .as_ref()
+        .and_then(|v| v.get("choices"))
+        .and_then(Value::as_array)
+        .map(|list| list.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let text = match (choices.first(), choices.last()) {
+        (Some(best), Some(worst)) => json!({
+            "reasoning": reasoning,
+            "choice": if passed { best } else { worst },
+        }),
+        _ => json!({
+            "passed": passed,
+            "score": if passed { 1.0 } else { 0.0 },
+            "reasoning": reasoning,
+        }),
+    }
     .to_string();
     let mut out = observation("messaging");
     out.model = Some(request.model.clone().unwrap_or_else(|| "fixture".into()));
