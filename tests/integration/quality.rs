@@ -517,3 +517,65 @@ fn shards_merge_to_the_unsharded_result() {
     assert_eq!(code, 2);
     assert!(stderr.contains("1 ≤ K ≤ N"), "{stderr}");
 }
+
+#[test]
+fn a_case_without_an_id_is_named_by_its_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let fixture = dir.path().join("anonymous.fixture.yaml");
+    let write = |order: &str| {
+        std::fs::write(
+            &fixture,
+            format!(
+                "schemaVersion: cautilus.evaluation_input.v1
+surface: app
+preset: prompt
+suiteId: anonymous
+provider: openai
+model: m1
+cases:
+{order}"
+            ),
+        )
+        .unwrap();
+    };
+    write(
+        "  - { input: Say hello., expected: { finalText: hello } }\n  - { input: Say bye., expected: { finalText: bye } }\n",
+    );
+    let summary = |name: &str, args: &[&str]| {
+        let (code, stdout, stderr, _) = run(
+            dir.path(),
+            &fixture,
+            name,
+            &[&["--provider", "fixture"], args].concat(),
+        );
+        assert!(code == 0 || code == 1, "{stdout}{stderr}");
+        let summary = read_json(&dir.path().join(name).join("eval-summary.json"));
+        summary["evaluations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["caseId"].as_str().unwrap().to_string())
+            .collect::<Vec<_>>()
+    };
+    let ids = summary("first", &[]);
+    assert_eq!(ids.len(), 2);
+    assert!(
+        ids.iter()
+            .all(|id| id.len() == 12 && id.chars().all(|c| c.is_ascii_hexdigit())),
+        "{ids:?}"
+    );
+    // Stable: the same input gets the same id wherever the case moves.
+    write(
+        "  - { expected: { finalText: bye }, input: Say bye. }\n  - { input: Say hello., expected: { finalText: hello } }\n",
+    );
+    assert_eq!(summary("moved", &[]), [ids[1].clone(), ids[0].clone()]);
+    // And --case selects by it.
+    let (code, stdout, stderr, record) = run(
+        dir.path(),
+        &fixture,
+        "one",
+        &["--provider", "fixture", "--case", &ids[0]],
+    );
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert_eq!(record["cells"][0]["caseId"], ids[0].as_str());
+}

@@ -116,6 +116,7 @@ impl Preparer<'_> {
                 if let Err((field, message)) = case_fields::read(fields) {
                     problems.push((format!("cases[{i}].{field}"), message));
                 }
+                case_fields::ensure_id(fields);
                 case_fields::strip(fields);
             }
         }

@@ -313,10 +313,8 @@ fn select_cases(
     let mut any_tagged = false;
     for (i, case) in suite.cases.open().enumerate() {
         let case = case.map_err(EvalError::from)?;
-        let id = case
-            .get("caseId")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
+        let id = case.as_object().map(case_fields::id_of).unwrap_or_default();
+        let id = id.as_str();
         let fields = match case.as_object().map(case_fields::read) {
             Some(Ok(fields)) => fields,
             Some(Err((field, message))) => {

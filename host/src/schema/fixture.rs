@@ -251,7 +251,8 @@ pub struct AppSuiteFields {
 #[derive(Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct AppPromptCase {
-    pub case_id: String,
+    /// Default: a 12-hex-digit hash of the case's input.
+    pub case_id: Option<String>,
     pub display_name: Option<String>,
     pub provider: Option<String>,
     pub model: Option<String>,
@@ -269,7 +270,8 @@ pub struct AppPromptCase {
 #[derive(Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct AppChatCase {
-    pub case_id: String,
+    /// Default: a 12-hex-digit hash of the case's input.
+    pub case_id: Option<String>,
     pub display_name: Option<String>,
     pub provider: Option<String>,
     pub model: Option<String>,
@@ -359,7 +361,8 @@ pub struct WholeRepoFixture {
 #[derive(Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct WholeRepoCase {
-    pub case_id: String,
+    /// Default: a 12-hex-digit hash of the case's input.
+    pub case_id: Option<String>,
     pub display_name: Option<String>,
     /// The task given to the agent.
     pub prompt: String,
@@ -448,7 +451,8 @@ pub struct SkillFixture {
 #[derive(Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SkillCase {
-    pub case_id: String,
+    /// Default: a 12-hex-digit hash of the case's input.
+    pub case_id: Option<String>,
     pub display_name: Option<String>,
     /// `trigger` or `execution`.
     pub evaluation_kind: String,
