@@ -150,14 +150,14 @@ fn two_variants_with_trials_are_compared_and_gated() {
     );
     assert!(stdout.contains("experiment failed"), "{stdout}");
 
-    // An experiment's run is not resumed as a plain run would be.
+    // A completed experiment has nothing to resume.
     let mut command = cautilus();
     command
         .args(["eval", "test", "--resume"])
         .arg(dir.path().join("strict"));
     let (code, _, stderr) = output(command.output().unwrap());
     assert_eq!(code, 2);
-    assert!(stderr.contains("this is an experiment's run"), "{stderr}");
+    assert!(stderr.contains("this experiment completed"), "{stderr}");
 
     // --json prints the record itself.
     let (code, stdout, _, _) = run(dir.path(), &strict, "json", &["--json"]);
@@ -578,4 +578,60 @@ cases:
     );
     assert_eq!(code, 0, "{stdout}{stderr}");
     assert_eq!(record["cells"][0]["caseId"], ids[0].as_str());
+}
+
+#[test]
+fn an_interrupted_experiment_resumes_its_unfinished_groups_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let fixture = experiment(dir.path(), |t| t);
+    let (code, _, stderr, full) = run(dir.path(), &fixture, "run", &[]);
+    assert_eq!(code, 0, "{stderr}");
+    let run_dir = dir.path().join("run");
+    // As a stop during the candidate's second trial leaves it: that group
+    // interrupted after one case, the third never started, the record
+    // marked interrupted.
+    let second = run_dir.join("variants/candidate/trial-2");
+    let journal = std::fs::read_to_string(second.join("cells.jsonl")).unwrap();
+    std::fs::write(
+        second.join("cells.jsonl"),
+        journal.lines().next().unwrap().to_string() + "\n",
+    )
+    .unwrap();
+    let state = std::fs::read_to_string(second.join("run.json")).unwrap();
+    let mut state: Value = serde_json::from_str(&state).unwrap();
+    state["status"] = "interrupted".into();
+    state["finishedCases"] = 1.into();
+    std::fs::write(second.join("run.json"), state.to_string()).unwrap();
+    std::fs::remove_dir_all(run_dir.join("variants/candidate/trial-3")).unwrap();
+    let record = std::fs::read_to_string(run_dir.join("experiment.json")).unwrap();
+    std::fs::write(
+        run_dir.join("experiment.json"),
+        record.replace("\"status\": \"completed\"", "\"status\": \"interrupted\""),
+    )
+    .unwrap();
+    let untouched =
+        std::fs::read_to_string(run_dir.join("variants/current/trial-1/cells.jsonl")).unwrap();
+
+    let mut command = cautilus();
+    command
+        .args(["eval", "test", "--resume"])
+        .arg(&run_dir)
+        .env("PATH", "/usr/bin:/bin");
+    let (code, stdout, stderr) = output(command.output().unwrap());
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert!(
+        stdout.contains("variant `current` (baseline), trial 1 of 3: finished earlier"),
+        "{stdout}"
+    );
+    assert!(stderr.contains("1 of 2 cases finished earlier"), "{stderr}");
+    let resumed = read_json(&run_dir.join("experiment.json"));
+    assert_eq!(resumed["status"], "completed");
+    for key in ["aggregates", "comparison", "gates", "passed"] {
+        assert_eq!(resumed[key], full[key], "{key}");
+    }
+    assert_eq!(
+        std::fs::read_to_string(run_dir.join("variants/current/trial-1/cells.jsonl")).unwrap(),
+        untouched,
+        "a completed group is not run again"
+    );
 }

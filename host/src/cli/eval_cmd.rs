@@ -313,6 +313,9 @@ fn test(args: TestArgs) -> anyhow::Result<ExitCode> {
         eval::CaseLines::Print
     };
     let options = match (args.resume, args.fixture) {
+        (Some(dir), _) if crate::quality::resume::is_experiment(&dir) => {
+            crate::quality::resume::options(&dir, case_lines)?
+        }
         (Some(dir), _) => {
             crate::quality::experiment::check_resumable(&dir)?;
             eval::resume_options(&dir, case_lines)?

@@ -20,9 +20,10 @@ use super::baseline::{self, Baseline};
 use super::gates::GateResult;
 use super::plan::{self, Plan};
 use super::record;
+use super::resume::GroupState;
 use crate::eval::cassette::ReplayMode;
 use crate::eval::records;
-use crate::eval::{self, CaseLines, EvalError, Outcome, TestOptions, TestRun};
+use crate::eval::{self, CaseLines, EvalError, TestOptions, TestRun};
 use crate::fixture::{self, Suite};
 use crate::plugin::Registry;
 
@@ -71,7 +72,12 @@ impl ExperimentOutcome {
 
 /// Runs `options.fixture`: a plain run, a steps fixture, or an experiment.
 pub fn test(registry: &Registry, options: &TestOptions) -> Result<Run, EvalError> {
-    if options.resume {
+    let resuming_experiment = options.resume
+        && options
+            .output_dir
+            .as_deref()
+            .is_some_and(super::resume::is_experiment);
+    if options.resume && !resuming_experiment {
         if let Some(dir) = &options.output_dir {
             check_resumable(dir)?;
         }
@@ -96,7 +102,7 @@ pub fn test(registry: &Registry, options: &TestOptions) -> Result<Run, EvalError
     let plan = plan::plan(&suite, spec, &options.cells, strict)?;
     // A promoted baseline makes every run of the suite a comparison.
     let committed = baseline::read(&options.records_root(), &suite.suite_id)?;
-    if !plan.is_experiment() && committed.is_none() {
+    if !plan.is_experiment() && committed.is_none() && !resuming_experiment {
         let options = TestOptions {
             fixture_results: options.fixture_results.clone().or(plan.fixture_results(0)),
             ..options.clone()
@@ -115,19 +121,13 @@ pub fn check_resumable(dir: &std::path::Path) -> Result<(), EvalError> {
         return Err(EvalError::Input {
             path: dir.to_path_buf(),
             message: format!(
-                "this is an experiment's run (variants, trials or gates); `--resume` continues a plain suite run only, so far. Its finished cells are in {}; run the experiment again to complete it",
+                "this experiment's run has no {} (it was written by an older cautilus), so it cannot be resumed; its finished cells are in {}; run the experiment again to complete it",
+                super::resume::FILE,
                 dir.join(FILE).display()
             ),
         });
     }
     Ok(())
-}
-
-/// A group's run: where it wrote and what it concluded.
-struct GroupRun {
-    group: usize,
-    dir: PathBuf,
-    outcome: Outcome,
 }
 
 fn run_experiment(
@@ -151,7 +151,10 @@ fn run_experiment(
             println!("  SKIP  {id} — {why}");
         }
     }
-    let mut runs = Vec::new();
+    if !options.resume {
+        super::resume::write(&root, options)?;
+    }
+    let mut groups: Vec<record::GroupRecords> = Vec::new();
     let mut interrupted = None;
     for (index, group) in plan.groups.iter().enumerate() {
         let variant = &plan.variants[group.variant];
@@ -162,9 +165,14 @@ fn run_experiment(
                 .join(&variant.name)
                 .join(format!("trial-{}", group.trial))
         };
+        let state = if options.resume {
+            super::resume::group_state(&dir)
+        } else {
+            GroupState::Fresh
+        };
         if print && !single {
             println!(
-                "variant `{}`{}, trial {} of {}:",
+                "variant `{}`{}, trial {} of {}{}",
                 variant.name,
                 if plan.baseline == Some(group.variant) {
                     " (baseline)"
@@ -172,8 +180,21 @@ fn run_experiment(
                     ""
                 },
                 group.trial,
-                plan.max_trials
+                plan.max_trials,
+                if matches!(state, GroupState::Completed(_)) {
+                    ": finished earlier"
+                } else {
+                    ":"
+                }
             );
+        }
+        if let GroupState::Completed(total) = state {
+            groups.push(record::GroupRecords {
+                group: index,
+                dir,
+                total,
+            });
+            continue;
         }
         let group_options = TestOptions {
             output_dir: Some(dir.clone()),
@@ -182,6 +203,7 @@ fn run_experiment(
                 .clone()
                 .or(plan.fixture_results(group.variant)),
             trial: group.trial,
+            resume: matches!(state, GroupState::Unfinished),
             ..options.clone()
         };
         let outcome =
@@ -189,7 +211,7 @@ fn run_experiment(
                 Ok(outcome) => outcome,
                 Err(error) => {
                     // A suite found invalid in its first group leaves nothing behind.
-                    if runs.is_empty() && !root_existed {
+                    if groups.is_empty() && !root_existed {
                         let _ = std::fs::remove_dir_all(&root);
                     }
                     return Err(error);
@@ -199,23 +221,15 @@ fn run_experiment(
             eval::report::print_totals(&mut std::io::stdout(), &outcome.tally).ok();
         }
         interrupted = outcome.interrupted;
-        runs.push(GroupRun {
+        groups.push(record::GroupRecords {
             group: index,
             dir,
-            outcome,
+            total: outcome.total,
         });
         if interrupted.is_some() {
             break;
         }
     }
-    let groups: Vec<record::GroupRecords> = runs
-        .iter()
-        .map(|run| record::GroupRecords {
-            group: run.group,
-            dir: run.dir.clone(),
-            total: run.outcome.total,
-        })
-        .collect();
     let context = record::RecordContext {
         suite,
         plan,

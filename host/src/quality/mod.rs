@@ -11,7 +11,8 @@
 //! - [`gates`]: the declarative pass policy that sets the exit code;
 //! - [`baseline`]: committed baselines (`eval promote`); [`merge`]: the
 //!   shards of a run joined (`eval merge`);
-//! - [`report`]: the readable summary.
+//! - [`report`]: the readable summary; [`resume`]: `--resume` of an
+//!   experiment (`experiment-run.json`).
 
 pub mod aggregate;
 pub mod baseline;
@@ -21,6 +22,7 @@ pub mod merge;
 pub mod plan;
 pub mod record;
 pub mod report;
+pub mod resume;
 pub mod stats;
 
 pub use experiment::{ExperimentOutcome, Run, test};

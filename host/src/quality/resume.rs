@@ -1,0 +1,191 @@
+//! Resuming an experiment: `experiment-run.json` in the run directory
+//! records how the experiment was started (the options as given, before
+//! any variant's overrides), so `eval test --resume <run-dir>` can run it
+//! again with the same cells: a group that completed is taken as it is, a
+//! group that was interrupted resumes from its journal (only its unfinished
+//! cases run), a group that never started runs, and the record is written
+//! anew over every finished cell.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::eval::provider_setup::GrantFlags;
+use crate::eval::run_state::{self, RunState, RunStatus};
+use crate::eval::{CaseLines, CellFilters, EvalError, TestOptions, cassette::ReplayMode, records};
+
+/// The file's name and schema.
+pub const FILE: &str = "experiment-run.json";
+pub const SCHEMA: &str = "cautilus.experiment_run.v1";
+
+/// How an experiment was started.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ExperimentRun {
+    schema_version: String,
+    fixture: PathBuf,
+    workspace: PathBuf,
+    #[serde(default)]
+    records: Option<PathBuf>,
+    /// `--provider` (not a variant's provider: each group resolves its own).
+    #[serde(default)]
+    provider: Option<String>,
+    #[serde(default)]
+    default_provider: Option<String>,
+    #[serde(default)]
+    replay: Option<String>,
+    #[serde(default)]
+    default_replay: Option<String>,
+    #[serde(default)]
+    cassette: Option<String>,
+    #[serde(default)]
+    fixture_results: Option<PathBuf>,
+    #[serde(default)]
+    grants: GrantFlags,
+    timeout_ms: u64,
+    memory_bytes: usize,
+    #[serde(default)]
+    fuel: Option<u64>,
+    #[serde(default)]
+    jobs: Option<usize>,
+    #[serde(default)]
+    concurrency: Option<usize>,
+    #[serde(default)]
+    update_snapshots: bool,
+    #[serde(default)]
+    keep_workspaces: bool,
+    #[serde(default)]
+    variants: Vec<String>,
+    #[serde(default)]
+    cases: Vec<String>,
+    #[serde(default)]
+    tags: Vec<String>,
+    #[serde(default)]
+    trials: Option<u32>,
+    #[serde(default)]
+    shard: Option<(u32, u32)>,
+}
+
+/// Records how the experiment in `dir` is started.
+pub fn write(dir: &Path, options: &TestOptions) -> Result<(), EvalError> {
+    let absolute = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+    let run = ExperimentRun {
+        schema_version: SCHEMA.into(),
+        fixture: absolute(&options.fixture),
+        workspace: absolute(&options.workspace),
+        records: options.records.as_deref().map(absolute),
+        provider: options.provider.clone(),
+        default_provider: options.default_provider.clone(),
+        replay: options.replay.map(|m| m.as_str().to_string()),
+        default_replay: options.default_replay.map(|m| m.as_str().to_string()),
+        cassette: options.cassette.clone(),
+        fixture_results: options.fixture_results.as_deref().map(absolute),
+        grants: options.grants.clone(),
+        timeout_ms: u64::try_from(options.limits.timeout.as_millis()).unwrap_or(u64::MAX),
+        memory_bytes: options.limits.memory_bytes,
+        fuel: options.limits.fuel,
+        jobs: options.jobs,
+        concurrency: options.concurrency,
+        update_snapshots: options.update_snapshots,
+        keep_workspaces: options.keep_workspaces,
+        variants: options.cells.variants.clone(),
+        cases: options.cells.cases.clone(),
+        tags: options.cells.tags.clone(),
+        trials: options.cells.trials,
+        shard: options.cells.shard,
+    };
+    let value = serde_json::to_value(&run).map_err(|e| EvalError::Write {
+        path: dir.join(FILE),
+        source: std::io::Error::other(e),
+    })?;
+    records::write_json(&dir.join(FILE), &value)
+}
+
+/// Whether `dir` holds an experiment that can be resumed.
+pub fn is_experiment(dir: &Path) -> bool {
+    dir.join(FILE).is_file()
+}
+
+/// The options to resume the experiment in `dir` with.
+pub fn options(dir: &Path, case_lines: CaseLines) -> Result<TestOptions, EvalError> {
+    let path = dir.join(FILE);
+    let error = |message: String| EvalError::Input {
+        path: path.clone(),
+        message,
+    };
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| error(format!("cannot read how the experiment was started: {e}")))?;
+    let run: ExperimentRun = serde_json::from_str(&text)
+        .map_err(|e| error(format!("not an experiment run this version reads: {e}")))?;
+    if run.schema_version != SCHEMA {
+        return Err(error(format!("schemaVersion is not `{SCHEMA}`")));
+    }
+    if let Ok(record) = std::fs::read_to_string(dir.join(super::experiment::FILE))
+        && record.contains("\"status\": \"completed\"")
+    {
+        return Err(error(
+            "this experiment completed; there is nothing to resume".into(),
+        ));
+    }
+    let mode = |m: Option<String>| -> Result<Option<ReplayMode>, EvalError> {
+        m.as_deref()
+            .map(ReplayMode::parse)
+            .transpose()
+            .map_err(error)
+    };
+    Ok(TestOptions {
+        fixture: run.fixture,
+        workspace: run.workspace,
+        output_dir: Some(dir.to_path_buf()),
+        records: run.records,
+        default_provider: run.default_provider,
+        default_replay: mode(run.default_replay)?,
+        provider: run.provider,
+        fixture_results: run.fixture_results,
+        grants: run.grants,
+        replay: mode(run.replay)?,
+        cassette: run.cassette,
+        limits: crate::plugin::Limits {
+            timeout: std::time::Duration::from_millis(run.timeout_ms),
+            memory_bytes: run.memory_bytes,
+            fuel: run.fuel,
+            ..crate::plugin::Limits::default()
+        },
+        jobs: run.jobs,
+        concurrency: run.concurrency,
+        update_snapshots: run.update_snapshots,
+        keep_workspaces: run.keep_workspaces,
+        resume: true,
+        case_lines,
+        cells: CellFilters {
+            variants: run.variants,
+            cases: run.cases,
+            tags: run.tags,
+            trials: run.trials,
+            shard: run.shard,
+        },
+        trial: 1,
+    })
+}
+
+/// What a group's directory says of it when an experiment resumes.
+pub enum GroupState {
+    /// Finished earlier: its case count.
+    Completed(usize),
+    /// Started and stopped: resume it.
+    Unfinished,
+    /// Never started.
+    Fresh,
+}
+
+pub fn group_state(dir: &Path) -> GroupState {
+    if !dir.join(run_state::FILE).is_file() {
+        return GroupState::Fresh;
+    }
+    match RunState::read(dir) {
+        Ok(state) if state.status == RunStatus::Completed => {
+            GroupState::Completed(state.total_cases)
+        }
+        _ => GroupState::Unfinished,
+    }
+}
