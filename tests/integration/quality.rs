@@ -635,3 +635,140 @@ fn an_interrupted_experiment_resumes_its_unfinished_groups_only() {
         "a completed group is not run again"
     );
 }
+
+#[test]
+fn recorded_outputs_are_rescored_without_calling_the_model() {
+    use cautilus_tests::model_server::{ModelServer, Reply};
+    let server = ModelServer::start(|_, index| {
+        let text = if index % 2 == 0 {
+            "Hello Ada, welcome back!"
+        } else {
+            "Hi."
+        };
+        Reply::json(
+            200,
+            serde_json::json!({
+                "id": "chatcmpl-1", "model": "loopback-model-1",
+                "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+                "usage": {"prompt_tokens": 20, "completion_tokens": 5, "total_tokens": 25}
+            })
+            .to_string(),
+        )
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let fixture = dir.path().join("greet.fixture.yaml");
+    let suite = |assertion: &str| {
+        format!(
+            "schemaVersion: cautilus.evaluation_input.v1
+surface: app
+preset: prompt
+suiteId: greet
+provider: openai
+model: loopback-model-1
+trials: 2
+assertions:
+  - {assertion}
+cases:
+  - {{ caseId: ada, input: Greet Ada., expected: {{ finalText: Ada }} }}
+"
+        )
+    };
+    std::fs::write(
+        &fixture,
+        suite("{ type: contains, value: Ada, required: false }"),
+    )
+    .unwrap();
+    let live = |name: &str, extra: &[&str]| {
+        let mut command = cautilus();
+        command
+            .args(["eval", "test", "--fixture"])
+            .arg(&fixture)
+            .arg("--workspace")
+            .arg(dir.path())
+            .arg("--output-dir")
+            .arg(dir.path().join(name))
+            .args(["--concurrency", "1"])
+            .args(extra)
+            .env("OPENAI_BASE_URL", format!("{}/v1", server.url))
+            .env("OPENAI_API_KEY", "sk-test")
+            .env("PATH", "/usr/bin:/bin");
+        output(command.output().unwrap())
+    };
+    let (code, stdout, stderr) = live("first", &["--provider", "openai"]);
+    assert!(code == 0 || code == 1, "{stdout}{stderr}");
+    assert_eq!(server.requests().len(), 2, "two trials, one call each");
+    let first = read_json(&dir.path().join("first/experiment.json"));
+
+    // A stricter assertion, re-scored on the recorded answers: no call.
+    std::fs::write(&fixture, suite("{ type: contains, value: welcome }")).unwrap();
+    let (code, stdout, stderr) = live(
+        "again",
+        &[
+            "--reuse-outputs",
+            &dir.path().join("first").display().to_string(),
+        ],
+    );
+    assert_eq!(
+        code, 1,
+        "the second trial's answer has no `welcome`: {stdout}{stderr}"
+    );
+    assert_eq!(
+        server.requests().len(),
+        2,
+        "no model call when outputs are reused"
+    );
+    let again = read_json(&dir.path().join("again/experiment.json"));
+    let outputs = |r: &Value| -> Vec<(u64, String, String)> {
+        r["cells"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| {
+                (
+                    c["trial"].as_u64().unwrap(),
+                    c["output"].as_str().unwrap().to_string(),
+                    c["model"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect()
+    };
+    assert_eq!(
+        outputs(&again),
+        outputs(&first),
+        "the same answers, the same model"
+    );
+    let cells = again["cells"].as_array().unwrap();
+    assert_eq!(
+        (cells[0]["status"].as_str(), cells[1]["status"].as_str()),
+        (Some("passed"), Some("failed"))
+    );
+    assert_eq!(cells[0]["usage"]["inputTokens"], 20, "{}", cells[0]);
+    assert!(
+        dir.path()
+            .join("again/variants/default/trial-2/reused-outputs.json")
+            .is_file()
+    );
+
+    // A case the earlier run never answered fails; it gets no made-up answer.
+    std::fs::write(
+        &fixture,
+        suite("{ type: contains, value: welcome }").replace(
+            "cases:\n",
+            "cases:\n  - { caseId: new, input: Greet Bo. }\n",
+        ),
+    )
+    .unwrap();
+    let (code, stdout, _) = live(
+        "third",
+        &[
+            "--reuse-outputs",
+            &dir.path().join("first").display().to_string(),
+        ],
+    );
+    assert_eq!(code, 1);
+    assert!(
+        stdout.contains("no recorded output for case `new`"),
+        "{stdout}"
+    );
+    assert_eq!(server.requests().len(), 2);
+}

@@ -243,6 +243,11 @@ pub struct TestArgs {
     /// gates are informational; `cautilus eval merge` joins their runs
     #[arg(long, value_name = "K/N", value_parser = parse_shard, conflicts_with = "resume")]
     shard: Option<(u32, u32)>,
+    /// Re-score the outputs an earlier run of the suite recorded (its
+    /// run directory), cell by cell, without calling any provider: for
+    /// iterating on assertions and judges. App suites only
+    #[arg(long, value_name = "RUN_DIR", conflicts_with_all = ["resume", "provider", "replay", "fixture_results"])]
+    reuse_outputs: Option<PathBuf>,
     /// Run every case this many times (over the fixture's `trials`; 1
     /// under --replay replay-strict)
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=100), conflicts_with = "resume")]
@@ -382,6 +387,8 @@ fn test(args: TestArgs) -> anyhow::Result<ExitCode> {
                     trials: args.trials,
                     shard: args.shard,
                 },
+                reuse_outputs: args.reuse_outputs,
+                require_canned: false,
                 trial: 1,
             };
             if project_run {

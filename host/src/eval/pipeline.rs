@@ -98,6 +98,12 @@ pub struct TestOptions {
     pub case_lines: CaseLines,
     /// Which cells run (`--variant`, `--case`, `--trials`).
     pub cells: CellFilters,
+    /// Re-score the outputs an earlier run recorded instead of calling a
+    /// provider (`--reuse-outputs <run-dir>`).
+    pub reuse_outputs: Option<PathBuf>,
+    /// The canned answers stand for recorded outputs: a case without one
+    /// fails rather than getting the fixture backend's made-up answer.
+    pub require_canned: bool,
     /// The trial (1-based) this run is of its cells: a canned answer
     /// `{"trials": [a, b, …]}` answers trial n with its entry (n − 1) mod
     /// its length.

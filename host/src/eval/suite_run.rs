@@ -201,6 +201,9 @@ pub fn run_suite(
     if let Some(agent) = validated.suite.body.get("agent") {
         provider_options.insert("agent".into(), agent.clone());
     }
+    if options.require_canned {
+        provider_options.insert("requireCanned".into(), json!(true));
+    }
     let context = RunContext {
         provider: provider.id(),
         harness: &harness,
@@ -363,6 +366,8 @@ pub fn resume_options(dir: &Path, case_lines: CaseLines) -> Result<TestOptions, 
         resume: true,
         case_lines,
         cells: Default::default(),
+        reuse_outputs: None,
+        require_canned: false,
         trial: 1,
     })
 }

@@ -11,7 +11,7 @@
 //! the comparison with the baseline, the gates, `passed` and the
 //! fingerprints. Only each cell's facts are held, never its output.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value, json};
 
@@ -102,7 +102,11 @@ pub fn test(registry: &Registry, options: &TestOptions) -> Result<Run, EvalError
     let plan = plan::plan(&suite, spec, &options.cells, strict)?;
     // A promoted baseline makes every run of the suite a comparison.
     let committed = baseline::read(&options.records_root(), &suite.suite_id)?;
-    if !plan.is_experiment() && committed.is_none() && !resuming_experiment {
+    if !plan.is_experiment()
+        && committed.is_none()
+        && !resuming_experiment
+        && options.reuse_outputs.is_none()
+    {
         let options = TestOptions {
             fixture_results: options.fixture_results.clone().or(plan.fixture_results(0)),
             ..options.clone()
@@ -196,7 +200,7 @@ fn run_experiment(
             });
             continue;
         }
-        let group_options = TestOptions {
+        let mut group_options = TestOptions {
             output_dir: Some(dir.clone()),
             fixture_results: options
                 .fixture_results
@@ -206,6 +210,15 @@ fn run_experiment(
             resume: matches!(state, GroupState::Unfinished),
             ..options.clone()
         };
+        if let Some(source) = &options.reuse_outputs {
+            // The same group of the earlier run answers, through the fixture backend.
+            let relative = dir.strip_prefix(&root).unwrap_or(Path::new(""));
+            let reused = super::reuse::prepare(&source.join(relative), &dir)?;
+            group_options.provider = Some("fixture".into());
+            group_options.fixture_results = Some(reused);
+            group_options.replay = Some(ReplayMode::Live);
+            group_options.require_canned = true;
+        }
         let outcome =
             match eval::run_suite(registry, &group_options, plan.suite_of(suite, group), false) {
                 Ok(outcome) => outcome,

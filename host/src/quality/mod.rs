@@ -12,7 +12,7 @@
 //! - [`baseline`]: committed baselines (`eval promote`); [`merge`]: the
 //!   shards of a run joined (`eval merge`);
 //! - [`report`]: the readable summary; [`resume`]: `--resume` of an
-//!   experiment (`experiment-run.json`).
+//!   experiment (`experiment-run.json`); [`reuse`]: `--reuse-outputs`.
 
 pub mod aggregate;
 pub mod baseline;
@@ -23,6 +23,7 @@ pub mod plan;
 pub mod record;
 pub mod report;
 pub mod resume;
+pub mod reuse;
 pub mod stats;
 
 pub use experiment::{ExperimentOutcome, Run, test};

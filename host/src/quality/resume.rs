@@ -64,6 +64,8 @@ struct ExperimentRun {
     trials: Option<u32>,
     #[serde(default)]
     shard: Option<(u32, u32)>,
+    #[serde(default)]
+    reuse_outputs: Option<PathBuf>,
 }
 
 /// Records how the experiment in `dir` is started.
@@ -93,6 +95,7 @@ pub fn write(dir: &Path, options: &TestOptions) -> Result<(), EvalError> {
         tags: options.cells.tags.clone(),
         trials: options.cells.trials,
         shard: options.cells.shard,
+        reuse_outputs: options.reuse_outputs.as_deref().map(absolute),
     };
     let value = serde_json::to_value(&run).map_err(|e| EvalError::Write {
         path: dir.join(FILE),
@@ -164,6 +167,8 @@ pub fn options(dir: &Path, case_lines: CaseLines) -> Result<TestOptions, EvalErr
             trials: run.trials,
             shard: run.shard,
         },
+        reuse_outputs: run.reuse_outputs,
+        require_canned: false,
         trial: 1,
     })
 }

@@ -59,6 +59,7 @@ fn observation(mode: &str) -> Observation {
 fn messaging(request: &Invocation, canned: Option<Value>) -> Result<Observation, PluginError> {
     let mut out = observation("messaging");
     let canned_calls = canned.as_ref().and_then(|c| c.get("toolCalls")).cloned();
+    let identity = canned.clone().filter(Value::is_object);
     let mut messages = request.messages.clone();
     let final_text = match canned {
         Some(Value::String(text)) => text,
@@ -123,7 +124,42 @@ fn messaging(request: &Invocation, canned: Option<Value>) -> Result<Observation,
     out.final_text = Some(final_text);
     out.messages = messages;
     out.tool_calls = canned_tool_calls(request, canned_calls.as_ref())?;
+    if let Some(Value::Object(object)) = &identity {
+        apply_identity(&mut out, object);
+    }
     Ok(out)
+}
+
+/// What a canned object says of the answer it stands for (a recorded
+/// output reused, `--reuse-outputs`): who answered, usage, cost, time.
+fn apply_identity(out: &mut Observation, object: &serde_json::Map<String, Value>) {
+    let text = |key: &str| object.get(key).and_then(Value::as_str).map(str::to_string);
+    if let Some(provider) = text("provider") {
+        out.provider = Some(provider);
+    }
+    if let Some(model) = text("model") {
+        out.model = Some(model);
+    }
+    if let Some(harness) = text("harness") {
+        out.harness = Some(harness);
+    }
+    if let Some(ms) = object.get("durationMs").and_then(Value::as_u64) {
+        out.duration_ms = Some(ms);
+    }
+    if let Some(usd) = object.get("costUsd").and_then(Value::as_f64) {
+        out.cost_usd = Some(usd);
+        out.cost_source = text("costSource").or(Some("reported".into()));
+    }
+    if let Some(usage) = object.get("usage").and_then(Value::as_object) {
+        let count = |key: &str| usage.get(key).and_then(Value::as_u64);
+        out.usage = Some(Usage {
+            input_tokens: count("inputTokens"),
+            output_tokens: count("outputTokens"),
+            cached_input_tokens: count("cachedInputTokens"),
+            reasoning_tokens: count("reasoningTokens"),
+            llm_calls: count("llmCalls").and_then(|n| u32::try_from(n).ok()),
+        });
+    }
 }
 
 /// A canned result's `toolCalls`, if it gives them.
@@ -332,6 +368,15 @@ impl Provider for Fixture {
         };
         let canned = options.get("canned").cloned();
         let purpose = options.get("purpose").and_then(Value::as_str);
+        if canned.is_none()
+            && purpose != Some("judge")
+            && options.get("requireCanned") == Some(&Value::Bool(true))
+        {
+            return Err(PluginError::failed(format!(
+                "no recorded output for case `{}` in the run whose outputs are reused",
+                request.case_id
+            )));
+        }
         match request.mode.as_str() {
             "messaging" if purpose == Some("judge") && canned.is_none() => judge(&request),
             "messaging" => messaging(&request, canned),

@@ -1,0 +1,83 @@
+//! `--reuse-outputs <run-dir>`: a run whose answers are the outputs an
+//! earlier run of the suite recorded, re-scored without calling any
+//! provider (iterating on assertions and judges costs nothing).
+//!
+//! Each group of cells takes the outputs of the same group of the earlier
+//! run (its `eval-observed.json`: the final text, the messages, and who
+//! answered with what usage, cost and time), written beside the group's
+//! records as `reused-outputs.json` and answered by the fixture backend,
+//! which then reports that identity. A case the earlier run has no output
+//! for fails; it never gets a made-up answer. App suites only: a coding
+//! agent's work in its workspace cannot be replayed from its outputs.
+
+use std::path::Path;
+
+use serde_json::{Map, Value, json};
+
+use crate::eval::EvalError;
+use crate::eval::records;
+
+/// The reused answers file written into each group's directory.
+pub const FILE: &str = "reused-outputs.json";
+
+fn error(path: &Path, message: impl Into<String>) -> EvalError {
+    EvalError::Input {
+        path: path.to_path_buf(),
+        message: message.into(),
+    }
+}
+
+/// Writes `group_dir/reused-outputs.json` from the observed packet of the
+/// earlier run's group in `source_dir`; returns its path.
+pub fn prepare(source_dir: &Path, group_dir: &Path) -> Result<std::path::PathBuf, EvalError> {
+    let packet = source_dir.join("eval-observed.json");
+    let text = std::fs::read_to_string(&packet).map_err(|e| {
+        error(
+            &packet,
+            format!("cannot read the outputs to reuse ({e}); --reuse-outputs takes the run directory of an earlier run of this suite, with the same variants and trials"),
+        )
+    })?;
+    let observed: Value = serde_json::from_str(&text)
+        .map_err(|e| error(&packet, format!("not an observed packet: {e}")))?;
+    if observed["surface"] == "repo" {
+        return Err(error(
+            &packet,
+            "--reuse-outputs re-scores app suites; a coding agent's work in its workspace cannot be replayed from its outputs (record a cassette and replay it instead)",
+        ));
+    }
+    let mut answers = Map::new();
+    for evaluation in observed["evaluations"].as_array().into_iter().flatten() {
+        let Some(case_id) = evaluation["caseId"].as_str() else {
+            continue;
+        };
+        let seen = &evaluation["observed"];
+        if !seen["finalText"].is_string() {
+            continue; // nothing was answered: the case fails again
+        }
+        let mut answer = Map::new();
+        answer.insert("finalText".into(), seen["finalText"].clone());
+        if seen["messages"].is_array() {
+            answer.insert("messages".into(), seen["messages"].clone());
+        }
+        if seen["toolCalls"].is_array() {
+            answer.insert("toolCalls".into(), seen["toolCalls"].clone());
+        }
+        for key in [
+            "provider",
+            "model",
+            "harness",
+            "usage",
+            "costUsd",
+            "costSource",
+            "durationMs",
+        ] {
+            if !evaluation[key].is_null() {
+                answer.insert(key.into(), evaluation[key].clone());
+            }
+        }
+        answers.insert(case_id.to_string(), Value::Object(answer));
+    }
+    let path = group_dir.join(FILE);
+    records::write_json(&path, &json!(answers))?;
+    Ok(path)
+}
