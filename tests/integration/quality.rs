@@ -273,6 +273,8 @@ provider: openai
 model: m1
 trials: 2
 fixtureResults: answers.json
+assertions:
+  - { type: contains, value: Hi }
 gates:
   passRate: { min: 0.1 }
 cases:
@@ -295,6 +297,18 @@ cases:
         stdout.contains("FAIL  default errored — 2 of 4 cells errored"),
         "{stdout}"
     );
+    // The errored case was never answered: its assertions were not evaluated.
+    let broken = record["cells"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["caseId"] == "broken")
+        .unwrap();
+    assert_eq!(
+        broken["assertions"][0]["status"], "not-evaluated",
+        "{broken}"
+    );
+    assert_eq!(broken["scores"], serde_json::json!({}));
     // Errored cells' durations stay out of the latency.
     assert_eq!(record["aggregates"]["default"]["latency"]["n"], 2);
 

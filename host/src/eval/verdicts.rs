@@ -19,6 +19,26 @@ pub fn apply(verdict: &mut Verdict, outcomes: &[Outcome]) {
     if outcomes.is_empty() {
         return;
     }
+    // The answer never came (the provider failed, the runner was blocked,
+    // a required field is missing): its assertions were not evaluated, and
+    // they are listed as such, with no score.
+    if matches!(verdict.status, CaseStatus::Errored | CaseStatus::Blocked) {
+        let entries: Vec<Entry<'_>> = outcomes
+            .iter()
+            .map(|o| Entry {
+                status: NOT_EVALUATED,
+                passed: false,
+                score: None,
+                label: None,
+                detail: None,
+                ..Entry::from(o)
+            })
+            .collect();
+        if let Some(body) = set_members(&verdict.body, &[("assertions", json_text(&entries))]) {
+            verdict.body = body;
+        }
+        return;
+    }
     let required = |o: &&Outcome| o.required;
     let errored: Vec<&Outcome> = outcomes
         .iter()
@@ -92,11 +112,14 @@ fn json_text<T: serde::Serialize + ?Sized>(value: &T) -> String {
     serde_json::to_string(value).expect("outcomes serialize to JSON")
 }
 
+/// The status of an assertion whose case was never answered.
+pub const NOT_EVALUATED: &str = "not-evaluated";
+
 /// One entry of a summary evaluation's `assertions`.
 #[derive(serde::Serialize)]
 struct Entry<'a> {
     name: &'a str,
-    /// `passed`, `failed`, `errored` or `uncaptured`.
+    /// `passed`, `failed`, `errored`, `uncaptured` or `not-evaluated`.
     status: &'static str,
     passed: bool,
     score: Option<f64>,
@@ -311,5 +334,21 @@ mod tests {
         apply(&mut v, &[outcome("a", false, true)]);
         assert_eq!(v.body, "null");
         assert_eq!(v.status, CaseStatus::Failed);
+    }
+
+    #[test]
+    fn assertions_of_a_case_never_answered_are_not_evaluated() {
+        let mut v = Verdict {
+            status: CaseStatus::Errored,
+            summary: "the provider failed: boom".into(),
+            ..verdict(r#"{"caseId":"c","status":"errored","summary":"the provider failed: boom"}"#)
+        };
+        apply(&mut v, &[outcome("a", false, true)]);
+        assert_eq!(v.status, CaseStatus::Errored);
+        assert_eq!(v.summary, "the provider failed: boom");
+        let body: serde_json::Value = serde_json::from_str(&v.body).unwrap();
+        assert_eq!(body["assertions"][0]["status"], "not-evaluated");
+        assert_eq!(body["assertions"][0]["score"], serde_json::Value::Null);
+        assert!(body.get("assertionScore").is_none());
     }
 }

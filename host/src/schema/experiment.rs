@@ -120,7 +120,7 @@ pub struct Cell {
     /// By assertion name (several of one name: their mean).
     pub scores: BTreeMap<String, f64>,
     /// The assertion ledger, in order: name, status (`passed`, `failed`,
-    /// `uncaptured`, `errored`), score, required, weight, detail.
+    /// `uncaptured`, `errored`, `not-evaluated`), score, required, weight, detail.
     pub assertions: Vec<Value>,
     pub usage: Option<Value>,
     pub cost_usd: Option<f64>,
