@@ -451,3 +451,40 @@ fn a_key_the_server_echoes_back_is_redacted_before_it_is_recorded() {
     assert!(records.contains("bad key [redacted]"), "{records}");
     assert!(records.contains("you sent [redacted]"), "{records}");
 }
+
+#[test]
+fn a_judges_cost_counts_toward_the_case_cost() {
+    let server = ModelServer::start(|_, _| {
+        let mut reply =
+            openai_answer(r#"{"passed": true, "score": 1.0, "reasoning": "names the command"}"#);
+        // The judge model answers as a priced one.
+        reply.body = reply.body.replace("loopback-model-1", "gpt-5-mini");
+        reply
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let fixture = crate::support::judged_fixture(dir.path());
+    let text = std::fs::read_to_string(&fixture)
+        .unwrap()
+        .replace("judge-model", "gpt-5-mini");
+    std::fs::write(&fixture, text).unwrap();
+    let run = eval_run_with(&fixture, &[], |c| {
+        c.env("OPENAI_BASE_URL", &server.url)
+            .env("OPENAI_API_KEY", KEY);
+    });
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let summary = run.packet("eval-summary.json");
+    let case = &summary["evaluations"][0];
+    // 20 input and 5 output tokens at gpt-5-mini's $0.25 / $2 per million.
+    let judged = (20.0 * 0.25 + 5.0 * 2.0) / 1e6;
+    assert_eq!(case["judgeUsage"]["calls"], 1, "{case}");
+    assert_eq!(case["judgeUsage"]["inputTokens"], 20);
+    assert!(
+        (case["judgeUsage"]["costUsd"].as_f64().unwrap() - judged).abs() < 1e-12,
+        "{case}"
+    );
+    assert!(
+        (case["costUsd"].as_f64().unwrap() - judged).abs() < 1e-12,
+        "the case's cost includes its judge's: {case}"
+    );
+    assert!((case["assertions"][0]["costUsd"].as_f64().unwrap() - judged).abs() < 1e-12);
+}

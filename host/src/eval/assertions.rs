@@ -32,7 +32,7 @@ use serde_json::{Map, Value, json};
 
 use super::EvalError;
 use super::host_checks::{Checked, CodeGrader, GraderCase, Metrics};
-use super::judge::{HOW_TO_CONFIGURE, JudgeModel};
+use super::judge::{HOW_TO_CONFIGURE, JudgeModel, Spend};
 pub use super::outcome::Outcome;
 pub use super::scorer_pool::ScorerPool;
 use super::scorer_pool::{InstanceKey, check_new, group};
@@ -414,19 +414,31 @@ impl Assertions {
                 gathered = users.iter().map(|u| inputs[u.0].clone()).collect();
                 &gathered
             };
-            let results = match pool.instance(check) {
+            // A model-backed scorer's calls are counted per case.
+            let results: Vec<(_, Spend)> = match pool.instance(check) {
                 Ok(instance) if check.calls_model => batch
                     .iter()
-                    .map(|input| instance.score(&check.grader, input))
+                    .map(|input| {
+                        super::judge::take_spend();
+                        let result = instance.score(&check.grader, input);
+                        (result, super::judge::take_spend())
+                    })
                     .collect(),
-                Ok(instance) => instance.score_batch(&check.grader, batch),
+                Ok(instance) => instance
+                    .score_batch(&check.grader, batch)
+                    .into_iter()
+                    .map(|r| (r, Spend::default()))
+                    .collect(),
                 Err(error) => users
                     .iter()
-                    .map(|_| Err(PluginError::Host(error.to_string())))
+                    .map(|_| (Err(PluginError::Host(error.to_string())), Spend::default()))
                     .collect(),
             };
-            for (&(k, j, assertion), result) in users.iter().zip(results) {
-                out[k][j] = Some(Outcome::scored(assertion, result));
+            for (&(k, j, assertion), (result, spend)) in users.iter().zip(results) {
+                out[k][j] = Some(Outcome {
+                    spend,
+                    ..Outcome::scored(assertion, result)
+                });
             }
         }
         for (_, users) in &singles {

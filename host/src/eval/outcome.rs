@@ -24,6 +24,8 @@ pub struct Outcome {
     pub detail: Option<String>,
     pub required: bool,
     pub weight: f64,
+    /// What its judge calls cost (a model-backed scorer).
+    pub spend: super::judge::Spend,
 }
 
 impl Outcome {
@@ -54,6 +56,7 @@ impl Outcome {
             detail,
             required: assertion.required,
             weight: assertion.weight,
+            spend: Default::default(),
         }
     }
 

@@ -30,6 +30,7 @@ pub fn apply(verdict: &mut Verdict, outcomes: &[Outcome]) {
                 passed: false,
                 score: None,
                 label: None,
+                cost_usd: None,
                 detail: None,
                 ..Entry::from(o)
             })
@@ -102,6 +103,29 @@ pub fn apply(verdict: &mut Verdict, outcomes: &[Outcome]) {
     if total_weight > 0.0 {
         fields.push(("assertionScore", json_text(&(weighted / total_weight))));
     }
+    // A judge's calls count toward the case's cost.
+    let spend = outcomes
+        .iter()
+        .fold(super::judge::Spend::default(), |total, o| {
+            total.plus(o.spend)
+        });
+    if !spend.is_empty() {
+        fields.push((
+            "judgeUsage",
+            json_text(&serde_json::json!({
+                "calls": spend.calls,
+                "inputTokens": spend.input_tokens,
+                "outputTokens": spend.output_tokens,
+                "costUsd": spend.cost_usd,
+            })),
+        ));
+        if let Some(judged) = spend.cost_usd {
+            let answered = serde_json::from_str::<serde_json::Value>(&verdict.body)
+                .ok()
+                .and_then(|body| body.get("costUsd").and_then(serde_json::Value::as_f64));
+            fields.push(("costUsd", json_text(&(answered.unwrap_or(0.0) + judged))));
+        }
+    }
     // A body that is not an object (a foreign preset's) is left as it is.
     if let Some(body) = set_members(&verdict.body, &fields) {
         verdict.body = body;
@@ -127,6 +151,9 @@ struct Entry<'a> {
     weight: f64,
     #[serde(skip_serializing_if = "Option::is_none")]
     label: Option<&'a str>,
+    /// What its judge calls cost, when it called a model that said.
+    #[serde(rename = "costUsd", skip_serializing_if = "Option::is_none")]
+    cost_usd: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     detail: Option<&'a str>,
 }
@@ -141,6 +168,7 @@ impl<'a> From<&'a Outcome> for Entry<'a> {
             required: o.required,
             weight: o.weight,
             label: o.label.as_deref(),
+            cost_usd: o.spend.cost_usd,
             detail: o.detail.as_deref(),
         }
     }
@@ -208,6 +236,7 @@ mod tests {
             uncaptured: false,
             score: Some(if passed { 1.0 } else { 0.0 }),
             label: None,
+            spend: Default::default(),
             detail: (!passed).then(|| "why \"quoted\"".to_string()),
             required,
             weight: 1.0,

@@ -60,15 +60,23 @@ pub fn observation(
         reasoning_tokens: count(u.pointer("/completion_tokens_details/reasoning_tokens")),
         llm_calls: Some(1),
     });
-    Ok(crate::api::observed(
-        NAME,
-        "openai-api",
-        request,
-        answer,
-        text,
-        usage,
-        retries,
-    ))
+    let mut observed =
+        crate::api::observed(NAME, "openai-api", request, answer, text, usage, retries);
+    // The API reports tokens, not money: a model in the OpenAI price table
+    // is priced from them (`derived:<table>`); any other model has no cost.
+    if let (Some(usage), Some(model)) = (&observed.usage, &observed.model) {
+        let cost = crate::prices::cost(
+            model,
+            usage.input_tokens.unwrap_or(0),
+            usage.cached_input_tokens.unwrap_or(0),
+            usage.output_tokens.unwrap_or(0),
+        );
+        if let Some(usd) = cost {
+            observed.cost_usd = Some(usd);
+            observed.cost_source = Some(format!("derived:{}", crate::prices::TABLE));
+        }
+    }
+    Ok(observed)
 }
 
 fn excerpt(value: &Value) -> String {
@@ -155,5 +163,25 @@ mod tests {
         );
         assert_eq!(usage.cached_input_tokens, Some(3));
         assert!(observation(&invocation(Some("m")), &json!({"choices": []}), 0).is_err());
+    }
+
+    #[test]
+    fn a_priced_model_gets_a_derived_cost_and_others_none() {
+        let answer = |model: &str| {
+            json!({
+                "model": model,
+                "choices": [{"message": {"role": "assistant", "content": "ok"}}],
+                "usage": {"prompt_tokens": 1000, "completion_tokens": 100}
+            })
+        };
+        let priced = observation(&invocation(None), &answer("gpt-5-mini"), 0).unwrap();
+        // gpt-5-mini: $0.25 / 1M input, $2 / 1M output.
+        assert!((priced.cost_usd.unwrap() - (1000.0 * 0.25 + 100.0 * 2.0) / 1e6).abs() < 1e-12);
+        assert_eq!(
+            priced.cost_source.as_deref(),
+            Some("derived:openai-api-prices@2025-08")
+        );
+        let local = observation(&invocation(None), &answer("smollm2-135m"), 0).unwrap();
+        assert_eq!((local.cost_usd, local.cost_source), (None, None));
     }
 }
