@@ -248,3 +248,25 @@ fn an_experiment_fixture_and_its_record_validate() {
     );
     validates("cautilus.baseline.v1", &baseline).unwrap();
 }
+
+#[test]
+fn judged_and_retrieval_packets_validate() {
+    for fixture in [
+        "fixtures/eval/assertions/judge-modes/judge-modes.fixture.yaml",
+        "fixtures/eval/assertions/retrieval/retrieval.fixture.yaml",
+    ] {
+        let out = tempfile::tempdir().unwrap();
+        let (code, stdout, stderr) = run(&[
+            "eval",
+            "test",
+            "--fixture",
+            &repo().join(fixture).display().to_string(),
+            "--output-dir",
+            &out.path().display().to_string(),
+        ]);
+        assert!(code == 0 || code == 1, "{fixture}: {stdout}{stderr}");
+        let summary = load(&out.path().join("eval-summary.json"));
+        validates("cautilus.app_prompt_evaluation_summary.v1", &summary)
+            .unwrap_or_else(|e| panic!("{fixture}: {e}"));
+    }
+}

@@ -174,6 +174,18 @@ pub struct Verdict {
     /// Weighted mean of the assertion scores.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub assertion_score: Option<f64>,
+    /// What the case's judge calls took (their cost is in `costUsd`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub judge_usage: Option<JudgeUsage>,
+}
+
+#[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct JudgeUsage {
+    pub calls: u64,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub cost_usd: Option<f64>,
 }
 
 /// One assertion's result on one case.
@@ -189,17 +201,25 @@ pub struct AssertionOutcome {
     pub score: Option<f64>,
     pub required: bool,
     pub weight: f64,
+    /// The scorer's label (a judge's chosen class).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+    /// What its judge calls cost.
+    #[serde(rename = "costUsd", skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
 }
 
 #[derive(Serialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "kebab-case")]
 pub enum AssertionStatus {
     Passed,
     Failed,
     Errored,
     Uncaptured,
+    /// The case was never answered (errored or blocked before its checks).
+    NotEvaluated,
 }
 
 /// A repo/whole-repo evaluation of the observed packet.
