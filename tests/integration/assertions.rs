@@ -473,3 +473,21 @@ fn the_judge_grades_a_rubric_classifies_with_choice_scores_and_selects() {
         "{selected}"
     );
 }
+
+#[test]
+fn embedding_similarity_compares_the_answer_with_the_reference() {
+    let fixture = repo().join("fixtures/eval/assertions/embedding/embedding.fixture.yaml");
+    let (code, stdout, stderr, summary) = eval_test(&fixture);
+    assert_eq!(code, 1, "the far answer shares no words: {stdout}{stderr}");
+    let close = &case(&summary, "close")["assertions"][0];
+    assert_eq!(close["passed"], true, "{close}");
+    assert!(close["score"].as_f64().unwrap() > 0.8, "{close}");
+    let far = &case(&summary, "far")["assertions"][0];
+    assert_eq!(far["score"], 0.0);
+    assert!(
+        far["detail"].as_str().unwrap().contains(
+            "cosine similarity 0.000 to the reference (model `fixture-embedding`) is below 0.6"
+        ),
+        "{far}"
+    );
+}

@@ -488,3 +488,93 @@ fn a_judges_cost_counts_toward_the_case_cost() {
     );
     assert!((case["assertions"][0]["costUsd"].as_f64().unwrap() - judged).abs() < 1e-12);
 }
+
+#[test]
+fn embeddings_go_to_the_judges_openai_endpoint_and_replay_from_the_cassette() {
+    let server = ModelServer::start(|request, _| {
+        assert_eq!(request.path, "/v1/embeddings");
+        Reply::json(
+            200,
+            json!({
+                "model": "text-embedding-3-small",
+                "data": [{"index": 1, "embedding": [0.6, 0.8]}, {"index": 0, "embedding": [1.0, 0.0]}],
+                "usage": {"prompt_tokens": 9, "total_tokens": 9}
+            })
+            .to_string(),
+        )
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let fixture = dir.path().join("embedded.fixture.json");
+    std::fs::write(
+        &fixture,
+        json!({
+            "schemaVersion": "cautilus.evaluation_input.v1",
+            "surface": "app", "preset": "prompt", "suiteId": "embedded",
+            "provider": "fixture", "model": "canned",
+            "judge": {"provider": "openai", "model": "gpt-5-mini"},
+            "assertions": [{"type": "embedding-similarity", "model": "text-embedding-3-small", "threshold": 0.5}],
+            "cases": [{"caseId": "c1", "input": "Which command runs a fixture?",
+                       "expected": {"finalText": "cautilus eval test"}}]
+        })
+        .to_string(),
+    )
+    .unwrap();
+    let run = |args: &[&str], url: &str| {
+        let mut command = crate::support::cautilus();
+        command
+            .args(["eval", "test", "--fixture"])
+            .arg(&fixture)
+            .arg("--workspace")
+            .arg(dir.path())
+            .args(["--provider", "fixture"])
+            .args(args)
+            .env("OPENAI_BASE_URL", url)
+            .env("OPENAI_API_KEY", KEY);
+        let out = dir.path().join(format!("out-{}", args.len()));
+        command.arg("--output-dir").arg(&out);
+        let (code, stdout, stderr) = crate::support::output(command.output().unwrap());
+        (code, stdout, stderr, out)
+    };
+    let (code, stdout, stderr, out) =
+        run(&["--replay", "record-new"], &format!("{}/v1", server.url));
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let requests = server.requests();
+    assert_eq!(
+        requests.len(),
+        1,
+        "one embeddings call for the answer and the reference"
+    );
+    let sent = body(&requests[0]);
+    assert_eq!(sent["model"], "text-embedding-3-small");
+    assert_eq!(sent["input"][1], "cautilus eval test");
+    assert_eq!(
+        requests[0].header("authorization"),
+        Some(format!("Bearer {KEY}").as_str())
+    );
+    let summary = crate::support::read_json(&out.join("eval-summary.json"));
+    let scored = &summary["evaluations"][0]["assertions"][0];
+    // cos([1, 0], [0.6, 0.8]) = 0.6 (the vectors come back out of order).
+    assert!(
+        (scored["score"].as_f64().unwrap() - 0.6).abs() < 1e-6,
+        "{scored}"
+    );
+    assert_eq!(summary["evaluations"][0]["judgeUsage"]["inputTokens"], 9);
+    assert!(!all_text(dir.path()).contains(KEY));
+
+    // Replayed from the cassette with no endpoint at all.
+    let (code, stdout, stderr, out) = run(
+        &["--replay", "replay-strict", "--jobs", "1"],
+        "http://127.0.0.1:9/v1",
+    );
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let summary = crate::support::read_json(&out.join("eval-summary.json"));
+    assert!(
+        (summary["evaluations"][0]["assertions"][0]["score"]
+            .as_f64()
+            .unwrap()
+            - 0.6)
+            .abs()
+            < 1e-6
+    );
+    assert_eq!(server.requests().len(), 1);
+}

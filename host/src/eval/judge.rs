@@ -15,8 +15,9 @@ use serde_json::{Map, Value, json};
 use super::EvalError;
 use crate::plugin::bindings::provider::exports::cautilus::plugin::provider_api::Invocation;
 use crate::plugin::bindings::scorer::cautilus::plugin::model::{
-    GenerateRequest, GenerateResponse, ModelError,
+    EmbedRequest, EmbedResponse, GenerateRequest, GenerateResponse, ModelError,
 };
+use crate::plugin::bindings::types::{Message, Usage};
 use crate::plugin::provider::ProviderSession;
 use crate::plugin::{Grants, Limits, ModelBackend, Observation, Plugin, Registry};
 
@@ -292,6 +293,116 @@ impl ModelBackend for JudgeModel {
             spend.set(total);
         });
         Ok(response)
+    }
+
+    fn embed(&self, request: &EmbedRequest) -> Result<EmbedResponse, ModelError> {
+        use super::embeddings;
+        let model = request
+            .model
+            .clone()
+            .unwrap_or_else(|| embeddings::DEFAULT_MODEL.to_string());
+        match self.plugin.id() {
+            "fixture" => {
+                return Ok(EmbedResponse {
+                    vectors: embeddings::fixture_vectors(&request.inputs),
+                    model: "fixture-embedding".into(),
+                    usage: None,
+                    cost_usd: None,
+                });
+            }
+            "openai" => {}
+            other => {
+                return Err(ModelError::Unavailable(format!(
+                    "embeddings go to an OpenAI-compatible `/embeddings` endpoint: the judge's provider must be `openai` (OPENAI_BASE_URL, OPENAI_API_KEY), or `fixture` for stand-in vectors, not `{other}`"
+                )));
+            }
+        }
+        let base = self
+            .options
+            .get("baseUrl")
+            .and_then(Value::as_str)
+            .unwrap_or("https://api.openai.com/v1")
+            .to_string();
+        // Recorded and replayed like a generate call, keyed by the texts.
+        let invocation = Invocation {
+            case_id: "embed".into(),
+            mode: "messaging".into(),
+            model: Some(model.clone()),
+            system: None,
+            messages: request
+                .inputs
+                .iter()
+                .map(|text| Message {
+                    role: "user".into(),
+                    content: text.clone(),
+                })
+                .collect(),
+            input: None,
+            expected: None,
+            options: Some(json!({"purpose": "embed"}).to_string()),
+        };
+        let timeout = self.limits.timeout;
+        let live = async {
+            let started = std::time::Instant::now();
+            let key = std::env::var("OPENAI_API_KEY")
+                .ok()
+                .filter(|k| !k.is_empty());
+            let outcome =
+                embeddings::openai(&base, key.as_deref(), &model, &request.inputs, timeout)
+                    .await
+                    .map(|embedded| {
+                        let mut observation = Observation::empty();
+                        observation.structured = Some(json!(embedded.vectors).to_string());
+                        observation.model = Some(embedded.model);
+                        observation.usage = embedded.input_tokens.map(|tokens| Usage {
+                            input_tokens: Some(tokens),
+                            output_tokens: None,
+                            cached_input_tokens: None,
+                            reasoning_tokens: None,
+                            llm_calls: Some(1),
+                        });
+                        observation
+                    });
+            let ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+            (outcome, ms)
+        };
+        let result = crate::plugin::io::block_on(async {
+            match &self.cassette {
+                Some(cassette) => {
+                    cassette
+                        .answer("embed", "openai", &invocation, 0, live)
+                        .await
+                }
+                None => live.await.0,
+            }
+        });
+        let observation = result.map_err(|e| {
+            ModelError::Failed(format!(
+                "embeddings: {}",
+                super::cassette::scrub(&e, &self.secrets)
+            ))
+        })?;
+        SPEND.with(|spend| {
+            let mut total = spend.get();
+            total.calls += 1;
+            total.input_tokens += observation
+                .usage
+                .as_ref()
+                .and_then(|u| u.input_tokens)
+                .unwrap_or(0);
+            spend.set(total);
+        });
+        let vectors: Vec<Vec<f32>> = observation
+            .structured
+            .as_deref()
+            .and_then(|s| serde_json::from_str(s).ok())
+            .ok_or_else(|| ModelError::Failed("embeddings: no vectors in the answer".into()))?;
+        Ok(EmbedResponse {
+            vectors,
+            model: observation.model.unwrap_or(model),
+            usage: observation.usage,
+            cost_usd: None,
+        })
     }
 }
 

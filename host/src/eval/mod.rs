@@ -27,7 +27,8 @@
 //!   [`scorer_pool`]: a worker's scorer instances and batched calls;
 //!   [`outcome`]: one assertion's result;
 //! - [`host_checks`]: the assertion types the host runs (code graders,
-//!   execution metrics); [`judge`]: the suite's judge model;
+//!   execution metrics); [`judge`]: the suite's judge model
+//!   ([`embeddings`]: its `embed` calls);
 //! - [`origins`]: where each case came from (its file, directory, workspace);
 //! - [`snapshots`]: golden files of `expected.snapshot`;
 //! - [`tally`]: the host-owned counts and suite recommendation;
@@ -39,6 +40,7 @@ pub mod batch;
 pub mod cases;
 pub mod cassette;
 pub mod compare;
+pub mod embeddings;
 pub mod host_checks;
 pub mod interrupt;
 pub mod journal;

@@ -22,6 +22,18 @@ pub trait ModelBackend: Send + Sync {
         &self,
         request: &model::GenerateRequest,
     ) -> Result<model::GenerateResponse, model::ModelError>;
+
+    /// Embedding vectors of texts; a backend without an embeddings
+    /// endpoint says so.
+    fn embed(
+        &self,
+        request: &model::EmbedRequest,
+    ) -> Result<model::EmbedResponse, model::ModelError> {
+        let _ = request;
+        Err(model::ModelError::Unavailable(
+            "this run's model has no embeddings endpoint".into(),
+        ))
+    }
 }
 
 /// What the user's run allows plugins to do. The default grants nothing.
@@ -183,24 +195,37 @@ impl log::Host for StoreState {
     }
 }
 
-impl model::Host for StoreState {
-    fn generate(
-        &mut self,
-        request: model::GenerateRequest,
-    ) -> Result<model::GenerateResponse, model::ModelError> {
+impl StoreState {
+    /// The run's model, if the plugin requested it and the run grants one.
+    fn model_backend(&self) -> Result<Arc<dyn ModelBackend>, model::ModelError> {
         if !self.requested.model() {
             return Err(model::ModelError::Denied(format!(
                 "plugin `{}` did not request the `model` capability in its describe",
                 self.plugin
             )));
         }
-        let Some(backend) = self.grants.model.clone() else {
-            return Err(model::ModelError::Denied(
+        self.grants.model.clone().ok_or_else(|| {
+            model::ModelError::Denied(
                 "this run grants no model: configure a judge (`judge: {provider, model}`) to let scorers call one"
                     .into(),
-            ));
-        };
-        backend.generate(&request)
+            )
+        })
+    }
+}
+
+impl model::Host for StoreState {
+    fn generate(
+        &mut self,
+        request: model::GenerateRequest,
+    ) -> Result<model::GenerateResponse, model::ModelError> {
+        self.model_backend()?.generate(&request)
+    }
+
+    fn embed(
+        &mut self,
+        request: model::EmbedRequest,
+    ) -> Result<model::EmbedResponse, model::ModelError> {
+        self.model_backend()?.embed(&request)
     }
 }
 

@@ -49,6 +49,7 @@
 //! unavailable, failed), is a scorer error, never a score of 0.
 
 mod answer;
+mod embedding;
 
 pub use answer::{JudgeAnswer, choice_score, parse_answer, parse_choice, to_score};
 use cautilus_sdk::model::{self, GenerateRequest, ModelError};
@@ -403,7 +404,7 @@ impl Scorer for Judge {
     }
 }
 
-export_scorers!(Judge; capabilities = [Capability::Model]);
+export_scorers!(Judge, embedding::EmbeddingSimilarity; capabilities = [Capability::Model]);
 
 #[cfg(test)]
 mod tests {
