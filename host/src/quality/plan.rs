@@ -253,14 +253,20 @@ fn may_set_case_fields(source: &CaseSource) -> bool {
     let Ok(mut file) = std::fs::File::open(&streamed.path) else {
         return true; // the run names the problem
     };
+    // In JSON a field name is always quoted (`"only"`), so a word in a
+    // case's text does not count; a CSV header names its columns bare.
+    let needles: Vec<String> = case_fields::KEYS
+        .iter()
+        .map(|key| match streamed.format {
+            crate::fixture::stream::Format::Csv => (*key).to_string(),
+            _ => format!("\"{key}\""),
+        })
+        .collect();
     // A chunk at a time, each starting with the previous chunk's last few
     // bytes, so a name split across two reads is still found.
     const CHUNK: usize = 1 << 20;
-    let overlap = case_fields::KEYS.iter().map(|k| k.len()).max().unwrap_or(0);
-    let finders: Vec<_> = case_fields::KEYS
-        .iter()
-        .map(memchr::memmem::Finder::new)
-        .collect();
+    let overlap = needles.iter().map(String::len).max().unwrap_or(0);
+    let finders: Vec<_> = needles.iter().map(memchr::memmem::Finder::new).collect();
     let mut buffer = vec![0u8; CHUNK + overlap];
     let mut kept = 0;
     loop {
