@@ -34,10 +34,10 @@ json.dump(suite, open(f"{work}/scale.fixture.json", "w"))
 PY
 
 # Warm the compiled-component cache once (a first run on a machine compiles).
-"$bin" eval test --fixture "$work/scale.fixture.json" --workspace "$work" --output-dir "$work/warm" > /dev/null
+"$bin" eval test --provider fixture --fixture "$work/scale.fixture.json" --workspace "$work" --output-dir "$work/warm" > /dev/null
 rm -rf "$work/warm"
 for run in 1 2 3; do
   /usr/bin/time -f "run $run: wall %e s, cpu %U+%S s, peak RSS %M KiB" \
-    "$bin" eval test --fixture "$work/scale.fixture.json" --workspace "$work" --output-dir "$work/run$run" > /dev/null
+    "$bin" eval test --provider fixture --fixture "$work/scale.fixture.json" --workspace "$work" --output-dir "$work/run$run" > /dev/null
   rm -rf "$work/run$run"
 done
