@@ -213,6 +213,24 @@ impl JudgeModel {
         result
     }
 
+    /// A call answered from the cassette when there is one (recorded or
+    /// replayed by kind), else live; run to completion from the scorer's
+    /// synchronous guest call.
+    fn answer(
+        &self,
+        kind: &str,
+        adapter: &str,
+        invocation: &Invocation,
+        live: impl std::future::Future<Output = (Result<Observation, String>, u64)>,
+    ) -> Result<Observation, String> {
+        crate::plugin::io::block_on(async {
+            match &self.cassette {
+                Some(cassette) => cassette.answer(kind, adapter, invocation, 0, live).await,
+                None => live.await.0,
+            }
+        })
+    }
+
     /// Records or replays its calls in `cassette` (kind `model`).
     pub fn with_cassette(mut self, cassette: Option<Arc<super::cassette::Cassette>>) -> Self {
         if let Some(cassette) = &cassette {
@@ -255,17 +273,7 @@ impl ModelBackend for JudgeModel {
             let ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
             (outcome, ms)
         };
-        // A judge is called from inside a scorer's (synchronous) guest call.
-        let result = crate::plugin::io::block_on(async {
-            match &self.cassette {
-                Some(cassette) => {
-                    cassette
-                        .answer("model", self.plugin.id(), &invocation, 0, live)
-                        .await
-                }
-                None => live.await.0,
-            }
-        });
+        let result = self.answer("model", self.plugin.id(), &invocation, live);
         let observation = result
             .map(|o| super::cassette::scrub_observation(o, &self.secrets))
             .map_err(|e| {
@@ -366,16 +374,7 @@ impl ModelBackend for JudgeModel {
             let ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
             (outcome, ms)
         };
-        let result = crate::plugin::io::block_on(async {
-            match &self.cassette {
-                Some(cassette) => {
-                    cassette
-                        .answer("embed", "openai", &invocation, 0, live)
-                        .await
-                }
-                None => live.await.0,
-            }
-        });
+        let result = self.answer("embed", "openai", &invocation, live);
         let observation = result.map_err(|e| {
             ModelError::Failed(format!(
                 "embeddings: {}",

@@ -120,9 +120,14 @@ pub fn apply(verdict: &mut Verdict, outcomes: &[Outcome]) {
             })),
         ));
         if let Some(judged) = spend.cost_usd {
-            let answered = serde_json::from_str::<serde_json::Value>(&verdict.body)
-                .ok()
-                .and_then(|body| body.get("costUsd").and_then(serde_json::Value::as_f64));
+            // The answer's own cost, read off the top-level members.
+            let answered = Members::of(&verdict.body).and_then(|members| {
+                members
+                    .0
+                    .iter()
+                    .find(|(key, _)| key == "costUsd")
+                    .and_then(|(_, raw)| raw.get().parse::<f64>().ok())
+            });
             fields.push(("costUsd", json_text(&(answered.unwrap_or(0.0) + judged))));
         }
     }

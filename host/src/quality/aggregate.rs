@@ -470,10 +470,11 @@ pub fn compare(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn cell(case: &str, trial: u32, status: &str, scores: &[(&str, f64)]) -> CellFacts {
+    /// A cell for tests: `trial`·100 ms, one cent, 10 + 5 tokens.
+    pub(crate) fn cell(case: &str, trial: u32, status: &str, scores: &[(&str, f64)]) -> CellFacts {
         CellFacts {
             case_id: case.into(),
             trial,

@@ -19,7 +19,7 @@
 //! delta gate with no baseline to compare with is informational, never
 //! blocking.
 
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 use super::aggregate::{Aggregate, Comparison};
 use crate::fixture::kind;
@@ -201,8 +201,8 @@ pub fn parse(value: &Value) -> Result<Gates, Problem> {
     Ok(gates)
 }
 
-/// One gate's result for one variant.
-#[derive(Debug, Clone, PartialEq)]
+/// One gate's result for one variant (as the record writes it).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct GateResult {
     pub variant: String,
     /// `passRate.min`, `scores.levenshtein.minDeltaVsBaseline`, `errored`…
@@ -218,18 +218,6 @@ pub struct GateResult {
 impl GateResult {
     pub fn blocks(&self) -> bool {
         !self.passed && !self.informational
-    }
-
-    pub fn to_json(&self) -> Value {
-        json!({
-            "variant": self.variant,
-            "gate": self.gate,
-            "value": self.value,
-            "threshold": self.threshold,
-            "passed": self.passed,
-            "informational": self.informational,
-            "message": self.message,
-        })
     }
 }
 
@@ -518,20 +506,8 @@ mod tests {
 
     fn cell(case: &str, status: &str, score: f64, ms: f64) -> CellFacts {
         CellFacts {
-            case_id: case.into(),
-            trial: 1,
-            status: status.into(),
-            recommendation: if status == "passed" {
-                "accept-now"
-            } else {
-                "reject"
-            }
-            .into(),
-            scores: vec![("similar".into(), score)],
             duration_ms: Some(ms),
-            cost_usd: Some(0.01),
-            input_tokens: 0,
-            output_tokens: 0,
+            ..crate::quality::aggregate::tests::cell(case, 1, status, &[("similar", score)])
         }
     }
 

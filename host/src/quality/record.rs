@@ -62,7 +62,7 @@ impl Conclusion {
         );
         trailer.insert(
             "gates".into(),
-            Value::Array(self.gates.iter().map(GateResult::to_json).collect()),
+            serde_json::to_value(&self.gates).unwrap_or_default(),
         );
         trailer.insert("passed".into(), json!(self.passed));
     }

@@ -123,9 +123,7 @@ pub fn options(dir: &Path, case_lines: CaseLines) -> Result<TestOptions, EvalErr
     if run.schema_version != SCHEMA {
         return Err(error(format!("schemaVersion is not `{SCHEMA}`")));
     }
-    if let Ok(record) = std::fs::read_to_string(dir.join(super::experiment::FILE))
-        && record.contains("\"status\": \"completed\"")
-    {
+    if completed(&dir.join(super::experiment::FILE)) {
         return Err(error(
             "this experiment completed; there is nothing to resume".into(),
         ));
@@ -171,6 +169,32 @@ pub fn options(dir: &Path, case_lines: CaseLines) -> Result<TestOptions, EvalErr
         require_canned: false,
         trial: 1,
     })
+}
+
+/// Whether the record at `path` says the experiment completed. Its
+/// `status` is in the trailer, after every cell: only the file's end is
+/// read, never the cells.
+fn completed(path: &Path) -> bool {
+    use std::io::{Read, Seek, SeekFrom};
+    const TAIL: u64 = 1 << 20;
+    let Ok(mut file) = std::fs::File::open(path) else {
+        return false;
+    };
+    let length = file.metadata().map_or(0, |m| m.len());
+    if file
+        .seek(SeekFrom::Start(length.saturating_sub(TAIL)))
+        .is_err()
+    {
+        return false;
+    }
+    let mut tail = Vec::new();
+    if file.read_to_end(&mut tail).is_err() {
+        return false;
+    }
+    let tail = String::from_utf8_lossy(&tail);
+    // The trailer's top-level member (two spaces in); a cell's
+    // `"status"` is indented further and never `completed`.
+    tail.contains("\n  \"status\": \"completed\"")
 }
 
 /// What a group's directory says of it when an experiment resumes.
