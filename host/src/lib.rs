@@ -10,6 +10,7 @@
 //! - [`taxonomy`]: the host-owned surface/preset table;
 //! - [`fixture`]: loading and checking evaluation fixtures;
 //! - [`eval`]: the evaluation pipeline (`eval test|evaluate|validate`);
+//! - [`report`]: HTML, JUnit and Markdown reports of a run's records;
 //! - [`schema`]: JSON Schemas of the fixture and the packets;
 //! - [`json_members`]: an object's members as raw text (editing top levels);
 //! - [`cli`]: the `cautilus` command line.
@@ -21,6 +22,7 @@ pub mod json_members;
 pub mod plugin;
 pub mod project;
 pub mod quality;
+pub mod report;
 pub mod schema;
 pub mod taxonomy;
 pub mod wildcard;

@@ -31,6 +31,9 @@
 //!   loopback server, and the grants a user gives a provider;
 //! - `real_model`: `openai` against SmolLM2-135M served by llama.cpp (only
 //!   with `CAUTILUS_TEST_SMOLLM_URL`; scripts/smollm2-server.sh);
+//! - `reports`: the HTML report in headless Chromium, JUnit against its
+//!   schema, the Markdown summary, `cautilus report`, live progress under a
+//!   pseudo-terminal;
 //! - `scaffold`: `plugin new scorer` builds and loads.
 
 mod agents;
@@ -49,6 +52,7 @@ mod project;
 mod providers;
 mod quality;
 mod real_model;
+mod reports;
 mod runs;
 mod sandbox;
 mod scaffold;

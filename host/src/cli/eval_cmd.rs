@@ -252,6 +252,11 @@ pub struct TestArgs {
     /// under --replay replay-strict)
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=100), conflicts_with = "resume")]
     trials: Option<u32>,
+    /// No per-case lines and no progress bar: only the summary
+    #[arg(long, short)]
+    quiet: bool,
+    #[command(flatten)]
+    reports: super::report_cmd::ReportFiles,
     #[command(flatten)]
     limits: LimitArgs,
 }
@@ -312,7 +317,17 @@ pub fn run(command: EvalCommand) -> anyhow::Result<ExitCode> {
 }
 
 fn test(args: TestArgs) -> anyhow::Result<ExitCode> {
-    let case_lines = if args.json {
+    use std::io::IsTerminal;
+    if !args.json && !args.quiet && std::io::stderr().is_terminal() {
+        eval::progress::enable();
+    }
+    let result = run_test(args);
+    eval::progress::finish();
+    result
+}
+
+fn run_test(args: TestArgs) -> anyhow::Result<ExitCode> {
+    let case_lines = if args.json || args.quiet {
         eval::CaseLines::Drop
     } else {
         eval::CaseLines::Print
@@ -392,6 +407,11 @@ fn test(args: TestArgs) -> anyhow::Result<ExitCode> {
                 trial: 1,
             };
             if project_run {
+                if args.reports.any() {
+                    anyhow::bail!(
+                        "--html, --junit and --markdown report one suite: add --fixture, or run `cautilus report html|junit|markdown <run-dir>` on each suite's run directory"
+                    );
+                }
                 return super::project_run::run(
                     &project,
                     config_file.as_deref(),
@@ -408,11 +428,24 @@ fn test(args: TestArgs) -> anyhow::Result<ExitCode> {
     let registry = registry()?;
     let run = match crate::quality::test(registry, &options)? {
         crate::quality::Run::Plain(run) => run,
-        crate::quality::Run::Experiment(outcome) => return experiment(&outcome, args.json),
+        crate::quality::Run::Experiment(outcome) => {
+            let code = experiment(&outcome, args.json)?;
+            args.reports.write(&outcome.output_dir)?;
+            return Ok(code);
+        }
     };
     match run {
         eval::TestRun::Suite(outcome) => {
             let code = finish(&outcome, args.json)?;
+            let dir = match &outcome.output_dir {
+                Some(dir) => dir.clone(),
+                None => outcome
+                    .summary_path
+                    .parent()
+                    .unwrap_or(std::path::Path::new("."))
+                    .to_path_buf(),
+            };
+            args.reports.write(&dir)?;
             Ok(match outcome.interrupted {
                 Some(signal) => {
                     eprintln!(
@@ -430,21 +463,30 @@ fn test(args: TestArgs) -> anyhow::Result<ExitCode> {
                 None => code,
             })
         }
-        eval::TestRun::Steps(outcome) => print(
-            &outcome.summary_path,
-            outcome.recommendation,
-            args.json,
-            |out| {
-                eval::steps::print_summary(out, &outcome)?;
-                writeln!(out, "records: {}", outcome.output_dir.display())
-            },
-        ),
+        eval::TestRun::Steps(outcome) => {
+            if args.reports.any() {
+                eprintln!(
+                    "warning: no report written: --html, --junit and --markdown report a suite of cases, and a steps fixture's records (in {}) are per step",
+                    outcome.output_dir.display()
+                );
+            }
+            print(
+                &outcome.summary_path,
+                outcome.recommendation,
+                args.json,
+                |out| {
+                    eval::steps::print_summary(out, &outcome)?;
+                    writeln!(out, "records: {}", outcome.output_dir.display())
+                },
+            )
+        }
     }
 }
 
 /// Prints an experiment's record (`--json`) or its summary; exits 0 when
 /// its gates pass, 1 when they fail, 130/143 when interrupted.
 fn experiment(outcome: &crate::quality::ExperimentOutcome, json: bool) -> anyhow::Result<ExitCode> {
+    eval::progress::finish();
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     if json {
@@ -629,6 +671,7 @@ fn print(
     json: bool,
     readable: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
 ) -> anyhow::Result<ExitCode> {
+    eval::progress::finish();
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     if json {

@@ -8,6 +8,7 @@ mod inputs;
 mod list_cmd;
 mod plugin_cmd;
 mod project_run;
+mod report_cmd;
 mod scaffold;
 mod schema_cmd;
 mod score_cmd;
@@ -51,6 +52,9 @@ enum Command {
     Score(score_cmd::ScoreArgs),
     /// Print the JSON Schema of the fixture or of a packet
     Schema(schema_cmd::SchemaArgs),
+    /// Write an HTML, JUnit or Markdown report of a run's records
+    #[command(subcommand)]
+    Report(report_cmd::ReportCommand),
 }
 
 /// Sandbox limits a user can set on any command that runs plugins.
@@ -105,6 +109,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Plugin(command) => plugin_cmd::run(command),
         Command::Score(args) => score_cmd::run(args),
         Command::Schema(args) => schema_cmd::run(args),
+        Command::Report(command) => report_cmd::run(command),
     }
 }
 

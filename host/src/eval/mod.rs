@@ -50,6 +50,7 @@ pub mod observed;
 pub mod origins;
 pub mod outcome;
 pub mod pipeline;
+pub mod progress;
 pub mod provider_calls;
 pub mod provider_setup;
 pub mod records;

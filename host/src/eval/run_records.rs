@@ -140,6 +140,9 @@ impl RunRecords {
     /// Tallies a written case and queues its line.
     fn count(&mut self, verdict: Verdict) {
         self.tally.add(&verdict);
+        if super::progress::active() {
+            super::progress::case_done(verdict.status, cost_of(&verdict.body));
+        }
         if self.lines == CaseLines::Print {
             self.pending_lines.push(CaseLine {
                 case_id: verdict.case_id,
@@ -154,13 +157,15 @@ impl RunRecords {
         if self.pending_lines.is_empty() {
             return;
         }
-        let mut out = std::io::stdout().lock();
-        // A closed stdout must not stop the run; the records are on disk.
-        let _ = self
-            .pending_lines
-            .iter()
-            .try_for_each(|line| report::print_case(&mut out, line))
-            .and_then(|()| out.flush());
+        super::progress::print(|| {
+            let mut out = std::io::stdout().lock();
+            // A closed stdout must not stop the run; the records are on disk.
+            let _ = self
+                .pending_lines
+                .iter()
+                .try_for_each(|line| report::print_case(&mut out, line))
+                .and_then(|()| out.flush());
+        });
         self.pending_lines.clear();
     }
 
@@ -206,4 +211,11 @@ impl RunRecords {
     pub fn written(&self) -> usize {
         usize::try_from(self.summary.len()).unwrap_or(usize::MAX)
     }
+}
+
+/// The `costUsd` an evaluation reported, read from its top level only.
+fn cost_of(body: &str) -> Option<f64> {
+    let members = crate::json_members::Members::of(body)?;
+    let (_, raw) = members.0.iter().find(|(k, _)| k == "costUsd")?;
+    raw.get().parse().ok()
 }

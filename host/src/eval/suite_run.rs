@@ -126,6 +126,7 @@ pub fn run_suite(
         }
     };
     let total = validated.case_count;
+    super::progress::add_cases(total as u64);
     if let Some(state) = &resumed
         && state.fingerprint != validated.fingerprint
     {

@@ -150,11 +150,14 @@ fn run_experiment(
     let single = plan.groups.len() == 1;
     let print = options.case_lines == CaseLines::Print;
     if print && !plan.skipped.is_empty() {
-        for (_, id, reason) in &plan.skipped {
-            let why = if reason.is_empty() { "skipped" } else { reason };
-            println!("  SKIP  {id} — {why}");
-        }
+        eval::progress::print(|| {
+            for (_, id, reason) in &plan.skipped {
+                let why = if reason.is_empty() { "skipped" } else { reason };
+                println!("  SKIP  {id} — {why}");
+            }
+        });
     }
+    eval::progress::plan_groups(plan.groups.len());
     if !options.resume {
         super::resume::write(&root, options)?;
     }
@@ -175,22 +178,22 @@ fn run_experiment(
             GroupState::Fresh
         };
         if print && !single {
-            println!(
-                "variant `{}`{}, trial {} of {}{}",
-                variant.name,
-                if plan.baseline == Some(group.variant) {
-                    " (baseline)"
-                } else {
-                    ""
-                },
-                group.trial,
-                plan.max_trials,
-                if matches!(state, GroupState::Completed(_)) {
-                    ": finished earlier"
-                } else {
-                    ":"
-                }
-            );
+            let baseline = if plan.baseline == Some(group.variant) {
+                " (baseline)"
+            } else {
+                ""
+            };
+            let done = if matches!(state, GroupState::Completed(_)) {
+                ": finished earlier"
+            } else {
+                ":"
+            };
+            eval::progress::print(|| {
+                println!(
+                    "variant `{}`{baseline}, trial {} of {}{done}",
+                    variant.name, group.trial, plan.max_trials
+                );
+            });
         }
         if let GroupState::Completed(total) = state {
             groups.push(record::GroupRecords {
@@ -231,7 +234,9 @@ fn run_experiment(
                 }
             };
         if print && !single {
-            eval::report::print_totals(&mut std::io::stdout(), &outcome.tally).ok();
+            eval::progress::print(|| {
+                eval::report::print_totals(&mut std::io::stdout(), &outcome.tally).ok();
+            });
         }
         interrupted = outcome.interrupted;
         groups.push(record::GroupRecords {

@@ -1,0 +1,248 @@
+//! JUnit XML, as CI systems read it (Jenkins' `junit-10.xsd`, which
+//! GitLab, GitHub actions and Azure also accept): one `testsuite` per run
+//! with one `testcase` per case (per cell of an experiment), and, for an
+//! experiment, a second `testsuite` with one `testcase` per gate, so a
+//! failing gate fails the build the same way a failing case does.
+//!
+//! Everything in the file comes from cases and outputs, which are untrusted
+//! text: it is escaped, and characters XML 1.0 cannot carry are replaced.
+
+use std::fmt::Write;
+
+use super::model::{CaseRow, Report};
+
+/// The JUnit document of `report`.
+pub fn render(report: &Report) -> String {
+    let header = &report.header;
+    let mut cases = String::new();
+    let (mut failures, mut errors, mut skipped, mut millis) = (0usize, 0usize, 0usize, 0f64);
+    let suite = if header.suite_id.is_empty() {
+        "cautilus"
+    } else {
+        &header.suite_id
+    };
+    for case in &report.cases {
+        millis += case.duration_ms.unwrap_or(0.0);
+        match outcome(case) {
+            Outcome::Failure => failures += 1,
+            Outcome::Error => errors += 1,
+            Outcome::Skipped => skipped += 1,
+            Outcome::Passed => {}
+        }
+        testcase(&mut cases, suite, case);
+    }
+    for skip in &report.skipped {
+        skipped += 1;
+        let id = skip["caseId"].as_str().unwrap_or("?");
+        let reason = skip["reason"].as_str().unwrap_or("skipped by the fixture");
+        let _ = writeln!(
+            cases,
+            "    <testcase name=\"{}\" classname=\"{}\" time=\"0\">\n      <skipped message=\"{}\"/>\n    </testcase>",
+            attr(id),
+            attr(&classname(suite, None)),
+            attr(if reason.is_empty() {
+                "skipped by the fixture"
+            } else {
+                reason
+            })
+        );
+    }
+    let tests = report.cases.len() + report.skipped.len();
+    let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    let gate_failures = report
+        .gates
+        .iter()
+        .filter(|g| !g.passed && !g.informational)
+        .count();
+    let _ = writeln!(
+        out,
+        "<testsuites name=\"cautilus\" tests=\"{}\" failures=\"{}\" errors=\"{errors}\" time=\"{}\">",
+        tests + report.gates.len(),
+        failures + gate_failures,
+        seconds(millis)
+    );
+    let _ = writeln!(
+        out,
+        "  <testsuite name=\"{}\" tests=\"{tests}\" failures=\"{failures}\" errors=\"{errors}\" skipped=\"{skipped}\" time=\"{}\"{}>",
+        attr(suite),
+        seconds(millis),
+        header
+            .started_at
+            .as_deref()
+            .map(|t| format!(" timestamp=\"{}\"", attr(t.trim_end_matches('Z'))))
+            .unwrap_or_default()
+    );
+    out.push_str("    <properties>\n");
+    let mut property = |name: &str, value: &str| {
+        if !value.is_empty() {
+            let _ = writeln!(
+                out,
+                "      <property name=\"{}\" value=\"{}\"/>",
+                attr(name),
+                attr(value)
+            );
+        }
+    };
+    property("surface", &header.surface);
+    property("preset", &header.preset);
+    property("fixtureRef", &header.fixture_ref);
+    property("targets", &header.targets.join(", "));
+    if let Some(r) = &header.recommendation {
+        property("recommendation", r);
+    }
+    if let Some(c) = header.cost_usd {
+        property("costUsd", &format!("{c:.6}"));
+    }
+    out.push_str("    </properties>\n");
+    out.push_str(&cases);
+    out.push_str("  </testsuite>\n");
+    if !report.gates.is_empty() {
+        gates(&mut out, suite, report, gate_failures);
+    }
+    out.push_str("</testsuites>\n");
+    out
+}
+
+fn gates(out: &mut String, suite: &str, report: &Report, failures: usize) {
+    let _ = writeln!(
+        out,
+        "  <testsuite name=\"{} gates\" tests=\"{}\" failures=\"{failures}\" errors=\"0\" skipped=\"0\" time=\"0\">",
+        attr(suite),
+        report.gates.len()
+    );
+    for gate in &report.gates {
+        let _ = write!(
+            out,
+            "    <testcase name=\"{} {}\" classname=\"{}\" time=\"0\"",
+            attr(&gate.variant),
+            attr(&gate.gate),
+            attr(&format!("cautilus.{suite}.gates"))
+        );
+        if gate.passed || gate.informational {
+            out.push_str("/>\n");
+        } else {
+            let _ = writeln!(
+                out,
+                ">\n      <failure type=\"gate\" message=\"{}\">{}</failure>\n    </testcase>",
+                attr(&gate.message),
+                text(&gate.message)
+            );
+        }
+    }
+    out.push_str("  </testsuite>\n");
+}
+
+enum Outcome {
+    Passed,
+    Failure,
+    Error,
+    Skipped,
+}
+
+fn outcome(case: &CaseRow) -> Outcome {
+    match case.status.as_str() {
+        "passed" => Outcome::Passed,
+        "errored" | "blocked" => Outcome::Error,
+        "unchecked" => Outcome::Skipped,
+        _ => Outcome::Failure,
+    }
+}
+
+fn classname(suite: &str, variant: Option<&str>) -> String {
+    match variant {
+        Some(v) => format!("cautilus.{suite}.{v}"),
+        None => format!("cautilus.{suite}"),
+    }
+}
+
+fn testcase(out: &mut String, suite: &str, case: &CaseRow) {
+    let name = match case.trial {
+        Some(t) if case.variant.is_some() => format!("{} (trial {t})", case.id),
+        _ => case.id.clone(),
+    };
+    let _ = write!(
+        out,
+        "    <testcase name=\"{}\" classname=\"{}\" time=\"{}\"",
+        attr(&name),
+        attr(&classname(suite, case.variant.as_deref())),
+        seconds(case.duration_ms.unwrap_or(0.0))
+    );
+    let element = match outcome(case) {
+        Outcome::Passed => {
+            out.push_str("/>\n");
+            return;
+        }
+        Outcome::Failure => "failure",
+        Outcome::Error => "error",
+        Outcome::Skipped => "skipped",
+    };
+    let mut body = case.summary.clone();
+    for a in case.assertions.iter().filter(|a| a.passed != Some(true)) {
+        let _ = write!(body, "\n{}: {}", a.name, a.status);
+        if let Some(detail) = &a.detail {
+            let _ = write!(body, " — {detail}");
+        }
+    }
+    let _ = writeln!(
+        out,
+        ">\n      <{element} type=\"{}\" message=\"{}\">{}</{element}>\n    </testcase>",
+        attr(&case.status),
+        attr(&case.summary),
+        text(&body)
+    );
+}
+
+/// Milliseconds as JUnit's seconds (`0.012`).
+fn seconds(millis: f64) -> String {
+    format!("{:.3}", (millis.max(0.0)) / 1000.0)
+}
+
+/// A character XML 1.0 can carry.
+fn allowed(c: char) -> bool {
+    matches!(c, '\t' | '\n' | '\r') || (c >= ' ' && c != '\u{FFFE}' && c != '\u{FFFF}')
+}
+
+/// Element text: markup escaped, characters XML cannot hold replaced.
+fn text(value: &str) -> String {
+    let mut out = String::with_capacity(value.len());
+    for c in value.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            c if allowed(c) => out.push(c),
+            _ => out.push('\u{FFFD}'),
+        }
+    }
+    out
+}
+
+/// An attribute value (double-quoted): as [`text`], plus quotes and the
+/// whitespace an attribute would otherwise normalize away.
+fn attr(value: &str) -> String {
+    let mut out = String::with_capacity(value.len());
+    for c in value.chars() {
+        match c {
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&apos;"),
+            '\n' => out.push_str("&#10;"),
+            '\r' => out.push_str("&#13;"),
+            '\t' => out.push_str("&#9;"),
+            c => out.push_str(&text(c.encode_utf8(&mut [0; 4]))),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn untrusted_text_is_escaped_and_made_representable() {
+        assert_eq!(text("a<b>&c"), "a&lt;b&gt;&amp;c");
+        assert_eq!(text("bell\u{7}end\u{FFFF}"), "bell\u{FFFD}end\u{FFFD}");
+        assert_eq!(attr("say \"hi\"\nnow"), "say &quot;hi&quot;&#10;now");
+        assert_eq!(seconds(12.0), "0.012");
+    }
+}
