@@ -133,7 +133,7 @@ mod tests {
 
     #[test]
     fn the_policy_hashes_the_exact_inline_script() {
-        // sha256 of the empty string, base64.
-        assert_eq!(digest(""), "47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hYuFU=");
+        // sha256 of the empty string, base64 (`openssl dgst -sha256 -binary | base64`).
+        assert_eq!(digest(""), "47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=");
     }
 }
