@@ -197,6 +197,10 @@
 
   function detail(c) {
     var box = el("div", { "data-testid": "case-detail" });
+    if (c.summary.indexOf("\n") >= 0 && !c.snapshotDiff) {
+      box.appendChild(el("h3", { text: "Why" }));
+      box.appendChild(el("pre", { text: c.summary }));
+    }
     var o = c.fields.observed || {};
     if (Array.isArray(o.messages) && o.messages.length) {
       box.appendChild(el("h3", { text: "Messages" }));
@@ -252,9 +256,9 @@
     var slice = filtered.slice(page * PAGE, page * PAGE + PAGE);
     slice.forEach(function (i) {
       var c = data.cases[i];
-      var cells = [el("td", null, [statusCell(c.status)]), el("td", { text: c.name !== c.id ? c.id + " — " + c.name : c.id })];
+      var cells = [el("td", null, [statusCell(c.status)]), el("td", { cls: "case-id", text: c.name !== c.id ? c.id + " — " + c.name : c.id })];
       if (hasVariants) { cells.push(el("td", { text: c.variant || "" })); cells.push(el("td", { cls: "num", text: c.trial ? String(c.trial) : "" })); }
-      cells.push(el("td", { text: c.summary }));
+      cells.push(el("td", { text: c.summary.split("\n")[0] }));
       cells.push(el("td", { cls: "num", text: ms(c.durationMs) }));
       cells.push(el("td", { cls: "num", text: fmt(c.score, 3) }));
       var row = el("tr", { cls: "case-row", "data-case": c.id, "data-status": c.status }, cells);
