@@ -215,6 +215,24 @@ fn claude_code_routes_this_repository_by_its_agents_md() {
     let transcript = routed["artifactRefs"][0]["path"].as_str().unwrap();
     let text = std::fs::read_to_string(out.path().join(transcript)).unwrap();
     assert!(text.contains("\"type\":\"result\""), "{text}");
+    // The HTML report shows it with the case.
+    let report = cautilus::report::load(out.path()).unwrap();
+    let row = report
+        .cases
+        .iter()
+        .find(|c| c.id == "route-new-host-import")
+        .unwrap();
+    let shown = row
+        .transcript
+        .as_ref()
+        .expect("the transcript in the report");
+    assert_eq!(shown.path, transcript);
+    assert!(shown.text.contains("\"type\":\"result\""), "{}", shown.text);
+    assert!(
+        cautilus::report::html::render(&report)
+            .unwrap()
+            .contains("\\\"type\\\":\\\"result\\\"")
+    );
     assert!(
         !all_text(out.path()).contains(KEY),
         "the key reached a record"
