@@ -364,3 +364,45 @@ fn tags_select_cases_and_experiments_join_the_project_run() {
         "{stderr}"
     );
 }
+
+#[test]
+fn suites_without_an_id_are_named_by_their_path_and_still_unique() {
+    let dir = project(CONFIG);
+    let mut unnamed: Value = serde_json::from_str(&suite("x", 2)).unwrap();
+    unnamed.as_object_mut().unwrap().remove("suiteId");
+    std::fs::write(
+        dir.path().join("evals/billing/disputes.fixture.json"),
+        unnamed.to_string(),
+    )
+    .unwrap();
+    // From a subdirectory too: the id depends on where the file is.
+    let (code, stdout, stderr) = list(&dir.path().join("evals"), &["--json"]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let manifest: Value = serde_json::from_str(&stdout).unwrap();
+    let ids: Vec<&str> = manifest["suites"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["id"].as_str().unwrap())
+        .collect();
+    assert!(ids.contains(&"evals.billing.disputes"), "{ids:?}");
+    // It runs under that id (records and packets carry it).
+    let (code, stdout, stderr) = project_test(dir.path(), &["--suite", "evals.billing.*"]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert!(stdout.contains("evals.billing.disputes"), "{stdout}");
+
+    // A pinned id equal to a derived one is a duplicate naming both files.
+    std::fs::write(
+        dir.path().join("evals/pinned.fixture.json"),
+        suite("evals.billing.disputes", 1),
+    )
+    .unwrap();
+    let (code, _, stderr) = list(dir.path(), &[]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("suite id `evals.billing.disputes` is used by two fixtures:")
+            && stderr.contains("evals/billing/disputes.fixture.json")
+            && stderr.contains("evals/pinned.fixture.json"),
+        "{stderr}"
+    );
+}

@@ -16,8 +16,12 @@ pub struct SuiteFields {
     pub surface: String,
     /// `chat`, `prompt`, `whole-repo` or `skill` (valid pairs only).
     pub preset: String,
-    /// Stable id of the suite; recorded on every packet.
-    pub suite_id: String,
+    /// Stable id of the suite; recorded on every packet. Without it, the
+    /// fixture's path in its project (the directory of the nearest
+    /// cautilus.toml), suffix stripped, `/` as `.`
+    /// (`evals/support/refunds.fixture.yaml` → `evals.support.refunds`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub suite_id: Option<String>,
     /// Readable name (default: `suiteId`).
     pub suite_display_name: Option<String>,
     /// A base fixture, relative to this file's directory, deep-merged under
