@@ -406,3 +406,59 @@ fn suites_without_an_id_are_named_by_their_path_and_still_unique() {
         "{stderr}"
     );
 }
+
+#[test]
+fn a_project_run_writes_one_junit_one_markdown_and_a_page_per_suite() {
+    let dir = project(CONFIG);
+    let mut failing: Value = serde_json::from_str(&suite("strict", 1)).unwrap();
+    failing["assertions"] = json!([{"type": "equals", "value": "never this"}]);
+    std::fs::write(
+        dir.path().join("evals/strict.fixture.json"),
+        failing.to_string(),
+    )
+    .unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let (junit, markdown, html) = (
+        out.path().join("junit.xml"),
+        out.path().join("summary.md"),
+        out.path().join("pages"),
+    );
+    let (code, stdout, stderr) = project_test(
+        dir.path(),
+        &[
+            "--junit",
+            junit.to_str().unwrap(),
+            "--markdown",
+            markdown.to_str().unwrap(),
+            "--html",
+            html.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    for id in ["refunds", "greeting", "strict", "support"] {
+        assert!(xml.contains(&format!("<testsuite name=\"{id}\"")), "{xml}");
+        assert!(html.join(format!("{id}.html")).is_file(), "{id}");
+    }
+    assert!(
+        xml.contains("<testsuites name=\"cautilus\" tests=\"7\" failures=\"1\""),
+        "{xml}"
+    );
+    if let Ok(check) = std::process::Command::new("xmllint")
+        .arg("--noout")
+        .arg("--schema")
+        .arg(crate::support::repo().join("tests/schemas/jenkins-junit-10.xsd"))
+        .arg(&junit)
+        .output()
+    {
+        assert!(
+            check.status.success(),
+            "{}",
+            String::from_utf8_lossy(&check.stderr)
+        );
+    }
+    let md = std::fs::read_to_string(&markdown).unwrap();
+    assert!(md.starts_with("# cautilus project — reject"), "{md}");
+    assert!(md.contains("| strict | reject |"), "{md}");
+    assert!(md.contains("## cautilus: strict — reject"), "{md}");
+}

@@ -407,17 +407,13 @@ fn run_test(args: TestArgs) -> anyhow::Result<ExitCode> {
                 trial: 1,
             };
             if project_run {
-                if args.reports.any() {
-                    anyhow::bail!(
-                        "--html, --junit and --markdown report one suite: add --fixture, or run `cautilus report html|junit|markdown <run-dir>` on each suite's run directory"
-                    );
-                }
                 return super::project_run::run(
                     &project,
                     config_file.as_deref(),
                     options,
                     &args.suite,
                     args.json,
+                    &args.reports,
                 );
             }
             options

@@ -14,6 +14,7 @@ pub fn run(
     options: TestOptions,
     patterns: &[String],
     json: bool,
+    reports: &super::report_cmd::ReportFiles,
 ) -> anyhow::Result<ExitCode> {
     let manifest = project::manifest::manifest(loaded, config)?;
     let tags = &options.cells.tags;
@@ -44,6 +45,8 @@ pub fn run(
                 println!("== {} ({})", suite.id, suite.path);
             }
         })?;
+    crate::eval::progress::finish();
+    reports.write_project(&dir, &summary)?;
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     if json {

@@ -65,7 +65,8 @@ pub fn run(command: ReportCommand) -> anyhow::Result<ExitCode> {
 /// The `--html/--junit/--markdown` files of `eval test`.
 #[derive(Debug, Clone, Default, Args)]
 pub struct ReportFiles {
-    /// Also write the run's HTML report to FILE
+    /// Also write the run's HTML report to FILE (a project run: a
+    /// directory with one page per suite)
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
     /// Also write the run's JUnit XML to FILE
@@ -96,6 +97,74 @@ impl ReportFiles {
         ] {
             if let Some(path) = path {
                 report::write(&report, format, path)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl ReportFiles {
+    /// The reports of a project run (`dir`): one JUnit document with a
+    /// `testsuite` per suite, one Markdown summary of the project and its
+    /// suites, and one HTML page per suite in the `--html` directory.
+    pub fn write_project(
+        &self,
+        dir: &std::path::Path,
+        summary: &crate::project::run::ProjectSummary,
+    ) -> anyhow::Result<()> {
+        use crate::report::markdown::ProjectRow;
+        if !self.any() {
+            return Ok(());
+        }
+        let mut reports = Vec::new();
+        let mut broken = Vec::new();
+        let mut rows = Vec::new();
+        for suite in &summary.suites {
+            let outcome = match (&suite.recommendation, &suite.error) {
+                (_, Some(error)) => format!("could not run: {error}"),
+                (Some(r), None) => r.clone(),
+                (None, None) => "did not run".into(),
+            };
+            rows.push(ProjectRow {
+                id: suite.id.clone(),
+                outcome,
+                duration_ms: suite.duration_ms,
+            });
+            match (&suite.run_dir, &suite.error) {
+                (_, Some(error)) => broken.push((suite.id.clone(), error.clone())),
+                (Some(run_dir), None) => {
+                    reports.push((suite.id.clone(), report::load(&dir.join(run_dir))?))
+                }
+                (None, None) => {}
+            }
+        }
+        if let Some(path) = &self.junit {
+            let loaded: Vec<_> = reports.iter().map(|(_, r)| r.clone()).collect();
+            let text = report::junit::render_project(&loaded, &broken);
+            crate::eval::records::write_bytes(path, text.as_bytes())?;
+        }
+        if let Some(path) = &self.markdown {
+            let loaded: Vec<_> = reports.iter().map(|(_, r)| r.clone()).collect();
+            let text = report::markdown::render_project(&summary.recommendation, &rows, &loaded);
+            crate::eval::records::write_bytes(path, text.as_bytes())?;
+        }
+        if let Some(html) = &self.html {
+            for (id, loaded) in &reports {
+                let name: String = id
+                    .chars()
+                    .map(|c| {
+                        if c.is_ascii_alphanumeric() || "-_.".contains(c) {
+                            c
+                        } else {
+                            '_'
+                        }
+                    })
+                    .collect();
+                report::write(
+                    loaded,
+                    Format::Html,
+                    &html.join(format!("{}.html", name.trim_matches('.'))),
+                )?;
             }
         }
         Ok(())

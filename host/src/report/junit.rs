@@ -11,8 +11,57 @@ use std::fmt::Write;
 
 use super::model::{CaseRow, Report};
 
+/// Counts of a `testsuites` root.
+#[derive(Default)]
+struct Totals {
+    tests: usize,
+    failures: usize,
+    errors: usize,
+    millis: f64,
+}
+
 /// The JUnit document of `report`.
 pub fn render(report: &Report) -> String {
+    render_project(std::slice::from_ref(report), &[])
+}
+
+/// One JUnit document for a project run: the `testsuite`s of each
+/// suite's report, and for each suite that could not run (`broken`:
+/// id and why), a `testsuite` with one errored `testcase`.
+pub fn render_project(reports: &[Report], broken: &[(String, String)]) -> String {
+    let mut totals = Totals::default();
+    let mut body = String::new();
+    for report in reports {
+        suite_elements(&mut body, report, &mut totals);
+    }
+    for (id, why) in broken {
+        totals.tests += 1;
+        totals.errors += 1;
+        let _ = writeln!(
+            body,
+            "  <testsuite name=\"{}\" tests=\"1\" failures=\"0\" errors=\"1\" skipped=\"0\" time=\"0\">\n    <testcase name=\"the suite could not run\" classname=\"{}\" time=\"0\">\n      <error type=\"definition\" message=\"{}\">{}</error>\n    </testcase>\n  </testsuite>",
+            attr(id),
+            attr(&classname(id, None)),
+            attr(why),
+            text(why)
+        );
+    }
+    let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    let _ = writeln!(
+        out,
+        "<testsuites name=\"cautilus\" tests=\"{}\" failures=\"{}\" errors=\"{}\" time=\"{}\">",
+        totals.tests,
+        totals.failures,
+        totals.errors,
+        seconds(totals.millis)
+    );
+    out.push_str(&body);
+    out.push_str("</testsuites>\n");
+    out
+}
+
+/// The `testsuite` of `report` (and of its gates), added to `totals`.
+fn suite_elements(out: &mut String, report: &Report, totals: &mut Totals) {
     let header = &report.header;
     let mut cases = String::new();
     let (mut failures, mut errors, mut skipped, mut millis) = (0usize, 0usize, 0usize, 0f64);
@@ -48,19 +97,15 @@ pub fn render(report: &Report) -> String {
         );
     }
     let tests = report.cases.len() + report.skipped.len();
-    let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     let gate_failures = report
         .gates
         .iter()
         .filter(|g| !g.passed && !g.informational)
         .count();
-    let _ = writeln!(
-        out,
-        "<testsuites name=\"cautilus\" tests=\"{}\" failures=\"{}\" errors=\"{errors}\" time=\"{}\">",
-        tests + report.gates.len(),
-        failures + gate_failures,
-        seconds(millis)
-    );
+    totals.tests += tests + report.gates.len();
+    totals.failures += failures + gate_failures;
+    totals.errors += errors;
+    totals.millis += millis;
     let _ = writeln!(
         out,
         "  <testsuite name=\"{}\" tests=\"{tests}\" failures=\"{failures}\" errors=\"{errors}\" skipped=\"{skipped}\" time=\"{}\"{}>",
@@ -97,10 +142,8 @@ pub fn render(report: &Report) -> String {
     out.push_str(&cases);
     out.push_str("  </testsuite>\n");
     if !report.gates.is_empty() {
-        gates(&mut out, suite, report, gate_failures);
+        gates(out, suite, report, gate_failures);
     }
-    out.push_str("</testsuites>\n");
-    out
 }
 
 fn gates(out: &mut String, suite: &str, report: &Report, failures: usize) {

@@ -79,6 +79,37 @@ pub fn render(report: &Report) -> String {
     out
 }
 
+/// One suite of a project run, as its summary table shows it.
+pub struct ProjectRow {
+    pub id: String,
+    /// Its recommendation and counts, or why it could not run.
+    pub outcome: String,
+    pub duration_ms: u64,
+}
+
+/// A project run: the verdict, one row per suite, then each suite's own
+/// summary.
+pub fn render_project(recommendation: &str, rows: &[ProjectRow], reports: &[Report]) -> String {
+    let mut out = format!(
+        "# cautilus project — {}\n\n| suite | result | duration |\n|---|---|---:|\n",
+        cell(recommendation)
+    );
+    for row in rows {
+        let _ = writeln!(
+            out,
+            "| {} | {} | {:.1} s |",
+            cell(&row.id),
+            cell(&row.outcome),
+            row.duration_ms as f64 / 1000.0
+        );
+    }
+    for report in reports {
+        out.push('\n');
+        out.push_str(&render(report));
+    }
+    out
+}
+
 fn gates(out: &mut String, report: &Report) {
     if report.gates.is_empty() {
         return;
