@@ -462,3 +462,110 @@ fn a_project_run_writes_one_junit_one_markdown_and_a_page_per_suite() {
     assert!(md.contains("| strict | reject |"), "{md}");
     assert!(md.contains("## cautilus: strict — reject"), "{md}");
 }
+
+#[test]
+fn the_configs_redact_and_trials_apply_and_the_summary_carries_gates() {
+    let dir = project(&format!("{CONFIG}\ntrials = 2\n").replace(
+        "dir = \"records\"",
+        "dir = \"records\"\nredact = [\"finalText\", \"messages.*.content\"]",
+    ));
+    // An experiment whose gate fails: one case can never pass.
+    let mut gated: Value = serde_json::from_str(&suite("gated", 2)).unwrap();
+    gated["assertions"] = json!([{"type": "equals", "value": "never this"}]);
+    gated["gates"] = json!({"passRate": {"min": 0.9}});
+    std::fs::write(
+        dir.path().join("evals/gated.fixture.json"),
+        gated.to_string(),
+    )
+    .unwrap();
+    let (code, stdout, stderr) = project_test(
+        dir.path(),
+        &["--json", "--suite", "support", "--suite", "gated"],
+    );
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    let summary: Value = serde_json::from_str(&stdout).unwrap();
+    let suites = summary["suites"].as_array().unwrap();
+    let by_id = |id: &str| suites.iter().find(|s| s["id"] == id).unwrap();
+    // defaults.trials: every case twice where the fixture names no trials.
+    assert_eq!(by_id("support")["counts"]["total"], 4, "{summary}");
+    assert_eq!(by_id("gated")["counts"]["total"], 4, "{summary}");
+    let gates = &by_id("gated")["gates"];
+    assert_eq!(gates["failed"].as_array().unwrap().len(), 1, "{gates}");
+    assert!(
+        gates["failed"][0]
+            .as_str()
+            .unwrap()
+            .starts_with("default passRate.min: pass rate 0 "),
+        "{gates}"
+    );
+    assert!(
+        by_id("support")["gates"]["failed"]
+            .as_array()
+            .unwrap()
+            .is_empty(),
+        "{summary}"
+    );
+    assert!(by_id("support")["durationMs"].as_u64().is_some());
+
+    // redact: every finalText kept by the run (packets, journal,
+    // experiment.json, cassette) is redacted.
+    let kept = crate::support::all_text(&dir.path().join("records"));
+    let occurrences: Vec<&str> = kept.split("\"finalText\":").skip(1).collect();
+    assert!(occurrences.len() > 8, "{}", occurrences.len());
+    for after in occurrences {
+        assert!(
+            after.trim_start().starts_with("\"[redacted]\""),
+            "unredacted: {}",
+            &after[..after.len().min(80)]
+        );
+    }
+    if let Some(at) = kept.find("Fixture response") {
+        panic!(
+            "an answer was kept: …{}…",
+            &kept[at.saturating_sub(100)..(at + 200).min(kept.len())]
+        );
+    }
+
+    // Cassettes too (a redacted answer replays as `[redacted]`).
+    let mut command = cautilus();
+    command.current_dir(dir.path()).args([
+        "eval",
+        "test",
+        "--fixture",
+        "evals/support.fixture.json",
+        "--trials",
+        "1",
+        "--replay",
+        "record-new",
+        "--redact",
+        "input",
+    ]);
+    let (code, stdout, stderr) = output(command.output().unwrap());
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let cassette =
+        std::fs::read_to_string(dir.path().join("records/cassettes/support.json")).unwrap();
+    assert!(
+        cassette.contains("\"finalText\": \"[redacted]\""),
+        "{cassette}"
+    );
+    assert!(
+        !cassette.contains("Fixture response") && !cassette.contains("Say 0."),
+        "{cassette}"
+    );
+
+    // Bad redact paths and trials are named in the config.
+    let bad = project("redact = [\"a..b\"]\n");
+    let (code, _, stderr) = list(bad.path(), &[]);
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("`redact`: redact path `a..b` has an empty step"),
+        "{stderr}"
+    );
+    let bad = project("[defaults]\ntrials = 0\n");
+    let (code, _, stderr) = list(bad.path(), &[]);
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("`defaults.trials`: must be from 1 to 100"),
+        "{stderr}"
+    );
+}

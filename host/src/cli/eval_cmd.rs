@@ -252,6 +252,11 @@ pub struct TestArgs {
     /// under --replay replay-strict)
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=100), conflicts_with = "resume")]
     trials: Option<u32>,
+    /// Redact this value-relative path (`customer.email`, `items.*.token`)
+    /// in everything the run keeps: packets, journal, experiment.json,
+    /// cassettes (repeatable; adds to cautilus.toml's `redact`)
+    #[arg(long, value_name = "PATH", conflicts_with = "resume", value_parser = parse_redact)]
+    redact: Vec<String>,
     /// No per-case lines and no progress bar: only the summary
     #[arg(long, short)]
     quiet: bool,
@@ -348,6 +353,13 @@ fn run_test(args: TestArgs) -> anyhow::Result<ExitCode> {
             let grants = &project.config.grants;
             let options = TestOptions {
                 fixture: fixture.unwrap_or_default(),
+                redact: project
+                    .config
+                    .redact
+                    .iter()
+                    .cloned()
+                    .chain(args.redact)
+                    .collect(),
                 records: config_file.is_some().then(|| project.records_dir()),
                 workspace: match args.workspace {
                     Some(dir) => dir,
@@ -400,6 +412,7 @@ fn run_test(args: TestArgs) -> anyhow::Result<ExitCode> {
                     cases: args.case,
                     tags: args.tag.clone(),
                     trials: args.trials,
+                    default_trials: defaults.trials,
                     shard: args.shard,
                 },
                 reuse_outputs: args.reuse_outputs,
@@ -523,6 +536,10 @@ fn promote(args: PromoteArgs) -> anyhow::Result<ExitCode> {
         promoted.path.display()
     );
     Ok(ExitCode::SUCCESS)
+}
+
+fn parse_redact(value: &str) -> Result<String, String> {
+    eval::redact::Redaction::parse(&[value.to_string()]).map(|_| value.to_string())
 }
 
 fn parse_shard(value: &str) -> Result<(u32, u32), String> {

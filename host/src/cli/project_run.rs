@@ -72,7 +72,23 @@ pub fn run(
                 }
                 (None, None) => "did not run".into(),
             };
-            writeln!(out, "  {:<24} {outcome}", suite.id)?;
+            let mut extra = format!(" in {:.1} s", suite.duration_ms as f64 / 1000.0);
+            if let Some(cost) = suite.cost_usd {
+                extra.push_str(&format!(", ${cost:.4}"));
+            }
+            if let Some(gates) = &suite.gates {
+                extra.push_str(&format!(
+                    "; gates: {} passed, {} failed",
+                    gates.passed,
+                    gates.failed.len()
+                ));
+            }
+            writeln!(out, "  {:<24} {outcome}{extra}", suite.id)?;
+            if let Some(gates) = &suite.gates {
+                for failed in &gates.failed {
+                    writeln!(out, "    FAIL  {failed}")?;
+                }
+            }
         }
         if let Some(signal) = &summary.interrupted {
             writeln!(

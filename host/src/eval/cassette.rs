@@ -115,6 +115,8 @@ pub struct Cassette {
     mode: ReplayMode,
     /// Values that must never be written (the run's granted secrets).
     secrets: Mutex<Vec<String>>,
+    /// The user's redaction paths (`redact`).
+    redaction: Mutex<super::redact::Redaction>,
     state: Mutex<State>,
 }
 
@@ -181,6 +183,7 @@ impl Cassette {
             path,
             mode,
             secrets: Mutex::new(secrets.into_iter().filter(|s| s.len() >= 4).collect()),
+            redaction: Mutex::new(super::redact::Redaction::default()),
             state: Mutex::new(State {
                 entries,
                 changed: false,
@@ -194,6 +197,11 @@ impl Cassette {
 
     /// Also redacts these values (secrets granted to the provider or the
     /// judge) when recording.
+    /// Redacts these paths in every entry it records.
+    pub fn set_redaction(&self, redaction: super::redact::Redaction) {
+        *self.redaction.lock().unwrap_or_else(|e| e.into_inner()) = redaction;
+    }
+
     pub fn add_secrets(&self, secrets: Vec<String>) {
         let mut known = self.secrets.lock().unwrap_or_else(|e| e.into_inner());
         known.extend(secrets.into_iter().filter(|s| s.len() >= 4));
@@ -236,6 +244,10 @@ impl Cassette {
             "request": normalized,
             "observation": observation_json(&observation),
         });
+        self.redaction
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .apply(&mut entry);
         self.redact(&mut entry);
         let mut state = self.lock();
         state.entries.insert(key, entry);

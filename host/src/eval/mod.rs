@@ -54,6 +54,7 @@ pub mod progress;
 pub mod provider_calls;
 pub mod provider_setup;
 pub mod records;
+pub mod redact;
 pub mod report;
 pub mod run_pass;
 pub mod run_provider;

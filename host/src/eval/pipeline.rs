@@ -54,6 +54,9 @@ pub fn default_jobs() -> usize {
 #[derive(Debug, Clone)]
 pub struct TestOptions {
     pub fixture: PathBuf,
+    /// Value-relative paths redacted in everything the run keeps (the
+    /// project's `redact` and `--redact`; see `redact`).
+    pub redact: Vec<String>,
     /// Source of truth for the workspace (default: the current directory).
     pub workspace: PathBuf,
     /// Default: `<records root>/runs/<sortable id>/`.
@@ -121,6 +124,9 @@ pub struct CellFilters {
     pub tags: Vec<String>,
     /// Trials of every case, over the fixture's.
     pub trials: Option<u32>,
+    /// Trials of every case when the fixture names none (the project's
+    /// `defaults.trials`).
+    pub default_trials: Option<u32>,
     /// `(k, n)`: only the cases whose 0-based position p has p mod n =
     /// k − 1 (`--shard k/n`), every variant and trial of each.
     pub shard: Option<(u32, u32)>,

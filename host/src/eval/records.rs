@@ -98,6 +98,8 @@ pub struct PacketWriter {
     out: Option<BufWriter<File>>,
     first: bool,
     elements: u64,
+    /// Paths redacted in each element before it is written.
+    redaction: super::redact::Redaction,
 }
 
 /// The in-progress file of a record at `path`.
@@ -131,6 +133,7 @@ impl PacketWriter {
             out: Some(BufWriter::with_capacity(256 * 1024, file)),
             first: true,
             elements: 0,
+            redaction: super::redact::Redaction::default(),
         };
         writer.write(b"{\n")?;
         for (key, value) in header {
@@ -140,6 +143,12 @@ impl PacketWriter {
         let key = Value::String(list_key.to_string()).to_string();
         writer.write(format!("  {key}: [").as_bytes())?;
         Ok(writer)
+    }
+
+    /// Redacts `redaction`'s paths in every element pushed from now on.
+    pub fn with_redaction(mut self, redaction: super::redact::Redaction) -> Self {
+        self.redaction = redaction;
+        self
     }
 
     /// Elements written so far.
@@ -162,6 +171,8 @@ impl PacketWriter {
                 ),
             });
         }
+        let redacted = self.redaction.apply_text(json);
+        let json = redacted.as_deref().unwrap_or(json);
         let separator: &[u8] = if self.first { b"\n    " } else { b",\n    " };
         self.first = false;
         self.elements += 1;

@@ -63,6 +63,8 @@ pub struct RunRecords {
     outputs: Vec<Value>,
     /// Lines of written cases not printed yet (printed per batch).
     pending_lines: Vec<CaseLine>,
+    /// The user's redaction paths, applied before anything is written.
+    redaction: super::redact::Redaction,
 }
 
 impl RunRecords {
@@ -84,7 +86,14 @@ impl RunRecords {
             next: 0,
             outputs: Vec::new(),
             pending_lines: Vec::new(),
+            redaction: super::redact::Redaction::default(),
         })
+    }
+
+    /// Redacts `redaction`'s paths in every case this run writes.
+    pub fn with_redaction(mut self, redaction: super::redact::Redaction) -> Self {
+        self.redaction = redaction;
+        self
     }
 
     /// Writes a delivered batch: every case of its range the journal holds
@@ -102,7 +111,12 @@ impl RunRecords {
             if let Some(finished) = self.journaled(index)? {
                 self.write(finished.observed, finished.verdict)?;
             } else if ran.peek().is_some_and(|case| case.index == index) {
-                let case = ran.next().expect("peeked");
+                let mut case = ran.next().expect("peeked");
+                self.redaction.apply_case(
+                    &mut case.observed,
+                    &mut case.verdict.body,
+                    &mut case.verdict.summary,
+                );
                 let finished = Finished {
                     index,
                     observed: case.observed,
@@ -141,7 +155,7 @@ impl RunRecords {
     fn count(&mut self, verdict: Verdict) {
         self.tally.add(&verdict);
         if super::progress::active() {
-            super::progress::case_done(verdict.status, cost_of(&verdict.body));
+            super::progress::case_done(verdict.status, super::tally::cost_of(&verdict.body));
         }
         if self.lines == CaseLines::Print {
             self.pending_lines.push(CaseLine {
@@ -211,11 +225,4 @@ impl RunRecords {
     pub fn written(&self) -> usize {
         usize::try_from(self.summary.len()).unwrap_or(usize::MAX)
     }
-}
-
-/// The `costUsd` an evaluation reported, read from its top level only.
-fn cost_of(body: &str) -> Option<f64> {
-    let members = crate::json_members::Members::of(body)?;
-    let (_, raw) = members.0.iter().find(|(k, _)| k == "costUsd")?;
-    raw.get().parse().ok()
 }

@@ -61,6 +61,9 @@ pub struct RunOptions {
     pub keep_workspaces: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub records: Option<PathBuf>,
+    /// The paths it redacted.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub redact: Vec<String>,
 }
 
 fn is_default<T: Default + PartialEq>(value: &T) -> bool {
@@ -176,6 +179,7 @@ mod tests {
             update_snapshots: false,
             keep_workspaces: true,
             records: None,
+            redact: Vec::new(),
         };
         let mut state = RunState::start(options, "abc".into(), 10);
         state.write(dir.path()).unwrap();

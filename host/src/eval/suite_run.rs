@@ -58,6 +58,11 @@ pub fn run_suite(
         crate::taxonomy::Mode::Messaging => default_jobs(),
     });
     let preset = registry.preset_for(suite.pair)?;
+    let redaction =
+        super::redact::Redaction::parse(&options.redact).map_err(|message| EvalError::Input {
+            path: options.fixture.clone(),
+            message,
+        })?;
     let info = preset_info(&preset);
     let mut canned = read_fixture_results(options.fixture_results.as_deref())?;
     if let Some(canned) = &mut canned {
@@ -69,6 +74,9 @@ pub fn run_suite(
         crate::plugin::net::warm_up(); // while the checking pass runs
     }
     let grants = run_provider.grants(&options.workspace);
+    if let Some(cassette) = &run_provider.cassette {
+        cassette.set_redaction(redaction.clone());
+    }
     let cassette = run_provider.cassette.clone();
     let reference = run_provider.reference.clone();
     let secrets = run_provider.setup.secret_values();
@@ -102,7 +110,8 @@ pub fn run_suite(
         &output_dir.join(CASES),
         &header(&info.cases_schema, &fields),
         "cases",
-    )?;
+    )?
+    .with_redaction(redaction.clone());
     let validated = validate_suite(
         registry,
         suite,
@@ -196,7 +205,8 @@ pub fn run_suite(
         journal,
         tally,
         options.case_lines,
-    )?;
+    )?
+    .with_redaction(redaction.clone());
     // A coding agent is told how the fixture sets it up (`agent`).
     let mut provider_options = run_provider.setup.options.clone();
     if let Some(agent) = validated.suite.body.get("agent") {
@@ -316,6 +326,7 @@ fn run_options(options: &TestOptions, reference: &str, replay: ReplayMode) -> Ru
         update_snapshots: options.update_snapshots,
         keep_workspaces: options.keep_workspaces,
         records: options.records.as_deref().map(absolute),
+        redact: options.redact.clone(),
     }
 }
 
@@ -333,6 +344,7 @@ pub fn resume_options(dir: &Path, case_lines: CaseLines) -> Result<TestOptions, 
     }
     let o = state.options;
     Ok(TestOptions {
+        redact: o.redact,
         fixture: o.fixture,
         workspace: o.workspace,
         output_dir: Some(dir.to_path_buf()),

@@ -91,9 +91,26 @@ pub struct Tally {
     /// Each case's line, when kept (not for runs that print them as they go).
     cases: Vec<CaseLine>,
     keep_lines: bool,
+    /// The total of the costs the cases reported (`None`: none did).
+    cost_usd: Option<f64>,
+}
+
+/// The `costUsd` an evaluation reported at its top level. The body is
+/// only picked apart when it names a cost at all (most fixture-backend
+/// cases do not), so counting costs is free where there are none.
+pub fn cost_of(body: &str) -> Option<f64> {
+    memchr::memmem::find(body.as_bytes(), b"\"costUsd\"")?;
+    let members = crate::json_members::Members::of(body)?;
+    let (_, raw) = members.0.iter().find(|(k, _)| k == "costUsd")?;
+    raw.get().parse().ok()
 }
 
 impl Tally {
+    /// The total cost the cases reported, when any did.
+    pub fn cost_usd(&self) -> Option<f64> {
+        self.cost_usd
+    }
+
     /// Counts start at zero for `total` and each declared key, in order.
     pub fn new(declared: &[String]) -> Self {
         let mut counts = Map::new();
@@ -107,6 +124,7 @@ impl Tally {
             checked: Recommendation::AcceptNow,
             cases: Vec::new(),
             keep_lines: true,
+            cost_usd: None,
         }
     }
 
@@ -132,6 +150,9 @@ impl Tally {
 
     pub fn add(&mut self, verdict: &Verdict) {
         self.bump("total");
+        if let Some(cost) = cost_of(&verdict.body) {
+            self.cost_usd = Some(self.cost_usd.unwrap_or(0.0) + cost);
+        }
         self.bump(status_name(verdict.status));
         // A tag may not pose as `total` or a status: those counts are the host's.
         for tag in verdict
@@ -273,5 +294,17 @@ mod tests {
         assert_eq!(counts["trigger"], 1);
         assert_eq!(counts["errored"], 1);
         assert_eq!(tally.cases().len(), 2);
+    }
+
+    #[test]
+    fn the_cost_is_the_top_level_costusd_only() {
+        assert_eq!(cost_of(r#"{"caseId":"a","costUsd":0.25}"#), Some(0.25));
+        assert_eq!(cost_of(r#"{"caseId":"a"}"#), None);
+        assert_eq!(cost_of(r#"{"costUsd":null}"#), None);
+        assert_eq!(
+            cost_of(r#"{"assertions":[{"costUsd":9.0}]}"#),
+            None,
+            "a judge's cost inside an assertion is not the case's"
+        );
     }
 }

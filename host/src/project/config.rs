@@ -5,6 +5,7 @@
 //! dir = ".cautilus"                                  # records root
 //! include = ["evals/**/*.fixture.{json,yaml,yml}"]   # fixtures, relative to this file
 //! exclude = ["evals/drafts/**"]
+//! redact = ["customer.email", "items.*.token"]       # kept out of every record
 //!
 //! [defaults]            # what `eval test` uses when no flag says otherwise
 //! provider = "claude-code"
@@ -12,6 +13,7 @@
 //! jobs = 2
 //! timeout_ms = 600000
 //! replay = "replay-strict"
+//! trials = 3                                       # when a fixture names none
 //!
 //! [grants]              # what a provider component is granted (adds to a built-in's own)
 //! http = ["api.acme.dev"]
@@ -54,6 +56,11 @@ pub struct ProjectConfig {
     /// project.
     #[serde(default)]
     pub exclude: Vec<String>,
+    /// Value-relative paths redacted in everything a run keeps (packets,
+    /// journal, experiment.json, cassettes), e.g. `customer.email` or
+    /// `items.*.token`; `--redact` adds to them.
+    #[serde(default)]
+    pub redact: Vec<String>,
     /// What `eval test` uses when no flag says otherwise.
     #[serde(default)]
     pub defaults: Defaults,
@@ -78,6 +85,10 @@ pub struct Defaults {
     pub timeout_ms: Option<u64>,
     /// `live`, `record-new`, `replay-strict` or `refresh` (`--replay`).
     pub replay: Option<String>,
+    /// Trials of each case of a suite whose fixture names no `trials`
+    /// (1–100; `--trials` overrides both).
+    #[schemars(range(min = 1, max = 100))]
+    pub trials: Option<u32>,
 }
 
 /// Grants of the run's provider (`--grant-http`, `--grant-program`,
@@ -139,10 +150,20 @@ pub fn find(start: &Path) -> Option<PathBuf> {
 
 /// Every key a table of the config may hold, by table.
 const KEYS: &[(&str, &[&str])] = &[
-    ("", &["dir", "include", "exclude", "defaults", "grants"]),
+    (
+        "",
+        &["dir", "include", "exclude", "redact", "defaults", "grants"],
+    ),
     (
         "defaults",
-        &["provider", "concurrency", "jobs", "timeout_ms", "replay"],
+        &[
+            "provider",
+            "concurrency",
+            "jobs",
+            "timeout_ms",
+            "replay",
+            "trials",
+        ],
     ),
     ("grants", &["http", "programs", "secrets"]),
 ];
@@ -215,6 +236,14 @@ fn check(config: &ProjectConfig) -> Result<(), String> {
             return Err(format!("`defaults.{key}`: must be from 1 to 256"));
         }
     }
+    crate::eval::redact::Redaction::parse(&config.redact).map_err(|e| format!("`redact`: {e}"))?;
+    if config
+        .defaults
+        .trials
+        .is_some_and(|n| !(1..=100).contains(&n))
+    {
+        return Err("`defaults.trials`: must be from 1 to 100".into());
+    }
     for glob in config.include.iter().flatten().chain(&config.exclude) {
         globset::Glob::new(glob).map_err(|e| format!("glob `{glob}`: {e}"))?;
     }
@@ -266,7 +295,7 @@ secrets = { ACME_KEY = "ACME_API_KEY" }
         let error = load_text("incude = []").unwrap_err();
         assert_eq!(
             error,
-            "unknown key `incude`; did you mean `include`? keys here: dir, include, exclude, defaults, grants"
+            "unknown key `incude`; did you mean `include`? keys here: dir, include, exclude, redact, defaults, grants"
         );
         let error = load_text("[defaults]\nconcurency = 4").unwrap_err();
         assert!(

@@ -61,7 +61,23 @@ pub struct SuiteResult {
     /// trials, gates), relative to the project run.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub experiment: Option<String>,
+    /// An experiment's gates: how many passed, and each that blocks.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gates: Option<GateSummary>,
+    /// The total cost its cases reported (absent when none did).
+    pub cost_usd: Option<f64>,
     pub duration_ms: u64,
+}
+
+/// A suite's gates in the project summary.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct GateSummary {
+    pub passed: usize,
+    /// Failed but informational (a filtered run's gates, a drifted baseline).
+    pub informational: usize,
+    /// `<variant> <gate>: <message>` of each gate that fails the suite.
+    pub failed: Vec<String>,
 }
 
 /// Suite ids that match `patterns` (`*` matches any run of characters);
@@ -111,6 +127,8 @@ pub fn run_suites(
             counts: None,
             error: None,
             experiment: None,
+            gates: None,
+            cost_usd: None,
             duration_ms: 0,
         };
         match crate::quality::test(registry, &options) {
@@ -127,6 +145,25 @@ pub fn run_suites(
                 );
                 result.counts = Some(outcome.counts());
                 result.experiment = Some(relative(&outcome.record));
+                result.cost_usd = outcome
+                    .variants
+                    .iter()
+                    .filter_map(|(_, a)| a.cost.as_ref().map(|c| c.total_usd))
+                    .reduce(|a, b| a + b);
+                result.gates = Some(GateSummary {
+                    passed: outcome.gates.iter().filter(|g| g.passed).count(),
+                    informational: outcome
+                        .gates
+                        .iter()
+                        .filter(|g| !g.passed && g.informational)
+                        .count(),
+                    failed: outcome
+                        .gates
+                        .iter()
+                        .filter(|g| g.blocks())
+                        .map(|g| format!("{} {}: {}", g.variant, g.gate, g.message))
+                        .collect(),
+                });
                 if let Some(signal) = outcome.interrupted {
                     interrupted = Some(signal.to_string());
                 }
@@ -135,6 +172,7 @@ pub fn run_suites(
                 result.run_dir = Some(relative(&run_dir));
                 result.recommendation = Some(outcome.recommendation().to_string());
                 result.counts = Some(outcome.tally.counts().clone());
+                result.cost_usd = outcome.tally.cost_usd();
                 if let Some(signal) = outcome.interrupted {
                     interrupted = Some(signal.to_string());
                 }
@@ -232,6 +270,8 @@ mod tests {
             counts: None,
             error: error.map(str::to_string),
             experiment: None,
+            gates: None,
+            cost_usd: None,
             duration_ms: 1,
         }
     }

@@ -410,7 +410,11 @@ pub fn plan(
     let uniform = if strict {
         1
     } else {
-        filters.trials.or(spec.trials).unwrap_or(1)
+        filters
+            .trials
+            .or(spec.trials)
+            .or(filters.default_trials)
+            .unwrap_or(1)
     };
     let Selected {
         trials,

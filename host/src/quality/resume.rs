@@ -63,9 +63,13 @@ struct ExperimentRun {
     #[serde(default)]
     trials: Option<u32>,
     #[serde(default)]
+    default_trials: Option<u32>,
+    #[serde(default)]
     shard: Option<(u32, u32)>,
     #[serde(default)]
     reuse_outputs: Option<PathBuf>,
+    #[serde(default)]
+    redact: Vec<String>,
 }
 
 /// Records how the experiment in `dir` is started.
@@ -94,7 +98,9 @@ pub fn write(dir: &Path, options: &TestOptions) -> Result<(), EvalError> {
         cases: options.cells.cases.clone(),
         tags: options.cells.tags.clone(),
         trials: options.cells.trials,
+        default_trials: options.cells.default_trials,
         shard: options.cells.shard,
+        redact: options.redact.clone(),
         reuse_outputs: options.reuse_outputs.as_deref().map(absolute),
     };
     let value = serde_json::to_value(&run).map_err(|e| EvalError::Write {
@@ -135,6 +141,7 @@ pub fn options(dir: &Path, case_lines: CaseLines) -> Result<TestOptions, EvalErr
             .map_err(error)
     };
     Ok(TestOptions {
+        redact: run.redact,
         fixture: run.fixture,
         workspace: run.workspace,
         output_dir: Some(dir.to_path_buf()),
@@ -163,6 +170,7 @@ pub fn options(dir: &Path, case_lines: CaseLines) -> Result<TestOptions, EvalErr
             cases: run.cases,
             tags: run.tags,
             trials: run.trials,
+            default_trials: run.default_trials,
             shard: run.shard,
         },
         reuse_outputs: run.reuse_outputs,
