@@ -181,3 +181,76 @@ fn an_interrupted_run_writes_every_call_it_started_and_resumes_with_the_rest() {
     let all: Vec<String> = (0..n).map(|i| format!("case-{i:03}")).collect();
     assert_eq!(case_ids(&summary), all);
 }
+
+/// A project of `suites` suites of `cases` echo cases each, under `dir`.
+fn echo_project(dir: &Path, suites: usize, cases: usize) {
+    std::fs::write(dir.join("cautilus.toml"), "").unwrap();
+    for s in 0..suites {
+        let suite_dir = dir.join("evals").join(format!("s{s}"));
+        std::fs::create_dir_all(&suite_dir).unwrap();
+        let file = echo_suite(&suite_dir, cases);
+        let mut suite = read_json(&file);
+        suite["suiteId"] = json!(format!("suite-{s}"));
+        std::fs::remove_file(&file).unwrap();
+        std::fs::write(suite_dir.join("echo.fixture.json"), suite.to_string()).unwrap();
+    }
+}
+
+fn project_run(server: &ModelServer, dir: &Path, args: &[&str]) -> (i32, String, String) {
+    let mut command = cautilus();
+    command
+        .current_dir(dir)
+        .args(["eval", "test", "--provider", "openai"])
+        .args(args)
+        .env("OPENAI_BASE_URL", &server.url)
+        .env_remove("OPENAI_API_KEY");
+    output(command.output().unwrap())
+}
+
+#[test]
+fn a_projects_suites_run_at_once_within_the_concurrency_budget() {
+    // Three one-case suites at once: all three calls are in flight together.
+    let dir = tempfile::tempdir().unwrap();
+    echo_project(dir.path(), 3, 1);
+    let (server, counts) = echo_server(|_| Duration::from_millis(400));
+    let (code, stdout, stderr) = project_run(&server, dir.path(), &["--parallel-suites", "3"]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert_eq!(server.requests().len(), 3);
+    assert_eq!(counts.1.load(Ordering::SeqCst), 3, "the suites overlapped");
+    // One line per suite as it finishes, the summary in manifest order.
+    for s in 0..3 {
+        assert!(
+            stdout.contains(&format!("== suite-{s} accept-now")),
+            "{stdout}"
+        );
+    }
+    let summary = stdout.split("== project:").nth(1).unwrap();
+    let order: Vec<usize> = (0..3)
+        .map(|s| summary.find(&format!("suite-{s} ")).unwrap())
+        .collect();
+    assert!(order.windows(2).all(|w| w[0] < w[1]), "{summary}");
+
+    // One at a time: never two calls at once, and the case lines print.
+    let (server, counts) = echo_server(|_| Duration::from_millis(100));
+    let (code, stdout, stderr) = project_run(&server, dir.path(), &["--parallel-suites", "1"]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert_eq!(counts.1.load(Ordering::SeqCst), 1);
+    assert!(stdout.contains("PASS  case-000"), "{stdout}");
+
+    // Two suites of four cases share --concurrency 2: one call each at most.
+    let dir = tempfile::tempdir().unwrap();
+    echo_project(dir.path(), 2, 4);
+    let (server, counts) = echo_server(|_| Duration::from_millis(150));
+    let (code, stdout, stderr) = project_run(
+        &server,
+        dir.path(),
+        &["--parallel-suites", "2", "--concurrency", "2"],
+    );
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert_eq!(server.requests().len(), 8);
+    assert_eq!(
+        counts.1.load(Ordering::SeqCst),
+        2,
+        "the budget is shared, not multiplied"
+    );
+}

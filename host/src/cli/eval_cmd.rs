@@ -257,6 +257,11 @@ pub struct TestArgs {
     /// cassettes (repeatable; adds to cautilus.toml's `redact`)
     #[arg(long, value_name = "PATH", conflicts_with = "resume", value_parser = parse_redact)]
     redact: Vec<String>,
+    /// With no --fixture: how many of the project's suites run at once;
+    /// they share --concurrency and --jobs, and print one line each when
+    /// done [default: one per core; 1 with --cassette]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=64), conflicts_with_all = ["fixture", "resume"])]
+    parallel_suites: Option<u16>,
     /// No per-case lines and no progress bar: only the summary
     #[arg(long, short)]
     quiet: bool,
@@ -427,6 +432,9 @@ fn run_test(args: TestArgs) -> anyhow::Result<ExitCode> {
                     &args.suite,
                     args.json,
                     &args.reports,
+                    args.parallel_suites
+                        .or(defaults.parallel_suites)
+                        .map(usize::from),
                 );
             }
             options

@@ -1,5 +1,6 @@
-//! `eval test` without `--fixture`: every suite of the project, one after
-//! another, then the project summary and the worst suite's exit status.
+//! `eval test` without `--fixture`: every suite of the project (several at
+//! once, `--parallel-suites`), then the project summary and the worst
+//! suite's exit status.
 
 use std::io::Write;
 use std::path::Path;
@@ -15,6 +16,7 @@ pub fn run(
     patterns: &[String],
     json: bool,
     reports: &super::report_cmd::ReportFiles,
+    parallel_suites: Option<usize>,
 ) -> anyhow::Result<ExitCode> {
     let manifest = project::manifest::manifest(loaded, config)?;
     let tags = &options.cells.tags;
@@ -39,12 +41,40 @@ pub fn run(
     };
     crate::eval::interrupt::install()?;
     let registry = super::registry()?;
-    let summary =
-        project::run::run_suites(registry, &loaded.root, &suites, &options, &dir, |suite| {
-            if !json {
-                println!("== {} ({})", suite.id, suite.path);
+    // One cassette named for the whole project would be written by
+    // suites at once: then they run one after another.
+    let at_once = if options.cassette.is_some() {
+        1
+    } else {
+        parallel_suites.unwrap_or_else(crate::eval::default_jobs)
+    };
+    let parallel = project::run::Parallelism {
+        suites: at_once,
+        concurrency: options.concurrency,
+        jobs: options.jobs.unwrap_or_else(crate::eval::default_jobs),
+    };
+    let one_at_a_time = at_once.min(suites.len()) <= 1;
+    crate::eval::progress::open_ended();
+    let summary = project::run::run_suites(
+        registry,
+        &loaded.root,
+        &suites,
+        &options,
+        &dir,
+        parallel,
+        |suite| {
+            if !json && one_at_a_time {
+                crate::eval::progress::print(|| println!("== {} ({})", suite.id, suite.path));
             }
-        })?;
+        },
+        |result| {
+            if !json && !one_at_a_time {
+                crate::eval::progress::print(|| {
+                    println!("== {} {}", result.id, outcome_line(result))
+                });
+            }
+        },
+    )?;
     crate::eval::progress::finish();
     reports.write_project(&dir, &summary)?;
     let stdout = std::io::stdout();
@@ -55,23 +85,7 @@ pub fn run(
     } else {
         writeln!(out, "== project: {}", summary.recommendation)?;
         for suite in &summary.suites {
-            let outcome = match (&suite.recommendation, &suite.error) {
-                (_, Some(error)) => format!("could not run: {error}"),
-                (Some(recommendation), None) => {
-                    let counts = suite
-                        .counts
-                        .as_ref()
-                        .map(|c| {
-                            c.iter()
-                                .map(|(k, v)| format!("{k} {v}"))
-                                .collect::<Vec<_>>()
-                                .join(", ")
-                        })
-                        .unwrap_or_default();
-                    format!("{recommendation} ({counts})")
-                }
-                (None, None) => "did not run".into(),
-            };
+            let outcome = outcome_line(suite);
             let mut extra = format!(" in {:.1} s", suite.duration_ms as f64 / 1000.0);
             if let Some(cost) = suite.cost_usd {
                 extra.push_str(&format!(", ${cost:.4}"));
@@ -100,4 +114,25 @@ pub fn run(
     }
     out.flush()?;
     Ok(ExitCode::from(summary.exit_code))
+}
+
+/// A suite's recommendation and counts, or why it could not run.
+fn outcome_line(suite: &project::run::SuiteResult) -> String {
+    match (&suite.recommendation, &suite.error) {
+        (_, Some(error)) => format!("could not run: {error}"),
+        (Some(recommendation), None) => {
+            let counts = suite
+                .counts
+                .as_ref()
+                .map(|c| {
+                    c.iter()
+                        .map(|(k, v)| format!("{k} {v}"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                })
+                .unwrap_or_default();
+            format!("{recommendation} ({counts})")
+        }
+        (None, None) => "did not run".into(),
+    }
 }

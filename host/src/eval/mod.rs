@@ -79,8 +79,8 @@ use crate::plugin::PluginError;
 
 pub use observed::{EvaluateOptions, evaluate};
 pub use pipeline::{
-    CellFilters, Outcome, SuiteOptions, TestOptions, TestRun, default_jobs, run_suite, test,
-    validate_suite,
+    CellFilters, DEFAULT_CONCURRENCY, Outcome, SuiteOptions, TestOptions, TestRun, default_jobs,
+    run_suite, test, validate_suite,
 };
 pub use run_records::CaseLines;
 pub use suite_run::resume_options;

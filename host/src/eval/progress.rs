@@ -34,6 +34,9 @@ struct State {
     /// Cases of the groups started so far.
     known: u64,
     finished: bool,
+    /// Several suites share the bar (a project run): the total is what
+    /// the started suites hold, never an estimate.
+    open_ended: bool,
 }
 
 impl State {
@@ -72,7 +75,16 @@ fn with(f: impl FnOnce(&ProgressBar, &mut State)) {
 /// An experiment is about to run `groups` groups of cases (the total is
 /// estimated from the first groups' sizes until all have started).
 pub fn plan_groups(groups: usize) {
-    with(|_, s| s.planned_groups = Some(groups));
+    with(|_, s| {
+        if !s.open_ended {
+            s.planned_groups = Some(groups);
+        }
+    });
+}
+
+/// Several suites will share the bar: count only what has started.
+pub fn open_ended() {
+    with(|_, s| s.open_ended = true);
 }
 
 /// A suite run (one group) starts with `cases` cases.
@@ -82,6 +94,7 @@ pub fn add_cases(cases: u64) {
         s.known += cases;
         let left = s
             .planned_groups
+            .filter(|_| !s.open_ended)
             .map_or(0, |planned| planned.saturating_sub(s.started_groups));
         bar.set_length(s.known + cases * left as u64);
     });

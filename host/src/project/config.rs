@@ -89,6 +89,9 @@ pub struct Defaults {
     /// (1–100; `--trials` overrides both).
     #[schemars(range(min = 1, max = 100))]
     pub trials: Option<u32>,
+    /// Suites of a project run at once (`--parallel-suites`, 1–64).
+    #[schemars(range(min = 1, max = 64))]
+    pub parallel_suites: Option<u16>,
 }
 
 /// Grants of the run's provider (`--grant-http`, `--grant-program`,
@@ -163,6 +166,7 @@ const KEYS: &[(&str, &[&str])] = &[
             "timeout_ms",
             "replay",
             "trials",
+            "parallel_suites",
         ],
     ),
     ("grants", &["http", "programs", "secrets"]),
@@ -243,6 +247,13 @@ fn check(config: &ProjectConfig) -> Result<(), String> {
         .is_some_and(|n| !(1..=100).contains(&n))
     {
         return Err("`defaults.trials`: must be from 1 to 100".into());
+    }
+    if config
+        .defaults
+        .parallel_suites
+        .is_some_and(|n| !(1..=64).contains(&n))
+    {
+        return Err("`defaults.parallel_suites`: must be from 1 to 64".into());
     }
     for glob in config.include.iter().flatten().chain(&config.exclude) {
         globset::Glob::new(glob).map_err(|e| format!("glob `{glob}`: {e}"))?;

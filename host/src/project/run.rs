@@ -1,5 +1,6 @@
 //! One run over a project's suites (`eval test` without `--fixture`): every
-//! suite of the manifest (or those `--suite` selects), one after another,
+//! suite of the manifest (or those `--suite` selects), several at once
+//! within the run's concurrency and worker budget (`--parallel-suites`),
 //! each with its own run records, then one project summary
 //! (`cautilus.project_summary.v1`) and one exit status, the worst of the
 //! suites'.
@@ -7,9 +8,12 @@
 //! Layout: `<records>/runs/<id>/project-summary.json`, and each suite's
 //! run directory under `<records>/runs/<id>/suites/<suite id>/`. A suite
 //! that cannot run (a definition error) is recorded with its error and the
-//! others still run; an interrupted suite stops the project run.
+//! others still run; a signal stops the project run (no suite starts
+//! after it; the running ones keep what they finished).
 
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Instant;
 
 use schemars::JsonSchema;
@@ -91,107 +95,110 @@ pub fn select<'a>(suites: &'a [SuiteEntry], patterns: &[String]) -> Vec<&'a Suit
         .collect()
 }
 
+/// How many suites run at once and how the run's budget is shared.
+#[derive(Debug, Clone, Copy)]
+pub struct Parallelism {
+    /// Suites at once (1: one after another, each printing its cases).
+    pub suites: usize,
+    /// Provider calls in flight over all suites (`--concurrency`): each of
+    /// `suites` running suites gets an equal share, at least 1. `None`:
+    /// the default budget shared by the app suites, while a coding-agent
+    /// suite keeps its default of one agent at a time.
+    pub concurrency: Option<usize>,
+    /// Worker threads over all suites (`--jobs`), shared the same way.
+    pub jobs: usize,
+}
+
 /// Runs `suites` with `base` (its fixture and output directory are set per
-/// suite) under `dir`, calling `starting` before each; writes and returns
-/// the project summary.
+/// suite) under `dir`, `parallel.suites` at a time, calling `starting`
+/// before and `finished` after each; writes and returns the project
+/// summary (suites in manifest order whatever order they finished in).
 pub fn run_suites(
     registry: &Registry,
     root: &Path,
     suites: &[&SuiteEntry],
     base: &TestOptions,
     dir: &Path,
-    mut starting: impl FnMut(&SuiteEntry),
+    parallel: Parallelism,
+    starting: impl Fn(&SuiteEntry) + Sync,
+    finished: impl Fn(&SuiteResult) + Sync,
 ) -> Result<ProjectSummary, EvalError> {
-    let mut results = Vec::with_capacity(suites.len());
-    let mut interrupted = None;
-    for suite in suites {
-        starting(suite);
-        let run_dir = dir.join("suites").join(safe_name(&suite.id));
-        let options = TestOptions {
-            fixture: root.join(&suite.path),
-            output_dir: Some(run_dir.clone()),
+    let at_once = parallel.suites.clamp(1, suites.len().max(1));
+    let options = if at_once > 1 {
+        TestOptions {
+            concurrency: parallel.concurrency.map(|n| (n / at_once).max(1)),
+            jobs: Some((parallel.jobs / at_once).max(1)),
+            // Lines of suites running at once would interleave.
+            case_lines: eval::CaseLines::Drop,
             ..base.clone()
-        };
-        let started = Instant::now();
-        let relative = |p: &Path| {
-            p.strip_prefix(dir)
-                .unwrap_or(p)
-                .to_string_lossy()
-                .replace('\\', "/")
-        };
-        let mut result = SuiteResult {
-            id: suite.id.clone(),
-            path: suite.path.clone(),
-            run_dir: None,
-            recommendation: None,
-            counts: None,
-            error: None,
-            experiment: None,
-            gates: None,
-            cost_usd: None,
-            duration_ms: 0,
-        };
-        match crate::quality::test(registry, &options) {
-            Ok(Run::Experiment(outcome)) => {
-                result.run_dir = Some(relative(&run_dir));
-                // An experiment's gates decide, as its exit code does.
-                result.recommendation = Some(
-                    if outcome.passed {
-                        "accept-now"
-                    } else {
-                        "reject"
+        }
+    } else {
+        base.clone()
+    };
+    // The default budget, shared by the app suites running at once.
+    let app_share = (at_once > 1 && parallel.concurrency.is_none())
+        .then(|| (eval::DEFAULT_CONCURRENCY / at_once).max(1));
+    let slots: Vec<Mutex<Option<SuiteResult>>> = suites.iter().map(|_| Mutex::new(None)).collect();
+    let next = AtomicUsize::new(0);
+    let stop = AtomicBool::new(false);
+    let interrupted: Mutex<Option<String>> = Mutex::new(None);
+    let failure: Mutex<Option<EvalError>> = Mutex::new(None);
+    let work = || {
+        loop {
+            if stop.load(Ordering::SeqCst) {
+                return;
+            }
+            let index = next.fetch_add(1, Ordering::SeqCst);
+            let Some(suite) = suites.get(index) else {
+                return;
+            };
+            starting(suite);
+            let options = match app_share {
+                Some(share) if suite.surface == "app" => TestOptions {
+                    concurrency: Some(share),
+                    ..options.clone()
+                },
+                _ => options.clone(),
+            };
+            match run_one(registry, root, suite, &options, dir) {
+                Ok((result, signal)) => {
+                    finished(&result);
+                    *slots[index].lock().unwrap_or_else(|e| e.into_inner()) = Some(result);
+                    if let Some(signal) = signal {
+                        stop.store(true, Ordering::SeqCst);
+                        interrupted
+                            .lock()
+                            .unwrap_or_else(|e| e.into_inner())
+                            .get_or_insert(signal);
                     }
-                    .to_string(),
-                );
-                result.counts = Some(outcome.counts());
-                result.experiment = Some(relative(&outcome.record));
-                result.cost_usd = outcome
-                    .variants
-                    .iter()
-                    .filter_map(|(_, a)| a.cost.as_ref().map(|c| c.total_usd))
-                    .reduce(|a, b| a + b);
-                result.gates = Some(GateSummary {
-                    passed: outcome.gates.iter().filter(|g| g.passed).count(),
-                    informational: outcome
-                        .gates
-                        .iter()
-                        .filter(|g| !g.passed && g.informational)
-                        .count(),
-                    failed: outcome
-                        .gates
-                        .iter()
-                        .filter(|g| g.blocks())
-                        .map(|g| format!("{} {}: {}", g.variant, g.gate, g.message))
-                        .collect(),
-                });
-                if let Some(signal) = outcome.interrupted {
-                    interrupted = Some(signal.to_string());
+                }
+                Err(error) => {
+                    stop.store(true, Ordering::SeqCst);
+                    failure
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .get_or_insert(error);
                 }
             }
-            Ok(Run::Plain(TestRun::Suite(outcome))) => {
-                result.run_dir = Some(relative(&run_dir));
-                result.recommendation = Some(outcome.recommendation().to_string());
-                result.counts = Some(outcome.tally.counts().clone());
-                result.cost_usd = outcome.tally.cost_usd();
-                if let Some(signal) = outcome.interrupted {
-                    interrupted = Some(signal.to_string());
-                }
-            }
-            Ok(Run::Plain(TestRun::Steps(outcome))) => {
-                result.run_dir = Some(relative(&outcome.output_dir));
-                result.recommendation = Some(outcome.recommendation.to_string());
-            }
-            Err(error) if error.is_definition_error() => {
-                result.error = Some(error.to_string());
-            }
-            Err(error) => return Err(error),
         }
-        result.duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-        results.push(result);
-        if interrupted.is_some() {
-            break;
-        }
+    };
+    if at_once == 1 {
+        work();
+    } else {
+        std::thread::scope(|scope| {
+            for _ in 0..at_once {
+                scope.spawn(work);
+            }
+        });
     }
+    if let Some(error) = failure.into_inner().unwrap_or_else(|e| e.into_inner()) {
+        return Err(error);
+    }
+    let results = slots
+        .into_iter()
+        .filter_map(|slot| slot.into_inner().unwrap_or_else(|e| e.into_inner()))
+        .collect();
+    let interrupted = interrupted.into_inner().unwrap_or_else(|e| e.into_inner());
     let summary = summarize(results, interrupted);
     let json = serde_json::to_value(&summary).map_err(|e| EvalError::Write {
         path: dir.join(FILE),
@@ -199,6 +206,95 @@ pub fn run_suites(
     })?;
     eval::records::write_json(&dir.join(FILE), &json)?;
     Ok(summary)
+}
+
+/// Runs one suite; its result and, when a signal stopped it, the signal.
+fn run_one(
+    registry: &Registry,
+    root: &Path,
+    suite: &SuiteEntry,
+    base: &TestOptions,
+    dir: &Path,
+) -> Result<(SuiteResult, Option<String>), EvalError> {
+    let run_dir = dir.join("suites").join(safe_name(&suite.id));
+    let options = TestOptions {
+        fixture: root.join(&suite.path),
+        output_dir: Some(run_dir.clone()),
+        ..base.clone()
+    };
+    let started = Instant::now();
+    let relative = |p: &Path| {
+        p.strip_prefix(dir)
+            .unwrap_or(p)
+            .to_string_lossy()
+            .replace('\\', "/")
+    };
+    let mut interrupted = None;
+    let mut result = SuiteResult {
+        id: suite.id.clone(),
+        path: suite.path.clone(),
+        run_dir: None,
+        recommendation: None,
+        counts: None,
+        error: None,
+        experiment: None,
+        gates: None,
+        cost_usd: None,
+        duration_ms: 0,
+    };
+    match crate::quality::test(registry, &options) {
+        Ok(Run::Experiment(outcome)) => {
+            result.run_dir = Some(relative(&run_dir));
+            // An experiment's gates decide, as its exit code does.
+            result.recommendation = Some(
+                if outcome.passed {
+                    "accept-now"
+                } else {
+                    "reject"
+                }
+                .to_string(),
+            );
+            result.counts = Some(outcome.counts());
+            result.experiment = Some(relative(&outcome.record));
+            result.cost_usd = outcome
+                .variants
+                .iter()
+                .filter_map(|(_, a)| a.cost.as_ref().map(|c| c.total_usd))
+                .reduce(|a, b| a + b);
+            result.gates = Some(GateSummary {
+                passed: outcome.gates.iter().filter(|g| g.passed).count(),
+                informational: outcome
+                    .gates
+                    .iter()
+                    .filter(|g| !g.passed && g.informational)
+                    .count(),
+                failed: outcome
+                    .gates
+                    .iter()
+                    .filter(|g| g.blocks())
+                    .map(|g| format!("{} {}: {}", g.variant, g.gate, g.message))
+                    .collect(),
+            });
+            interrupted = outcome.interrupted.map(str::to_string);
+        }
+        Ok(Run::Plain(TestRun::Suite(outcome))) => {
+            result.run_dir = Some(relative(&run_dir));
+            result.recommendation = Some(outcome.recommendation().to_string());
+            result.counts = Some(outcome.tally.counts().clone());
+            result.cost_usd = outcome.tally.cost_usd();
+            interrupted = outcome.interrupted.map(str::to_string);
+        }
+        Ok(Run::Plain(TestRun::Steps(outcome))) => {
+            result.run_dir = Some(relative(&outcome.output_dir));
+            result.recommendation = Some(outcome.recommendation.to_string());
+        }
+        Err(error) if error.is_definition_error() => {
+            result.error = Some(error.to_string());
+        }
+        Err(error) => return Err(error),
+    }
+    result.duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+    Ok((result, interrupted))
 }
 
 /// A suite id as a directory name: letters, digits, `-`, `_` and `.` kept,
