@@ -570,3 +570,55 @@ fn the_configs_redact_and_trials_apply_and_the_summary_carries_gates() {
         "{stderr}"
     );
 }
+
+#[test]
+fn the_configs_judge_grades_suites_that_name_none() {
+    let dir = project(CONFIG);
+    let mut judged: Value = serde_json::from_str(&suite("judged", 1)).unwrap();
+    judged["assertions"] = json!(["The answer repeats the number it was asked for"]);
+    let path = dir.path().join("evals/judged.fixture.json");
+    std::fs::write(&path, judged.to_string()).unwrap();
+    let validate = |cwd: &Path| {
+        let mut command = cautilus();
+        command
+            .current_dir(cwd)
+            .args(["eval", "validate", "--fixture"])
+            .arg(&path);
+        output(command.output().unwrap())
+    };
+    // Without a judge anywhere: the suite says how to configure one.
+    let (code, _, stderr) = validate(dir.path());
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("judge"), "{stderr}");
+    let (code, stdout, stderr) = project_test(dir.path(), &["--suite", "judged"]);
+    assert_eq!(code, 2, "{stdout}{stderr}");
+
+    // The config's [judge] (the deterministic fixture judge here) fills in.
+    std::fs::write(
+        dir.path().join("cautilus.toml"),
+        format!("{CONFIG}\n[judge]\nprovider = \"fixture\"\nmodel = \"fixture-judge\"\n"),
+    )
+    .unwrap();
+    let (code, stdout, stderr) = validate(dir.path());
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let (code, stdout, stderr) = project_test(dir.path(), &["--suite", "judged", "--json"]);
+    assert!(code == 0 || code == 1, "{stdout}{stderr}");
+    let summary: Value = serde_json::from_str(&stdout).unwrap();
+    assert!(summary["suites"][0]["error"].is_null(), "{summary}");
+    let run_dir = dir.path().join("records/runs");
+    let kept = crate::support::all_text(&run_dir);
+    assert!(
+        kept.contains("fixture-judge"),
+        "the config's judge model graded the case"
+    );
+
+    // A [judge] without a model is named.
+    std::fs::write(
+        dir.path().join("cautilus.toml"),
+        "[judge]\nprovider = \"fixture\"\n",
+    )
+    .unwrap();
+    let (code, _, stderr) = list(dir.path(), &[]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("model"), "{stderr}");
+}

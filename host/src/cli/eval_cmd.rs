@@ -358,6 +358,11 @@ fn run_test(args: TestArgs) -> anyhow::Result<ExitCode> {
             let grants = &project.config.grants;
             let options = TestOptions {
                 fixture: fixture.unwrap_or_default(),
+                default_judge: project
+                    .config
+                    .judge
+                    .as_ref()
+                    .map(crate::project::config::ConfigJudge::to_fixture_value),
                 redact: project
                     .config
                     .redact
@@ -635,6 +640,16 @@ fn validate(args: ValidateArgs) -> anyhow::Result<ExitCode> {
         }
     };
     let mut suite = suite;
+    // The project's `[judge]` stands in where the fixture names none.
+    let cwd = std::env::current_dir()?;
+    if let (project, Some(_)) = crate::project::open(&cwd, None)?
+        && let Some(judge) = &project.config.judge
+    {
+        suite
+            .body
+            .entry("judge")
+            .or_insert_with(|| judge.to_fixture_value());
+    }
     // The experiment fields, the cases' own trials/tags/skip/only, and the
     // suite as each variant runs it.
     let spec = crate::quality::plan::take_spec(&mut suite).map_err(eval::EvalError::from)?;

@@ -62,17 +62,16 @@ pub fn run(
         &options,
         &dir,
         parallel,
-        |suite| {
-            if !json && one_at_a_time {
+        |event| match event {
+            project::run::Event::Starting(suite) if !json && one_at_a_time => {
                 crate::eval::progress::print(|| println!("== {} ({})", suite.id, suite.path));
             }
-        },
-        |result| {
-            if !json && !one_at_a_time {
+            project::run::Event::Finished(result) if !json && !one_at_a_time => {
                 crate::eval::progress::print(|| {
-                    println!("== {} {}", result.id, outcome_line(result))
+                    println!("== {} {}", result.id, outcome_line(result));
                 });
             }
+            _ => {}
         },
     )?;
     crate::eval::progress::finish();

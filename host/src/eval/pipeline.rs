@@ -57,6 +57,9 @@ pub struct TestOptions {
     /// Value-relative paths redacted in everything the run keeps (the
     /// project's `redact` and `--redact`; see `redact`).
     pub redact: Vec<String>,
+    /// The judge (`{provider, model}`) of a suite whose fixture names none:
+    /// the project's `[judge]`.
+    pub default_judge: Option<serde_json::Value>,
     /// Source of truth for the workspace (default: the current directory).
     pub workspace: PathBuf,
     /// Default: `<records root>/runs/<sortable id>/`.

@@ -64,6 +64,9 @@ pub struct RunOptions {
     /// The paths it redacted.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub redact: Vec<String>,
+    /// The project's `[judge]` it used where the fixture names none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default_judge: Option<serde_json::Value>,
 }
 
 fn is_default<T: Default + PartialEq>(value: &T) -> bool {
@@ -180,6 +183,7 @@ mod tests {
             keep_workspaces: true,
             records: None,
             redact: Vec::new(),
+            default_judge: None,
         };
         let mut state = RunState::start(options, "abc".into(), 10);
         state.write(dir.path()).unwrap();

@@ -50,9 +50,12 @@ const AGENT_OUTPUT_BYTES: usize = 8 * 1024 * 1024;
 pub fn run_suite(
     registry: &Registry,
     options: &TestOptions,
-    suite: Suite,
+    mut suite: Suite,
     keep_outputs: bool,
 ) -> Result<Outcome, EvalError> {
+    if let Some(judge) = &options.default_judge {
+        suite.body.entry("judge").or_insert_with(|| judge.clone());
+    }
     let jobs = options.jobs.unwrap_or(match suite.pair.mode {
         crate::taxonomy::Mode::Workspace => 1,
         crate::taxonomy::Mode::Messaging => default_jobs(),
@@ -327,6 +330,7 @@ fn run_options(options: &TestOptions, reference: &str, replay: ReplayMode) -> Ru
         keep_workspaces: options.keep_workspaces,
         records: options.records.as_deref().map(absolute),
         redact: options.redact.clone(),
+        default_judge: options.default_judge.clone(),
     }
 }
 
@@ -345,6 +349,7 @@ pub fn resume_options(dir: &Path, case_lines: CaseLines) -> Result<TestOptions, 
     let o = state.options;
     Ok(TestOptions {
         redact: o.redact,
+        default_judge: o.default_judge,
         fixture: o.fixture,
         workspace: o.workspace,
         output_dir: Some(dir.to_path_buf()),

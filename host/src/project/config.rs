@@ -19,6 +19,10 @@
 //! http = ["api.acme.dev"]
 //! programs = ["acme-agent"]
 //! secrets = { ACME_KEY = "ACME_API_KEY" }
+//!
+//! [judge]               # grades plain-string criteria where a fixture names no judge
+//! provider = "openai"
+//! model = "gpt-5-mini"
 //! ```
 //!
 //! Unknown keys are errors that say which keys exist (and the closest
@@ -67,6 +71,27 @@ pub struct ProjectConfig {
     /// Capabilities granted to the run's provider component.
     #[serde(default)]
     pub grants: ConfigGrants,
+    /// The judge of suites whose fixture names none (`judge:`).
+    #[serde(default)]
+    pub judge: Option<ConfigJudge>,
+}
+
+/// `[judge]`: the model that grades plain-string criteria where a
+/// fixture's `judge` does not say.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ConfigJudge {
+    /// Provider id or `.wasm` path, as a fixture's `judge.provider`.
+    pub provider: String,
+    /// The judge model's name.
+    pub model: String,
+}
+
+impl ConfigJudge {
+    /// The fixture-level `judge` value this stands for.
+    pub fn to_fixture_value(&self) -> serde_json::Value {
+        serde_json::json!({"provider": self.provider, "model": self.model})
+    }
 }
 
 /// Defaults of `eval test`; a flag overrides each.
@@ -155,8 +180,11 @@ pub fn find(start: &Path) -> Option<PathBuf> {
 const KEYS: &[(&str, &[&str])] = &[
     (
         "",
-        &["dir", "include", "exclude", "redact", "defaults", "grants"],
+        &[
+            "dir", "include", "exclude", "redact", "defaults", "grants", "judge",
+        ],
     ),
+    ("judge", &["provider", "model"]),
     (
         "defaults",
         &[
@@ -248,6 +276,13 @@ fn check(config: &ProjectConfig) -> Result<(), String> {
     {
         return Err("`defaults.trials`: must be from 1 to 100".into());
     }
+    if let Some(judge) = &config.judge {
+        for (key, value) in [("provider", &judge.provider), ("model", &judge.model)] {
+            if value.trim().is_empty() {
+                return Err(format!("`judge.{key}`: must not be empty"));
+            }
+        }
+    }
     if config
         .defaults
         .parallel_suites
@@ -306,7 +341,7 @@ secrets = { ACME_KEY = "ACME_API_KEY" }
         let error = load_text("incude = []").unwrap_err();
         assert_eq!(
             error,
-            "unknown key `incude`; did you mean `include`? keys here: dir, include, exclude, redact, defaults, grants"
+            "unknown key `incude`; did you mean `include`? keys here: dir, include, exclude, redact, defaults, grants, judge"
         );
         let error = load_text("[defaults]\nconcurency = 4").unwrap_err();
         assert!(

@@ -109,10 +109,16 @@ pub struct Parallelism {
     pub jobs: usize,
 }
 
+/// What a project run tells its caller as it goes.
+pub enum Event<'a> {
+    Starting(&'a SuiteEntry),
+    Finished(&'a SuiteResult),
+}
+
 /// Runs `suites` with `base` (its fixture and output directory are set per
-/// suite) under `dir`, `parallel.suites` at a time, calling `starting`
-/// before and `finished` after each; writes and returns the project
-/// summary (suites in manifest order whatever order they finished in).
+/// suite) under `dir`, `parallel.suites` at a time, telling `events` as
+/// each starts and finishes; writes and returns the project summary
+/// (suites in manifest order whatever order they finished in).
 pub fn run_suites(
     registry: &Registry,
     root: &Path,
@@ -120,8 +126,7 @@ pub fn run_suites(
     base: &TestOptions,
     dir: &Path,
     parallel: Parallelism,
-    starting: impl Fn(&SuiteEntry) + Sync,
-    finished: impl Fn(&SuiteResult) + Sync,
+    events: impl Fn(Event<'_>) + Sync,
 ) -> Result<ProjectSummary, EvalError> {
     let at_once = parallel.suites.clamp(1, suites.len().max(1));
     let options = if at_once > 1 {
@@ -152,7 +157,7 @@ pub fn run_suites(
             let Some(suite) = suites.get(index) else {
                 return;
             };
-            starting(suite);
+            events(Event::Starting(suite));
             let options = match app_share {
                 Some(share) if suite.surface == "app" => TestOptions {
                     concurrency: Some(share),
@@ -162,7 +167,7 @@ pub fn run_suites(
             };
             match run_one(registry, root, suite, &options, dir) {
                 Ok((result, signal)) => {
-                    finished(&result);
+                    events(Event::Finished(&result));
                     *slots[index].lock().unwrap_or_else(|e| e.into_inner()) = Some(result);
                     if let Some(signal) = signal {
                         stop.store(true, Ordering::SeqCst);

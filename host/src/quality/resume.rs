@@ -70,6 +70,8 @@ struct ExperimentRun {
     reuse_outputs: Option<PathBuf>,
     #[serde(default)]
     redact: Vec<String>,
+    #[serde(default)]
+    default_judge: Option<serde_json::Value>,
 }
 
 /// Records how the experiment in `dir` is started.
@@ -101,6 +103,7 @@ pub fn write(dir: &Path, options: &TestOptions) -> Result<(), EvalError> {
         default_trials: options.cells.default_trials,
         shard: options.cells.shard,
         redact: options.redact.clone(),
+        default_judge: options.default_judge.clone(),
         reuse_outputs: options.reuse_outputs.as_deref().map(absolute),
     };
     let value = serde_json::to_value(&run).map_err(|e| EvalError::Write {
@@ -142,6 +145,7 @@ pub fn options(dir: &Path, case_lines: CaseLines) -> Result<TestOptions, EvalErr
     };
     Ok(TestOptions {
         redact: run.redact,
+        default_judge: run.default_judge,
         fixture: run.fixture,
         workspace: run.workspace,
         output_dir: Some(dir.to_path_buf()),
