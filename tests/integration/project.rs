@@ -622,3 +622,97 @@ fn the_configs_judge_grades_suites_that_name_none() {
     assert_eq!(code, 2);
     assert!(stderr.contains("model"), "{stderr}");
 }
+
+/// The acceptance: a repository with a config and a dozen
+/// fixtures (one named by its path, one failing, tagged ones, and then a
+/// duplicate id) is listed, run as a whole with reports, filtered by tag,
+/// and exits as its worst suite.
+#[test]
+fn a_dozen_suites_are_listed_run_as_a_whole_and_exit_as_the_worst() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::write(
+        root.join("cautilus.toml"),
+        "[defaults]\nparallel_suites = 3\n",
+    )
+    .unwrap();
+    let write = |path: &str, body: &Value| {
+        let file = root.join(path);
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(file, body.to_string()).unwrap();
+    };
+    for i in 0..10 {
+        let mut body: Value = serde_json::from_str(&suite(&format!("team-{i:02}"), 2)).unwrap();
+        if i % 3 == 0 {
+            body["cases"][0]["tags"] = json!(["nightly"]);
+        }
+        write(&format!("evals/team/suite-{i:02}.fixture.json"), &body);
+    }
+    let mut unnamed: Value = serde_json::from_str(&suite("x", 1)).unwrap();
+    unnamed.as_object_mut().unwrap().remove("suiteId");
+    write("evals/billing/refunds.fixture.json", &unnamed);
+    let mut failing: Value = serde_json::from_str(&suite("strict", 1)).unwrap();
+    failing["assertions"] = json!([{"type": "equals", "value": "never this"}]);
+    write("evals/strict.fixture.json", &failing);
+
+    let (code, stdout, stderr) = list(root, &["--json"]);
+    assert_eq!(code, 0, "{stderr}");
+    let manifest: Value = serde_json::from_str(&stdout).unwrap();
+    let ids: Vec<&str> = manifest["suites"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids.len(), 12, "{ids:?}");
+    assert!(
+        ids.contains(&"evals.billing.refunds") && ids.contains(&"strict"),
+        "{ids:?}"
+    );
+
+    // The whole project: the failing suite decides the exit status.
+    let out = tempfile::tempdir().unwrap();
+    let junit = out.path().join("junit.xml");
+    let (code, stdout, stderr) =
+        project_test(root, &["--junit", junit.to_str().unwrap(), "--json"]);
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    let summary: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(summary["suites"].as_array().unwrap().len(), 12);
+    assert_eq!(summary["recommendation"], "reject");
+    let rejected: Vec<&str> = summary["suites"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["recommendation"] == "reject")
+        .map(|s| s["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(rejected, ["strict"]);
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    assert_eq!(xml.matches("<testsuite name=").count(), 12);
+
+    // Filtered by tag: only the suites with a `nightly` case, which pass.
+    let (code, stdout, stderr) = project_test(root, &["--tag", "nightly", "--json"]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let summary: Value = serde_json::from_str(&stdout).unwrap();
+    let ran: Vec<&str> = summary["suites"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ran, ["team-00", "team-03", "team-06", "team-09"]);
+
+    // A duplicate id stops everything before it runs, naming both files.
+    write(
+        "evals/copy.fixture.json",
+        &serde_json::from_str::<Value>(&suite("team-04", 1)).unwrap(),
+    );
+    let (code, _, stderr) = project_test(root, &[]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("suite id `team-04` is used by two fixtures:")
+            && stderr.contains("evals/copy.fixture.json")
+            && stderr.contains("evals/team/suite-04.fixture.json"),
+        "{stderr}"
+    );
+}
