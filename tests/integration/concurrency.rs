@@ -254,3 +254,64 @@ fn a_projects_suites_run_at_once_within_the_concurrency_budget() {
         "the budget is shared, not multiplied"
     );
 }
+
+#[test]
+fn the_configs_provider_base_url_is_used_and_its_variable_wins() {
+    let dir = tempfile::tempdir().unwrap();
+    let fixture = echo_suite(dir.path(), 2);
+    let (configured, _) = echo_server(|_| Duration::from_millis(1));
+    std::fs::write(
+        dir.path().join("cautilus.toml"),
+        format!("[providers.openai]\nbase_url = \"{}\"\n", configured.url),
+    )
+    .unwrap();
+    let run = |env_url: Option<&str>| {
+        let mut command = cautilus();
+        command
+            .current_dir(dir.path())
+            .args(["eval", "test", "--provider", "openai", "--fixture"])
+            .arg(&fixture)
+            .env_remove("OPENAI_API_KEY")
+            .env_remove("OPENAI_BASE_URL");
+        if let Some(url) = env_url {
+            command.env("OPENAI_BASE_URL", url);
+        }
+        output(command.output().unwrap())
+    };
+    let (code, stdout, stderr) = run(None);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert_eq!(
+        configured.requests().len(),
+        2,
+        "the config's server answered"
+    );
+    // The environment variable still wins over the config.
+    let (other, _) = echo_server(|_| Duration::from_millis(1));
+    let (code, stdout, stderr) = run(Some(&other.url));
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert_eq!(other.requests().len(), 2);
+    assert_eq!(configured.requests().len(), 2);
+    // A bad URL is named in the config.
+    std::fs::write(
+        dir.path().join("cautilus.toml"),
+        "[providers.openai]\nbase_url = \"ftp://x\"\n",
+    )
+    .unwrap();
+    let (code, _, stderr) = run(None);
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("`providers.openai.base_url`: `ftp://x` is not an http(s) URL"),
+        "{stderr}"
+    );
+    std::fs::write(
+        dir.path().join("cautilus.toml"),
+        "[providers.openai]\nbase_uri = \"x\"\n",
+    )
+    .unwrap();
+    let (code, _, stderr) = run(None);
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("unknown key `providers.openai.base_uri`; did you mean `base_url`?"),
+        "{stderr}"
+    );
+}

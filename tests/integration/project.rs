@@ -612,6 +612,30 @@ fn the_configs_judge_grades_suites_that_name_none() {
         "the config's judge model graded the case"
     );
 
+    // --judge overrides the fixture's and the config's judge.
+    let mut pinned = judged.clone();
+    pinned["judge"] = json!({"provider": "openai", "model": "needs-a-server"});
+    std::fs::write(&path, pinned.to_string()).unwrap();
+    let (code, stdout, stderr) = project_test(
+        dir.path(),
+        &[
+            "--suite",
+            "judged",
+            "--json",
+            "--judge",
+            "fixture:flag-judge",
+        ],
+    );
+    assert!(code == 0 || code == 1, "{stdout}{stderr}");
+    let kept = crate::support::all_text(&run_dir);
+    assert!(
+        kept.contains("flag-judge"),
+        "the flag's judge graded the case"
+    );
+    let (code, _, stderr) = project_test(dir.path(), &["--judge", "fixture"]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("PROVIDER:MODEL"), "{stderr}");
+
     // A [judge] without a model is named.
     std::fs::write(
         dir.path().join("cautilus.toml"),

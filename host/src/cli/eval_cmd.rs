@@ -252,6 +252,10 @@ pub struct TestArgs {
     /// under --replay replay-strict)
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=100), conflicts_with = "resume")]
     trials: Option<u32>,
+    /// The judge of every suite, over the fixture's `judge` and the
+    /// config's `[judge]`: PROVIDER:MODEL (e.g. `openai:gpt-5-mini`)
+    #[arg(long, value_name = "PROVIDER:MODEL", value_parser = parse_judge, conflicts_with = "resume")]
+    judge: Option<(String, String)>,
     /// Redact this value-relative path (`customer.email`, `items.*.token`)
     /// in everything the run keeps: packets, journal, experiment.json,
     /// cassettes (repeatable; adds to cautilus.toml's `redact`)
@@ -358,6 +362,10 @@ fn run_test(args: TestArgs) -> anyhow::Result<ExitCode> {
             let grants = &project.config.grants;
             let options = TestOptions {
                 fixture: fixture.unwrap_or_default(),
+                provider_env: project.config.providers.as_env(),
+                judge: args.judge.map(
+                    |(provider, model)| serde_json::json!({"provider": provider, "model": model}),
+                ),
                 default_judge: project
                     .config
                     .judge
@@ -549,6 +557,18 @@ fn promote(args: PromoteArgs) -> anyhow::Result<ExitCode> {
         promoted.path.display()
     );
     Ok(ExitCode::SUCCESS)
+}
+
+fn parse_judge(value: &str) -> Result<(String, String), String> {
+    match value.split_once(':') {
+        Some((provider, model)) if !provider.trim().is_empty() && !model.trim().is_empty() => {
+            Ok((provider.to_string(), model.to_string()))
+        }
+        _ => Err(
+            "give the judge as PROVIDER:MODEL, e.g. `openai:gpt-5-mini` or `fixture:fixture`"
+                .into(),
+        ),
+    }
 }
 
 fn parse_redact(value: &str) -> Result<String, String> {

@@ -60,6 +60,11 @@ pub struct TestOptions {
     /// The judge (`{provider, model}`) of a suite whose fixture names none:
     /// the project's `[judge]`.
     pub default_judge: Option<serde_json::Value>,
+    /// `--judge`: the judge of every suite, over the fixture's.
+    pub judge: Option<serde_json::Value>,
+    /// Settings from the project config that stand in for environment
+    /// variables a provider reads (`OPENAI_BASE_URL` …) where unset.
+    pub provider_env: std::collections::BTreeMap<String, String>,
     /// Source of truth for the workspace (default: the current directory).
     pub workspace: PathBuf,
     /// Default: `<records root>/runs/<sortable id>/`.

@@ -31,7 +31,12 @@ impl RunProvider {
         options: &TestOptions,
         body: &Map<String, Value>,
     ) -> Result<Self, EvalError> {
-        let env = |name: &str| std::env::var(name).ok();
+        let env = |name: &str| {
+            std::env::var(name)
+                .ok()
+                .filter(|v| !v.trim().is_empty())
+                .or_else(|| options.provider_env.get(name).cloned())
+        };
         let replay = match options.replay {
             Some(mode) => mode,
             // Checked when the fixture was loaded.

@@ -67,6 +67,12 @@ pub struct RunOptions {
     /// The project's `[judge]` it used where the fixture names none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub default_judge: Option<serde_json::Value>,
+    /// `--judge`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judge: Option<serde_json::Value>,
+    /// The project config's provider settings (base URLs) it ran with.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub provider_env: std::collections::BTreeMap<String, String>,
 }
 
 fn is_default<T: Default + PartialEq>(value: &T) -> bool {
@@ -184,6 +190,8 @@ mod tests {
             records: None,
             redact: Vec::new(),
             default_judge: None,
+            judge: None,
+            provider_env: Default::default(),
         };
         let mut state = RunState::start(options, "abc".into(), 10);
         state.write(dir.path()).unwrap();

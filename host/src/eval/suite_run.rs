@@ -53,7 +53,9 @@ pub fn run_suite(
     mut suite: Suite,
     keep_outputs: bool,
 ) -> Result<Outcome, EvalError> {
-    if let Some(judge) = &options.default_judge {
+    if let Some(judge) = &options.judge {
+        suite.body.insert("judge".into(), judge.clone());
+    } else if let Some(judge) = &options.default_judge {
         suite.body.entry("judge").or_insert_with(|| judge.clone());
     }
     let jobs = options.jobs.unwrap_or(match suite.pair.mode {
@@ -331,6 +333,8 @@ fn run_options(options: &TestOptions, reference: &str, replay: ReplayMode) -> Ru
         records: options.records.as_deref().map(absolute),
         redact: options.redact.clone(),
         default_judge: options.default_judge.clone(),
+        judge: options.judge.clone(),
+        provider_env: options.provider_env.clone(),
     }
 }
 
@@ -350,6 +354,8 @@ pub fn resume_options(dir: &Path, case_lines: CaseLines) -> Result<TestOptions, 
     Ok(TestOptions {
         redact: o.redact,
         default_judge: o.default_judge,
+        judge: o.judge,
+        provider_env: o.provider_env,
         fixture: o.fixture,
         workspace: o.workspace,
         output_dir: Some(dir.to_path_buf()),

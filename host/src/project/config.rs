@@ -20,6 +20,9 @@
 //! programs = ["acme-agent"]
 //! secrets = { ACME_KEY = "ACME_API_KEY" }
 //!
+//! [providers.openai]    # a built-in API provider's settings (its env variable wins)
+//! base_url = "http://127.0.0.1:8080/v1"
+//!
 //! [judge]               # grades plain-string criteria where a fixture names no judge
 //! provider = "openai"
 //! model = "gpt-5-mini"
@@ -74,6 +77,45 @@ pub struct ProjectConfig {
     /// The judge of suites whose fixture names none (`judge:`).
     #[serde(default)]
     pub judge: Option<ConfigJudge>,
+    /// Settings of the built-in API providers.
+    #[serde(default)]
+    pub providers: ConfigProviders,
+}
+
+/// `[providers.openai]`, `[providers.anthropic]`.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ConfigProviders {
+    #[serde(default)]
+    pub openai: Option<ProviderSettings>,
+    #[serde(default)]
+    pub anthropic: Option<ProviderSettings>,
+}
+
+/// One API provider's settings; its environment variable wins over each.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ProviderSettings {
+    /// The server's base URL (`OPENAI_BASE_URL` / `ANTHROPIC_BASE_URL`
+    /// override it), e.g. a local llama.cpp or vLLM server.
+    pub base_url: Option<String>,
+}
+
+impl ConfigProviders {
+    /// The settings as the environment variables they stand in for (used
+    /// where the variable is not set).
+    pub fn as_env(&self) -> std::collections::BTreeMap<String, String> {
+        let mut env = std::collections::BTreeMap::new();
+        for (variable, settings) in [
+            ("OPENAI_BASE_URL", &self.openai),
+            ("ANTHROPIC_BASE_URL", &self.anthropic),
+        ] {
+            if let Some(url) = settings.as_ref().and_then(|s| s.base_url.clone()) {
+                env.insert(variable.to_string(), url);
+            }
+        }
+        env
+    }
 }
 
 /// `[judge]`: the model that grades plain-string criteria where a
@@ -181,10 +223,20 @@ const KEYS: &[(&str, &[&str])] = &[
     (
         "",
         &[
-            "dir", "include", "exclude", "redact", "defaults", "grants", "judge",
+            "dir",
+            "include",
+            "exclude",
+            "redact",
+            "defaults",
+            "grants",
+            "judge",
+            "providers",
         ],
     ),
     ("judge", &["provider", "model"]),
+    ("providers", &["openai", "anthropic"]),
+    ("providers.openai", &["base_url"]),
+    ("providers.anthropic", &["base_url"]),
     (
         "defaults",
         &[
@@ -212,7 +264,12 @@ pub fn load(file: &Path) -> Result<Loaded, ConfigError> {
         let entries = if table.is_empty() {
             Some(&value)
         } else {
-            value.get(*table).and_then(toml::Value::as_table)
+            let mut parts = table.split('.');
+            let first = parts.next().and_then(|p| value.get(p));
+            parts
+                .try_fold(first, |at, part| Some(at?.get(part)))
+                .flatten()
+                .and_then(toml::Value::as_table)
         };
         for key in entries.into_iter().flat_map(|t| t.keys()) {
             if !keys.contains(&key.as_str()) {
@@ -275,6 +332,22 @@ fn check(config: &ProjectConfig) -> Result<(), String> {
         .is_some_and(|n| !(1..=100).contains(&n))
     {
         return Err("`defaults.trials`: must be from 1 to 100".into());
+    }
+    for (id, url) in [
+        ("openai", config.providers.openai.as_ref()),
+        ("anthropic", config.providers.anthropic.as_ref()),
+    ]
+    .into_iter()
+    .filter_map(|(id, s)| Some((id, s?.base_url.as_deref()?)))
+    {
+        match reqwest::Url::parse(url) {
+            Ok(parsed) if matches!(parsed.scheme(), "http" | "https") => {}
+            _ => {
+                return Err(format!(
+                    "`providers.{id}.base_url`: `{url}` is not an http(s) URL"
+                ));
+            }
+        }
     }
     if let Some(judge) = &config.judge {
         for (key, value) in [("provider", &judge.provider), ("model", &judge.model)] {
@@ -341,7 +414,7 @@ secrets = { ACME_KEY = "ACME_API_KEY" }
         let error = load_text("incude = []").unwrap_err();
         assert_eq!(
             error,
-            "unknown key `incude`; did you mean `include`? keys here: dir, include, exclude, redact, defaults, grants, judge"
+            "unknown key `incude`; did you mean `include`? keys here: dir, include, exclude, redact, defaults, grants, judge, providers"
         );
         let error = load_text("[defaults]\nconcurency = 4").unwrap_err();
         assert!(

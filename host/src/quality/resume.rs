@@ -72,6 +72,10 @@ struct ExperimentRun {
     redact: Vec<String>,
     #[serde(default)]
     default_judge: Option<serde_json::Value>,
+    #[serde(default)]
+    judge: Option<serde_json::Value>,
+    #[serde(default)]
+    provider_env: std::collections::BTreeMap<String, String>,
 }
 
 /// Records how the experiment in `dir` is started.
@@ -104,6 +108,8 @@ pub fn write(dir: &Path, options: &TestOptions) -> Result<(), EvalError> {
         shard: options.cells.shard,
         redact: options.redact.clone(),
         default_judge: options.default_judge.clone(),
+        judge: options.judge.clone(),
+        provider_env: options.provider_env.clone(),
         reuse_outputs: options.reuse_outputs.as_deref().map(absolute),
     };
     let value = serde_json::to_value(&run).map_err(|e| EvalError::Write {
@@ -146,6 +152,8 @@ pub fn options(dir: &Path, case_lines: CaseLines) -> Result<TestOptions, EvalErr
     Ok(TestOptions {
         redact: run.redact,
         default_judge: run.default_judge,
+        judge: run.judge,
+        provider_env: run.provider_env,
         fixture: run.fixture,
         workspace: run.workspace,
         output_dir: Some(dir.to_path_buf()),
