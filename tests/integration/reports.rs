@@ -95,7 +95,7 @@ fn a_run_writes_html_junit_and_markdown_with_untrusted_text_escaped() {
         "{markdown}"
     );
     assert!(
-        markdown.contains("| changelog-entry [candidate, trial 1] | failed | final text differs from snapshot ./golden/changelog-entry.md (text-equality): |"),
+        markdown.contains("| changelog-entry \\[candidate, trial 1\\] | failed | final text differs from snapshot ./golden/changelog-entry.md \\(text-equality\\): |"),
         "{markdown}"
     );
 }

@@ -18,6 +18,8 @@ pub fn run(
     reports: &super::report_cmd::ReportFiles,
     parallel_suites: Option<usize>,
 ) -> anyhow::Result<ExitCode> {
+    // `--quiet` (no case lines) keeps the per-suite lines quiet too.
+    let quiet = options.case_lines == crate::eval::CaseLines::Drop;
     let manifest = project::manifest::manifest(loaded, config)?;
     let tags = &options.cells.tags;
     let suites: Vec<_> = project::run::select(&manifest.suites, patterns)
@@ -41,13 +43,7 @@ pub fn run(
     };
     crate::eval::interrupt::install()?;
     let registry = super::registry()?;
-    // One cassette named for the whole project would be written by
-    // suites at once: then they run one after another.
-    let at_once = if options.cassette.is_some() {
-        1
-    } else {
-        parallel_suites.unwrap_or_else(crate::eval::default_jobs)
-    };
+    let at_once = suites_at_once(&suites, &options, parallel_suites);
     let parallel = project::run::Parallelism {
         suites: at_once,
         concurrency: options.concurrency,
@@ -63,10 +59,10 @@ pub fn run(
         &dir,
         parallel,
         |event| match event {
-            project::run::Event::Starting(suite) if !json && one_at_a_time => {
+            project::run::Event::Starting(suite) if !json && !quiet && one_at_a_time => {
                 crate::eval::progress::print(|| println!("== {} ({})", suite.id, suite.path));
             }
-            project::run::Event::Finished(result) if !json && !one_at_a_time => {
+            project::run::Event::Finished(result) if !json && !quiet && !one_at_a_time => {
                 crate::eval::progress::print(|| {
                     println!("== {} {}", result.id, outcome_line(result));
                 });
@@ -75,7 +71,6 @@ pub fn run(
         },
     )?;
     crate::eval::progress::finish();
-    reports.write_project(&dir, &summary)?;
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     if json {
@@ -112,6 +107,9 @@ pub fn run(
         writeln!(out, "records: {}", dir.display())?;
     }
     out.flush()?;
+    // After the summary is out: a report that cannot be written is an
+    // error, but what ran has been said.
+    reports.write_project(&dir, &summary)?;
     Ok(ExitCode::from(summary.exit_code))
 }
 
@@ -133,5 +131,34 @@ fn outcome_line(suite: &project::run::SuiteResult) -> String {
             format!("{recommendation} ({counts})")
         }
         (None, None) => "did not run".into(),
+    }
+}
+
+/// How many suites run at once: `--parallel-suites` (default one per
+/// core), never more than the calls the run may have in flight; one at a
+/// time when suites would write one cassette file (a `--cassette` for all,
+/// or two ids that name the same file), and by default when a suite runs
+/// a coding agent (one agent at a time unless `--concurrency` or
+/// `--parallel-suites` says otherwise).
+fn suites_at_once(
+    suites: &[&project::manifest::SuiteEntry],
+    options: &crate::eval::TestOptions,
+    asked: Option<usize>,
+) -> usize {
+    let budget = options
+        .concurrency
+        .unwrap_or(crate::eval::DEFAULT_CONCURRENCY);
+    let records = options.records_root();
+    let mut cassettes = std::collections::HashSet::new();
+    let shared_cassette = options.cassette.is_some()
+        || !suites
+            .iter()
+            .all(|s| cassettes.insert(crate::eval::cassette::default_path(&records, &s.id)));
+    let agents = options.concurrency.is_none() && suites.iter().any(|s| s.surface == "repo");
+    match asked {
+        _ if shared_cassette => 1,
+        Some(n) => n.min(budget),
+        None if agents => 1,
+        None => crate::eval::default_jobs().min(budget),
     }
 }

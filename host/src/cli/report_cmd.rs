@@ -116,6 +116,7 @@ impl ReportFiles {
         if !self.any() {
             return Ok(());
         }
+        let mut ids = Vec::new();
         let mut reports = Vec::new();
         let mut broken = Vec::new();
         let mut rows = Vec::new();
@@ -132,39 +133,32 @@ impl ReportFiles {
             });
             match (&suite.run_dir, &suite.error) {
                 (_, Some(error)) => broken.push((suite.id.clone(), error.clone())),
-                (Some(run_dir), None) => {
-                    reports.push((suite.id.clone(), report::load(&dir.join(run_dir))?))
-                }
+                (Some(run_dir), None) => match report::load(&dir.join(run_dir)) {
+                    Ok(loaded) => {
+                        ids.push(suite.id.clone());
+                        reports.push(loaded);
+                    }
+                    // A steps fixture's records are per step.
+                    Err(error) => eprintln!(
+                        "warning: suite `{}` is left out of the reports: {error}",
+                        suite.id
+                    ),
+                },
                 (None, None) => {}
             }
         }
         if let Some(path) = &self.junit {
-            let loaded: Vec<_> = reports.iter().map(|(_, r)| r.clone()).collect();
-            let text = report::junit::render_project(&loaded, &broken);
-            crate::eval::records::write_bytes(path, text.as_bytes())?;
+            let text = report::junit::render_project(&reports, &broken);
+            report::write_text(path, &text)?;
         }
         if let Some(path) = &self.markdown {
-            let loaded: Vec<_> = reports.iter().map(|(_, r)| r.clone()).collect();
-            let text = report::markdown::render_project(&summary.recommendation, &rows, &loaded);
-            crate::eval::records::write_bytes(path, text.as_bytes())?;
+            let text = report::markdown::render_project(&summary.recommendation, &rows, &reports);
+            report::write_text(path, &text)?;
         }
         if let Some(html) = &self.html {
-            for (id, loaded) in &reports {
-                let name: String = id
-                    .chars()
-                    .map(|c| {
-                        if c.is_ascii_alphanumeric() || "-_.".contains(c) {
-                            c
-                        } else {
-                            '_'
-                        }
-                    })
-                    .collect();
-                report::write(
-                    loaded,
-                    Format::Html,
-                    &html.join(format!("{}.html", name.trim_matches('.'))),
-                )?;
+            for (id, loaded) in ids.iter().zip(&reports) {
+                let name = crate::project::run::safe_name(id);
+                report::write(loaded, Format::Html, &html.join(format!("{name}.html")))?;
             }
         }
         Ok(())

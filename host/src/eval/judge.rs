@@ -143,13 +143,14 @@ impl JudgeModel {
         config: &JudgeConfig,
         base: &std::path::Path,
         limits: Limits,
+        env: &dyn Fn(&str) -> Option<String>,
     ) -> Result<Self, EvalError> {
         let setup = super::provider_setup::setup(
             registry,
             &crate::plugin::reference_in(base, &config.provider),
             &super::provider_setup::GrantFlags::default(),
             u64::try_from(limits.timeout.as_millis()).unwrap_or(u64::MAX),
-            &|name| std::env::var(name).ok(),
+            env,
         )?;
         Self::from_setup(config, limits, setup)
     }

@@ -184,6 +184,9 @@ pub struct SuiteOptions {
     pub judge_limits: Option<Limits>,
     /// Where judge calls are recorded or replayed from (`--replay`).
     pub cassette: Option<std::sync::Arc<super::cassette::Cassette>>,
+    /// The project config's stand-ins for provider environment variables
+    /// (`[providers.*] base_url`), for the judge's provider too.
+    pub provider_env: std::collections::BTreeMap<String, String>,
 }
 
 /// The header every packet of a run starts with.

@@ -35,6 +35,8 @@ pub struct ProviderCalls {
     agent: Option<AgentWorkspaces>,
     /// Where sample transcripts are saved (the run directory).
     run_dir: Option<PathBuf>,
+    /// The user's redaction paths, applied to saved transcripts.
+    redaction: super::redact::Redaction,
 }
 
 /// Where a coding agent's samples run: each in a fresh copy of its case's
@@ -72,6 +74,7 @@ impl ProviderCalls {
             idle: Mutex::new(Vec::new()),
             agent: None,
             run_dir: None,
+            redaction: super::redact::Redaction::default(),
         }
     }
 
@@ -84,6 +87,12 @@ impl ProviderCalls {
     /// Saves sample transcripts under `run_dir`.
     pub fn with_run_dir(mut self, run_dir: &Path) -> Self {
         self.run_dir = Some(run_dir.to_path_buf());
+        self
+    }
+
+    /// Redacts these paths in the transcripts it saves.
+    pub fn with_redaction(mut self, redaction: super::redact::Redaction) -> Self {
+        self.redaction = redaction;
         self
     }
 
@@ -190,6 +199,7 @@ impl ProviderCalls {
                 let mut observation = scrub_observation(observation, &self.secrets);
                 let text = observation.trace.as_mut().and_then(|t| t.transcript.take());
                 if let (Some(text), Some(run_dir)) = (text, &self.run_dir) {
+                    let text = self.redaction.apply_jsonl(&text);
                     transcript = save_transcript(run_dir, &request.case_id, index, &text);
                 }
                 Ok(observation)

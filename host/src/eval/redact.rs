@@ -69,9 +69,7 @@ impl Redaction {
         }
         let mut removed = Vec::new();
         let mut changed = self.redact_paths(value, &mut removed);
-        removed.retain(|text| text.chars().count() >= 4);
-        removed.sort_by_key(|text| std::cmp::Reverse(text.len()));
-        removed.dedup();
+        let removed = quoted_forms(removed);
         if !removed.is_empty() {
             changed |= scrub_strings(value, &removed);
         }
@@ -129,6 +127,35 @@ impl Redaction {
         }
     }
 
+    /// A JSON Lines text (an agent's transcript) redacted as one document,
+    /// so a text redacted on one line is scrubbed from every line; lines
+    /// that are not JSON are scrubbed as text.
+    pub fn apply_jsonl(&self, text: &str) -> String {
+        if self.paths.is_empty() {
+            return text.to_string();
+        }
+        let mut lines: Vec<Value> = text
+            .lines()
+            .map(|line| {
+                serde_json::from_str(line).unwrap_or_else(|_| Value::String(line.to_string()))
+            })
+            .collect();
+        let mut all = Value::Array(std::mem::take(&mut lines));
+        self.apply(&mut all);
+        let Value::Array(lines) = all else {
+            return String::new();
+        };
+        let mut out = String::with_capacity(text.len());
+        for line in lines {
+            match line {
+                Value::String(raw) => out.push_str(&raw),
+                other => out.push_str(&other.to_string()),
+            }
+            out.push('\n');
+        }
+        out
+    }
+
     /// `text` (a JSON document) redacted, or `None` when nothing matched
     /// (or it is not JSON), so callers keep the original text.
     pub fn apply_text(&self, text: &str) -> Option<String> {
@@ -164,14 +191,70 @@ fn redact_at(value: &mut Value, path: &[Segment], removed: &mut Vec<String>) -> 
     }
 }
 
-/// Every string inside `value`.
+/// Every string (and number) inside `value`.
 fn collect_strings(value: &Value, out: &mut Vec<String>) {
     match value {
         Value::String(s) => out.push(s.clone()),
+        Value::Number(n) => out.push(n.to_string()),
         Value::Array(items) => items.iter().for_each(|v| collect_strings(v, out)),
         Value::Object(map) => map.values().for_each(|v| collect_strings(v, out)),
         _ => {}
     }
+}
+
+/// Characters a quoted text shares with its original before a scrub takes
+/// the rest of the match too (an excerpt cut short, a diff's line).
+const PREFIX: usize = 24;
+
+/// The forms in which a redacted text may be quoted elsewhere in a case:
+/// as it is, `{:?}`-escaped (failure excerpts), and line by line (diffs),
+/// each at least 4 characters, longest first.
+fn quoted_forms(texts: Vec<String>) -> Vec<String> {
+    let mut forms = Vec::new();
+    for text in texts {
+        let escaped = text.escape_debug().to_string();
+        for line in text.lines().filter(|l| l.trim().chars().count() >= 8) {
+            forms.push(line.trim().to_string());
+            forms.push(line.trim().escape_debug().to_string());
+        }
+        forms.push(escaped);
+        forms.push(text);
+    }
+    forms.retain(|text| text.chars().count() >= 4);
+    forms.sort_by_key(|text| std::cmp::Reverse(text.len()));
+    forms.dedup();
+    forms
+}
+
+/// `s` with `text` replaced, and with any run that starts like `text`
+/// (its first [`PREFIX`] characters, then as far as both agree: an
+/// excerpt cut short) replaced too.
+fn scrub_one(s: &str, text: &str) -> Option<String> {
+    let head: String = text.chars().take(PREFIX).collect();
+    let needle = if head.len() < text.len() {
+        head.as_str()
+    } else {
+        text
+    };
+    if !s.contains(needle) {
+        return None;
+    }
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some(at) = rest.find(needle) {
+        out.push_str(&rest[..at]);
+        let tail = &rest[at..];
+        let shared: usize = tail
+            .char_indices()
+            .zip(text.chars())
+            .take_while(|((_, a), b)| a == b)
+            .last()
+            .map_or(0, |((i, c), _)| i + c.len_utf8());
+        out.push_str(REDACTED);
+        rest = &tail[shared.max(needle.len())..];
+    }
+    out.push_str(rest);
+    Some(out)
 }
 
 /// Replaces each of `texts` (longest first) inside every string of `value`.
@@ -180,8 +263,8 @@ fn scrub_strings(value: &mut Value, texts: &[String]) -> bool {
         Value::String(s) => {
             let mut changed = false;
             for text in texts {
-                if s.contains(text.as_str()) {
-                    *s = s.replace(text.as_str(), REDACTED);
+                if let Some(scrubbed) = scrub_one(s, text) {
+                    *s = scrubbed;
                     changed = true;
                 }
             }
@@ -270,6 +353,36 @@ mod tests {
             (untouched.as_str(), also.as_str(), line.as_str()),
             (r#"{"a": 1}"#, r#"{"b": 2}"#, "fine")
         );
+    }
+
+    #[test]
+    fn cut_escaped_and_diffed_quotes_of_a_redacted_text_are_scrubbed() {
+        let r = redaction(&["finalText"]);
+        let long = format!("Dear \"Ada\",\nyour balance is 1234.\n{}", "x".repeat(300));
+        let excerpt = format!("got \"{}…\"", &long.escape_debug().to_string()[..160]);
+        let mut v = json!({
+            "finalText": long,
+            "summary": excerpt,
+            "snapshotDiff": {"diff": "@@ -1 +1 @@\n-Dear Bob,\n+Dear \"Ada\",\n your balance is 1234.\n"},
+            "n": {"finalText": 123456},
+            "detail": "the number 123456 was wrong",
+        });
+        assert!(r.apply(&mut v));
+        let text = v.to_string();
+        for leaked in ["Ada", "balance is 1234", "xxxxxxxx", "123456"] {
+            assert!(!text.contains(leaked), "{leaked} in {text}");
+        }
+        assert!(text.contains("Dear Bob"), "unrelated text stays: {text}");
+    }
+
+    #[test]
+    fn a_transcript_is_redacted_across_its_lines() {
+        let r = redaction(&["message.text"]);
+        let text = "{\"message\":{\"text\":\"the secret plan\"}}\nnot json: the secret plan\n{\"echo\":\"the secret plan!\"}\n";
+        let out = r.apply_jsonl(text);
+        assert!(!out.contains("secret plan"), "{out}");
+        assert_eq!(out.lines().count(), 3);
+        assert_eq!(Redaction::default().apply_jsonl(text), text);
     }
 
     #[test]

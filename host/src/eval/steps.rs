@@ -175,7 +175,13 @@ pub fn run(
         "defer" // nothing in the whole run was checked
     };
     let summary_path = output_dir.join("eval-summary.json");
-    records::write_json(&summary_path, &summary(fixture, &reports, recommendation))?;
+    let mut summary = summary(fixture, &reports, recommendation);
+    // The steps' outputs are what later steps read, kept whole until now;
+    // the record of them is redacted like every other.
+    if let Ok(redaction) = super::redact::Redaction::parse(&options.redact) {
+        redaction.apply(&mut summary);
+    }
+    records::write_json(&summary_path, &summary)?;
     if let Some(error) = failure {
         return Err(error);
     }

@@ -45,6 +45,18 @@ const SUMMARY: &str = "eval-summary.json";
 /// carries the tool output it saw).
 const AGENT_OUTPUT_BYTES: usize = 8 * 1024 * 1024;
 
+/// Puts the run's judge into a suite's fields: `--judge` over the
+/// fixture's, the project's `[judge]` where the fixture names none.
+/// Idempotent, so the experiment applies it before taking fingerprints
+/// and every group's run again.
+pub fn apply_judge(options: &TestOptions, body: &mut Map<String, Value>) {
+    if let Some(judge) = &options.judge {
+        body.insert("judge".into(), judge.clone());
+    } else if let Some(judge) = &options.default_judge {
+        body.entry("judge").or_insert_with(|| judge.clone());
+    }
+}
+
 /// Runs one suite and writes its records. With `keep_outputs`, the outcome
 /// also holds each case's output node (what later steps read).
 pub fn run_suite(
@@ -53,11 +65,7 @@ pub fn run_suite(
     mut suite: Suite,
     keep_outputs: bool,
 ) -> Result<Outcome, EvalError> {
-    if let Some(judge) = &options.judge {
-        suite.body.insert("judge".into(), judge.clone());
-    } else if let Some(judge) = &options.default_judge {
-        suite.body.entry("judge").or_insert_with(|| judge.clone());
-    }
+    apply_judge(options, &mut suite.body);
     let jobs = options.jobs.unwrap_or(match suite.pair.mode {
         crate::taxonomy::Mode::Workspace => 1,
         crate::taxonomy::Mode::Messaging => default_jobs(),
@@ -125,6 +133,7 @@ pub fn run_suite(
             update_snapshots: options.update_snapshots,
             judge_limits: Some(options.limits.clone()),
             cassette: cassette.clone(),
+            provider_env: options.provider_env.clone(),
         },
         Some(&mut cases_out),
         !options.resume,
@@ -240,7 +249,8 @@ pub fn run_suite(
         cassette.clone(),
         secrets,
     )
-    .with_run_dir(&output_dir);
+    .with_run_dir(&output_dir)
+    .with_redaction(redaction.clone());
     if run_provider.setup.agent {
         calls = calls.with_agent_workspaces(AgentWorkspaces {
             source: options.workspace.clone(),

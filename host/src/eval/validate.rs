@@ -346,8 +346,13 @@ fn judge(
         Some(_) if strict => {
             JudgeModel::offline(registry, &config, base)?.with_cassette(options.cassette.clone())
         }
-        Some(limits) => JudgeModel::new(registry, &config, base, limits.clone())?
-            .with_cassette(options.cassette.clone()),
+        Some(limits) => JudgeModel::new(registry, &config, base, limits.clone(), &|name| {
+            std::env::var(name)
+                .ok()
+                .filter(|v| !v.trim().is_empty())
+                .or_else(|| options.provider_env.get(name).cloned())
+        })?
+        .with_cassette(options.cassette.clone()),
         None => JudgeModel::offline(registry, &config, base)?,
     })))
 }

@@ -150,7 +150,13 @@ pub fn run_suites(
     let failure: Mutex<Option<EvalError>> = Mutex::new(None);
     let work = || {
         loop {
-            if stop.load(Ordering::SeqCst) {
+            if stop.load(Ordering::SeqCst) || eval::interrupt::requested() {
+                if let Some(signal) = eval::interrupt::signal_name() {
+                    interrupted
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .get_or_insert(signal.to_string());
+                }
                 return;
             }
             let index = next.fetch_add(1, Ordering::SeqCst);
@@ -305,7 +311,7 @@ fn run_one(
 /// A suite id as a directory name: letters, digits, `-`, `_` and `.` kept,
 /// anything else `_`, and a tag of the id so two ids never share one (a
 /// `suiteId` of `../x` or `/tmp/x` stays inside the project run).
-fn safe_name(id: &str) -> String {
+pub fn safe_name(id: &str) -> String {
     use sha2::Digest;
     let safe: String = id
         .chars()

@@ -93,13 +93,11 @@ fn escape_html(text: &str) -> String {
 fn bound_strings(value: &mut Value) {
     match value {
         Value::String(s) if s.len() > FIELD_CHARS => {
-            let cut = s
-                .char_indices()
-                .nth(FIELD_CHARS)
-                .map_or(s.len(), |(i, _)| i);
-            let left = s.len() - cut;
-            s.truncate(cut);
-            s.push_str(&format!("\n… [{left} more bytes in the records]"));
+            if let Some((cut, _)) = s.char_indices().nth(FIELD_CHARS) {
+                let left = s.len() - cut;
+                s.truncate(cut);
+                s.push_str(&format!("\n… [{left} more bytes in the records]"));
+            }
         }
         Value::Array(items) => items.iter_mut().for_each(bound_strings),
         Value::Object(map) => map.values_mut().for_each(bound_strings),
@@ -129,6 +127,14 @@ mod tests {
         let t = v["t"].as_str().unwrap();
         assert!(t.starts_with(&"é".repeat(FIELD_CHARS)));
         assert!(t.ends_with("[20 more bytes in the records]"));
+    }
+
+    #[test]
+    fn a_long_string_of_few_characters_is_not_marked_cut() {
+        let text = "é".repeat(FIELD_CHARS - 10);
+        let mut v = serde_json::json!(text.clone());
+        bound_strings(&mut v);
+        assert_eq!(v, serde_json::json!(text));
     }
 
     #[test]

@@ -261,25 +261,34 @@ fn failed(out: &mut String, report: &Report) {
     }
 }
 
-/// Text safe inside a table cell: one line, bounded, no table or HTML
-/// syntax of its own.
+/// Text safe inside a table cell: one line, bounded, and inert: no table,
+/// HTML or Markdown syntax of its own (links, images, emphasis), no
+/// autolinked URL and no `@mention` that would notify anyone.
 fn cell(value: &str) -> String {
     let mut out = String::new();
+    let mut previous = ' ';
     for (n, c) in value.chars().enumerate() {
         if n == REASON_CHARS {
             out.push('…');
             break;
         }
         match c {
-            '|' => out.push_str("\\|"),
+            '|' | '[' | ']' | '(' | ')' | '!' | '*' | '_' | '~' | '\\' | '#' | '{' | '}' => {
+                out.push('\\');
+                out.push(c);
+            }
             '<' => out.push_str("&lt;"),
             '>' => out.push_str("&gt;"),
             '&' => out.push_str("&amp;"),
             '`' => out.push('\''),
+            // A zero-width space keeps `@team` and `https://…` as text.
+            '@' => out.push_str("@\u{200B}"),
+            '/' if previous == ':' => out.push_str("\u{200B}/"),
             '\n' | '\r' | '\t' => out.push(' '),
             c if c.is_control() => {}
             c => out.push(c),
         }
+        previous = c;
     }
     out
 }
@@ -291,6 +300,10 @@ mod tests {
     #[test]
     fn cells_cannot_break_the_table_or_inject_html() {
         assert_eq!(cell("a|b\nc<script>`x`"), "a\\|b c&lt;script&gt;'x'");
+        assert_eq!(
+            cell("![x](https://evil/?q) *hi* @org/team"),
+            "\\!\\[x\\]\\(https:\u{200B}//evil/?q\\) \\*hi\\* @\u{200B}org/team"
+        );
         assert_eq!(cell(&"x".repeat(300)).chars().count(), REASON_CHARS + 1);
     }
 }

@@ -44,7 +44,11 @@ pub fn render(report: &Report, format: Format) -> Result<String, ReportError> {
 
 /// Writes `report` as `format` to `path`, atomically.
 pub fn write(report: &Report, format: Format, path: &Path) -> Result<(), ReportError> {
-    let text = render(report, format)?;
+    write_text(path, &render(report, format)?)
+}
+
+/// Writes a rendered report to `path`, atomically, readable by all.
+pub fn write_text(path: &Path, text: &str) -> Result<(), ReportError> {
     let error = |source| ReportError::Write {
         path: path.to_path_buf(),
         source,

@@ -327,6 +327,9 @@ fn group_evaluations(dir: &Path, group: &str) -> HashMap<String, Value> {
     let Some(group_dir) = safe_join(dir, group) else {
         return HashMap::new();
     };
+    if !contained_file(dir, &group_dir.join("eval-summary.json")) {
+        return HashMap::new();
+    }
     let Ok(Value::Object(mut summary)) = read_json(&group_dir.join("eval-summary.json")) else {
         return HashMap::new();
     };
@@ -346,6 +349,16 @@ fn safe_join(dir: &Path, relative: &str) -> Option<PathBuf> {
     path.components()
         .all(|c| matches!(c, Component::Normal(_) | Component::CurDir))
         .then(|| dir.join(path))
+}
+
+/// Whether `path` is a regular file that, symlinks resolved, is still
+/// inside `dir` (a downloaded run directory must not make a report read
+/// `~/.ssh/…`, nor hang on a FIFO).
+fn contained_file(dir: &Path, path: &Path) -> bool {
+    let (Ok(root), Ok(real)) = (std::fs::canonicalize(dir), std::fs::canonicalize(path)) else {
+        return false;
+    };
+    real.starts_with(&root) && std::fs::metadata(&real).is_ok_and(|m| m.is_file())
 }
 
 fn header_of(root: &Value, kind: &'static str, dir: &Path, cases: &[CaseRow]) -> Header {
@@ -484,6 +497,9 @@ fn case_row(
 
 fn read_transcript(dir: &Path, relative: &str) -> Option<Transcript> {
     let path = safe_join(dir, relative)?;
+    if !contained_file(dir, &path) {
+        return None;
+    }
     let file = File::open(&path).ok()?;
     let size = file.metadata().ok()?.len();
     let mut bytes = Vec::new();
@@ -498,6 +514,28 @@ fn read_transcript(dir: &Path, relative: &str) -> Option<Transcript> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[cfg(unix)]
+    #[test]
+    fn a_record_linking_outside_the_run_is_not_read() {
+        let run = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("secret"), "key").unwrap();
+        std::fs::create_dir(run.path().join("transcripts")).unwrap();
+        std::os::unix::fs::symlink(
+            outside.path().join("secret"),
+            run.path().join("transcripts/t.jsonl"),
+        )
+        .unwrap();
+        std::fs::write(run.path().join("transcripts/ok.jsonl"), "{}").unwrap();
+        assert!(read_transcript(run.path(), "transcripts/t.jsonl").is_none());
+        assert_eq!(
+            read_transcript(run.path(), "transcripts/ok.jsonl")
+                .unwrap()
+                .text,
+            "{}"
+        );
+    }
 
     #[test]
     fn safe_join_stays_inside_the_run() {
