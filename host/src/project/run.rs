@@ -7,8 +7,8 @@
 //!
 //! Layout: `<records>/runs/<id>/project-summary.json`, and each suite's
 //! run directory under `<records>/runs/<id>/suites/<suite id>/`. A suite
-//! that cannot run (a definition error) is recorded with its error and the
-//! others still run; a signal stops the project run (no suite starts
+//! that cannot run (a definition error) or fails while running is recorded
+//! with its error and the others still run; a signal stops the project run (no suite starts
 //! after it; the running ones keep what they finished).
 
 use std::path::{Path, PathBuf};
@@ -302,7 +302,12 @@ fn run_one(
         Err(error) if error.is_definition_error() => {
             result.error = Some(error.to_string());
         }
-        Err(error) => return Err(error),
+        // A suite that failed while running (its records say how far it
+        // got) does not take the other suites' results with it.
+        Err(error) => {
+            result.run_dir = Some(relative(&run_dir));
+            result.error = Some(format!("failed while running: {error}"));
+        }
     }
     result.duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
     Ok((result, interrupted))

@@ -2,14 +2,17 @@
 //! self-contained HTML page ([`html`]), JUnit XML ([`junit`]) and a
 //! Markdown summary ([`markdown`]), all from one [`model::Report`].
 
+mod case_rows;
 pub mod html;
 pub mod junit;
+mod load;
 pub mod markdown;
 pub mod model;
 
 use std::path::{Path, PathBuf};
 
-pub use model::{Report, load};
+pub use load::load;
+pub use model::Report;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ReportError {
