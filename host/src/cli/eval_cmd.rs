@@ -371,13 +371,16 @@ fn run_test(args: TestArgs) -> anyhow::Result<ExitCode> {
                     .judge
                     .as_ref()
                     .map(crate::project::config::ConfigJudge::to_fixture_value),
-                redact: project
-                    .config
-                    .redact
-                    .iter()
-                    .cloned()
-                    .chain(args.redact)
-                    .collect(),
+                redact: eval::redact::Redaction::parse(
+                    &project
+                        .config
+                        .redact
+                        .iter()
+                        .cloned()
+                        .chain(args.redact)
+                        .collect::<Vec<_>>(),
+                )
+                .map_err(anyhow::Error::msg)?,
                 records: config_file.is_some().then(|| project.records_dir()),
                 workspace: match args.workspace {
                     Some(dir) => dir,

@@ -113,25 +113,18 @@ pub fn run(
     Ok(ExitCode::from(summary.exit_code))
 }
 
-/// A suite's recommendation and counts, or why it could not run.
+/// A suite's outcome, with its counts when it ran.
 fn outcome_line(suite: &project::run::SuiteResult) -> String {
-    match (&suite.recommendation, &suite.error) {
-        (_, Some(error)) => format!("could not run: {error}"),
-        (Some(recommendation), None) => {
-            let counts = suite
-                .counts
-                .as_ref()
-                .map(|c| {
-                    c.iter()
-                        .map(|(k, v)| format!("{k} {v}"))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                })
-                .unwrap_or_default();
-            format!("{recommendation} ({counts})")
-        }
-        (None, None) => "did not run".into(),
-    }
+    let counts = suite
+        .counts
+        .as_ref()
+        .filter(|_| suite.error.is_none())
+        .map(|c| {
+            let counts: Vec<String> = c.iter().map(|(k, v)| format!("{k} {v}")).collect();
+            format!(" ({})", counts.join(", "))
+        })
+        .unwrap_or_default();
+    format!("{}{counts}", suite.outcome())
 }
 
 /// How many suites run at once: `--parallel-suites` (default one per

@@ -121,14 +121,9 @@ impl ReportFiles {
         let mut broken = Vec::new();
         let mut rows = Vec::new();
         for suite in &summary.suites {
-            let outcome = match (&suite.recommendation, &suite.error) {
-                (_, Some(error)) => format!("could not run: {error}"),
-                (Some(r), None) => r.clone(),
-                (None, None) => "did not run".into(),
-            };
             rows.push(ProjectRow {
                 id: suite.id.clone(),
-                outcome,
+                outcome: suite.outcome(),
                 duration_ms: suite.duration_ms,
             });
             match (&suite.run_dir, &suite.error) {

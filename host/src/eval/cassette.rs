@@ -116,7 +116,7 @@ pub struct Cassette {
     /// Values that must never be written (the run's granted secrets).
     secrets: Mutex<Vec<String>>,
     /// The user's redaction paths (`redact`).
-    redaction: Mutex<super::redact::Redaction>,
+    redaction: super::redact::Redaction,
     state: Mutex<State>,
 }
 
@@ -136,7 +136,14 @@ struct State {
 
 impl Cassette {
     /// The cassette at `path` (missing is empty, except in `replay-strict`).
-    pub fn open(path: PathBuf, mode: ReplayMode, secrets: Vec<String>) -> Result<Self, EvalError> {
+    /// Opens the cassette at `path`; entries it records are redacted of
+    /// `secrets` and of `redaction`'s paths.
+    pub fn open(
+        path: PathBuf,
+        mode: ReplayMode,
+        secrets: Vec<String>,
+        redaction: super::redact::Redaction,
+    ) -> Result<Self, EvalError> {
         let error = |message: String| EvalError::Input {
             path: path.clone(),
             message,
@@ -183,7 +190,7 @@ impl Cassette {
             path,
             mode,
             secrets: Mutex::new(secrets.into_iter().filter(|s| s.len() >= 4).collect()),
-            redaction: Mutex::new(super::redact::Redaction::default()),
+            redaction,
             state: Mutex::new(State {
                 entries,
                 changed: false,
@@ -197,11 +204,6 @@ impl Cassette {
 
     /// Also redacts these values (secrets granted to the provider or the
     /// judge) when recording.
-    /// Redacts these paths in every entry it records.
-    pub fn set_redaction(&self, redaction: super::redact::Redaction) {
-        *self.redaction.lock().unwrap_or_else(|e| e.into_inner()) = redaction;
-    }
-
     pub fn add_secrets(&self, secrets: Vec<String>) {
         let mut known = self.secrets.lock().unwrap_or_else(|e| e.into_inner());
         known.extend(secrets.into_iter().filter(|s| s.len() >= 4));
@@ -244,10 +246,7 @@ impl Cassette {
             "request": normalized,
             "observation": observation_json(&observation),
         });
-        self.redaction
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .apply(&mut entry);
+        self.redaction.apply(&mut entry);
         self.redact(&mut entry);
         let mut state = self.lock();
         state.entries.insert(key, entry);
@@ -500,6 +499,7 @@ mod tests {
             path.clone(),
             ReplayMode::RecordNew,
             vec!["sk-secret-1234".into()],
+            Default::default(),
         )
         .unwrap();
         let live = async {
@@ -521,7 +521,13 @@ mod tests {
         let text = std::fs::read_to_string(&path).unwrap();
         assert!(!text.contains("sk-secret-1234"), "{text}");
 
-        let strict = Cassette::open(path, ReplayMode::ReplayStrict, Vec::new()).unwrap();
+        let strict = Cassette::open(
+            path,
+            ReplayMode::ReplayStrict,
+            Vec::new(),
+            Default::default(),
+        )
+        .unwrap();
         let replayed = crate::plugin::io::block_on(strict.answer(
             "provider",
             "openai",

@@ -56,7 +56,7 @@ pub struct TestOptions {
     pub fixture: PathBuf,
     /// Value-relative paths redacted in everything the run keeps (the
     /// project's `redact` and `--redact`; see `redact`).
-    pub redact: Vec<String>,
+    pub redact: super::redact::Redaction,
     /// The judge (`{provider, model}`) of a suite whose fixture names none:
     /// the project's `[judge]`.
     pub default_judge: Option<serde_json::Value>,

@@ -94,7 +94,6 @@ pub fn add_cases(cases: u64) {
         s.known += cases;
         let left = s
             .planned_groups
-            .filter(|_| !s.open_ended)
             .map_or(0, |planned| planned.saturating_sub(s.started_groups));
         bar.set_length(s.known + cases * left as u64);
     });
@@ -114,12 +113,6 @@ pub fn case_done(status: CaseStatus, cost_usd: Option<f64>) {
         bar.set_message(s.message());
         bar.inc(1);
     });
-}
-
-/// Whether the bar is on (callers skip work only it needs, e.g. reading
-/// each case's cost).
-pub fn active() -> bool {
-    PROGRESS.get().is_some()
 }
 
 /// Runs `print` (which writes case lines to stdout) with the bar lifted.

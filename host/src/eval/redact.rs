@@ -21,10 +21,26 @@ enum Segment {
     Any,
 }
 
-/// The paths of a run.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// The paths of a run, parsed once (from the config and `--redact`) and
+/// recorded as the texts they were given as (`run.json`, for `--resume`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(try_from = "Vec<String>", into = "Vec<String>")]
 pub struct Redaction {
+    sources: Vec<String>,
     paths: Vec<Vec<Segment>>,
+}
+
+impl TryFrom<Vec<String>> for Redaction {
+    type Error = String;
+    fn try_from(paths: Vec<String>) -> Result<Self, String> {
+        Self::parse(&paths)
+    }
+}
+
+impl From<Redaction> for Vec<String> {
+    fn from(redaction: Redaction) -> Self {
+        redaction.sources
+    }
 }
 
 impl Redaction {
@@ -52,7 +68,10 @@ impl Redaction {
             }
             parsed.push(segments);
         }
-        Ok(Self { paths: parsed })
+        Ok(Self {
+            sources: paths.to_vec(),
+            paths: parsed,
+        })
     }
 
     pub fn is_empty(&self) -> bool {

@@ -57,7 +57,12 @@ impl RunProvider {
                         .to_string()
                 });
                 let path = super::cassette::default_path(&options.records_root(), &name);
-                Some(Cassette::open(path, mode, Vec::new())?)
+                Some(Cassette::open(
+                    path,
+                    mode,
+                    Vec::new(),
+                    options.redact.clone(),
+                )?)
             }
         };
         let strict = replay == ReplayMode::ReplayStrict;

@@ -153,10 +153,8 @@ impl RunRecords {
 
     /// Tallies a written case and queues its line.
     fn count(&mut self, verdict: Verdict) {
-        self.tally.add(&verdict);
-        if super::progress::active() {
-            super::progress::case_done(verdict.status, super::tally::cost_of(&verdict.body));
-        }
+        let cost = self.tally.add(&verdict);
+        super::progress::case_done(verdict.status, cost);
         if self.lines == CaseLines::Print {
             self.pending_lines.push(CaseLine {
                 case_id: verdict.case_id,

@@ -62,8 +62,8 @@ pub struct RunOptions {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub records: Option<PathBuf>,
     /// The paths it redacted.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub redact: Vec<String>,
+    #[serde(default, skip_serializing_if = "super::redact::Redaction::is_empty")]
+    pub redact: super::redact::Redaction,
     /// The project's `[judge]` it used where the fixture names none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub default_judge: Option<serde_json::Value>,
@@ -188,7 +188,7 @@ mod tests {
             update_snapshots: false,
             keep_workspaces: true,
             records: None,
-            redact: Vec::new(),
+            redact: Default::default(),
             default_judge: None,
             judge: None,
             provider_env: Default::default(),

@@ -71,11 +71,7 @@ pub fn run_suite(
         crate::taxonomy::Mode::Messaging => default_jobs(),
     });
     let preset = registry.preset_for(suite.pair)?;
-    let redaction =
-        super::redact::Redaction::parse(&options.redact).map_err(|message| EvalError::Input {
-            path: options.fixture.clone(),
-            message,
-        })?;
+    let redaction = options.redact.clone();
     let info = preset_info(&preset);
     let mut canned = read_fixture_results(options.fixture_results.as_deref())?;
     if let Some(canned) = &mut canned {
@@ -87,9 +83,6 @@ pub fn run_suite(
         crate::plugin::net::warm_up(); // while the checking pass runs
     }
     let grants = run_provider.grants(&options.workspace);
-    if let Some(cassette) = &run_provider.cassette {
-        cassette.set_redaction(redaction.clone());
-    }
     let cassette = run_provider.cassette.clone();
     let reference = run_provider.reference.clone();
     let secrets = run_provider.setup.secret_values();

@@ -148,9 +148,11 @@ impl Tally {
         }
     }
 
-    pub fn add(&mut self, verdict: &Verdict) {
+    /// Counts `verdict`; returns the cost its case reported, if any.
+    pub fn add(&mut self, verdict: &Verdict) -> Option<f64> {
         self.bump("total");
-        if let Some(cost) = cost_of(&verdict.body) {
+        let cost = cost_of(&verdict.body);
+        if let Some(cost) = cost {
             self.cost_usd = Some(self.cost_usd.unwrap_or(0.0) + cost);
         }
         self.bump(status_name(verdict.status));
@@ -177,6 +179,7 @@ impl Tally {
                 summary: verdict.summary.clone(),
             });
         }
+        cost
     }
 
     /// A key that was not declared is still counted (nothing is hidden).

@@ -13,7 +13,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 use schemars::JsonSchema;
@@ -71,6 +71,17 @@ pub struct SuiteResult {
     /// The total cost its cases reported (absent when none did).
     pub cost_usd: Option<f64>,
     pub duration_ms: u64,
+}
+
+impl SuiteResult {
+    /// Its recommendation, or why it could not run.
+    pub fn outcome(&self) -> String {
+        match (&self.recommendation, &self.error) {
+            (_, Some(error)) => format!("could not run: {error}"),
+            (Some(recommendation), None) => recommendation.clone(),
+            (None, None) => "did not run".into(),
+        }
+    }
 }
 
 /// A suite's gates in the project summary.
@@ -145,20 +156,10 @@ pub fn run_suites(
         .then(|| (eval::DEFAULT_CONCURRENCY / at_once).max(1));
     let slots: Vec<Mutex<Option<SuiteResult>>> = suites.iter().map(|_| Mutex::new(None)).collect();
     let next = AtomicUsize::new(0);
-    let stop = AtomicBool::new(false);
-    let interrupted: Mutex<Option<String>> = Mutex::new(None);
-    let failure: Mutex<Option<EvalError>> = Mutex::new(None);
+    // A signal stops every suite between cases (the runs see the same
+    // flag); no suite starts after it.
     let work = || {
-        loop {
-            if stop.load(Ordering::SeqCst) || eval::interrupt::requested() {
-                if let Some(signal) = eval::interrupt::signal_name() {
-                    interrupted
-                        .lock()
-                        .unwrap_or_else(|e| e.into_inner())
-                        .get_or_insert(signal.to_string());
-                }
-                return;
-            }
+        while !eval::interrupt::requested() {
             let index = next.fetch_add(1, Ordering::SeqCst);
             let Some(suite) = suites.get(index) else {
                 return;
@@ -171,26 +172,9 @@ pub fn run_suites(
                 },
                 _ => options.clone(),
             };
-            match run_one(registry, root, suite, &options, dir) {
-                Ok((result, signal)) => {
-                    events(Event::Finished(&result));
-                    *slots[index].lock().unwrap_or_else(|e| e.into_inner()) = Some(result);
-                    if let Some(signal) = signal {
-                        stop.store(true, Ordering::SeqCst);
-                        interrupted
-                            .lock()
-                            .unwrap_or_else(|e| e.into_inner())
-                            .get_or_insert(signal);
-                    }
-                }
-                Err(error) => {
-                    stop.store(true, Ordering::SeqCst);
-                    failure
-                        .lock()
-                        .unwrap_or_else(|e| e.into_inner())
-                        .get_or_insert(error);
-                }
-            }
+            let result = run_one(registry, root, suite, &options, dir);
+            events(Event::Finished(&result));
+            *slots[index].lock().unwrap_or_else(|e| e.into_inner()) = Some(result);
         }
     };
     if at_once == 1 {
@@ -202,14 +186,11 @@ pub fn run_suites(
             }
         });
     }
-    if let Some(error) = failure.into_inner().unwrap_or_else(|e| e.into_inner()) {
-        return Err(error);
-    }
     let results = slots
         .into_iter()
         .filter_map(|slot| slot.into_inner().unwrap_or_else(|e| e.into_inner()))
         .collect();
-    let interrupted = interrupted.into_inner().unwrap_or_else(|e| e.into_inner());
+    let interrupted = eval::interrupt::signal_name().map(str::to_string);
     let summary = summarize(results, interrupted);
     let json = serde_json::to_value(&summary).map_err(|e| EvalError::Write {
         path: dir.join(FILE),
@@ -219,14 +200,15 @@ pub fn run_suites(
     Ok(summary)
 }
 
-/// Runs one suite; its result and, when a signal stopped it, the signal.
+/// Runs one suite; a suite that cannot run or fails is a result with its
+/// error, never the end of the project run.
 fn run_one(
     registry: &Registry,
     root: &Path,
     suite: &SuiteEntry,
     base: &TestOptions,
     dir: &Path,
-) -> Result<(SuiteResult, Option<String>), EvalError> {
+) -> SuiteResult {
     let run_dir = dir.join("suites").join(safe_name(&suite.id));
     let options = TestOptions {
         fixture: root.join(&suite.path),
@@ -240,7 +222,6 @@ fn run_one(
             .to_string_lossy()
             .replace('\\', "/")
     };
-    let mut interrupted = None;
     let mut result = SuiteResult {
         id: suite.id.clone(),
         path: suite.path.clone(),
@@ -286,14 +267,12 @@ fn run_one(
                     .map(|g| format!("{} {}: {}", g.variant, g.gate, g.message))
                     .collect(),
             });
-            interrupted = outcome.interrupted.map(str::to_string);
         }
         Ok(Run::Plain(TestRun::Suite(outcome))) => {
             result.run_dir = Some(relative(&run_dir));
             result.recommendation = Some(outcome.recommendation().to_string());
             result.counts = Some(outcome.tally.counts().clone());
             result.cost_usd = outcome.tally.cost_usd();
-            interrupted = outcome.interrupted.map(str::to_string);
         }
         Ok(Run::Plain(TestRun::Steps(outcome))) => {
             result.run_dir = Some(relative(&outcome.output_dir));
@@ -310,7 +289,7 @@ fn run_one(
         }
     }
     result.duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-    Ok((result, interrupted))
+    result
 }
 
 /// A suite id as a directory name: letters, digits, `-`, `_` and `.` kept,

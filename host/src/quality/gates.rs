@@ -201,8 +201,9 @@ pub fn parse(value: &Value) -> Result<Gates, Problem> {
     Ok(gates)
 }
 
-/// One gate's result for one variant (as the record writes it).
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+/// One gate's result for one variant (as the record writes it, and as a
+/// report reads it back).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct GateResult {
     pub variant: String,
     /// `passRate.min`, `scores.levenshtein.minDeltaVsBaseline`, `errored`…

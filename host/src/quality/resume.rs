@@ -69,7 +69,7 @@ struct ExperimentRun {
     #[serde(default)]
     reuse_outputs: Option<PathBuf>,
     #[serde(default)]
-    redact: Vec<String>,
+    redact: crate::eval::redact::Redaction,
     #[serde(default)]
     default_judge: Option<serde_json::Value>,
     #[serde(default)]

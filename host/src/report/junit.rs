@@ -97,11 +97,7 @@ fn suite_elements(out: &mut String, report: &Report, totals: &mut Totals) {
         );
     }
     let tests = report.cases.len() + report.skipped.len();
-    let gate_failures = report
-        .gates
-        .iter()
-        .filter(|g| !g.passed && !g.informational)
-        .count();
+    let gate_failures = report.gates.iter().filter(|g| g.blocks()).count();
     totals.tests += tests + report.gates.len();
     totals.failures += failures + gate_failures;
     totals.errors += errors;
@@ -161,7 +157,7 @@ fn gates(out: &mut String, suite: &str, report: &Report, failures: usize) {
             attr(&gate.gate),
             attr(&format!("cautilus.{suite}.gates"))
         );
-        if gate.passed || gate.informational {
+        if !gate.blocks() {
             out.push_str("/>\n");
         } else {
             let _ = writeln!(

@@ -15,6 +15,8 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+pub use crate::quality::gates::GateResult;
+
 /// A run or an experiment, ready to render.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -25,7 +27,7 @@ pub struct Report {
     pub variants: Vec<Variant>,
     /// Each candidate against the baseline, as the experiment recorded it.
     pub comparison: Vec<Value>,
-    pub gates: Vec<Gate>,
+    pub gates: Vec<GateResult>,
     /// Cases the fixture skipped: `{caseId, reason}`.
     pub skipped: Vec<Value>,
 }
@@ -106,18 +108,6 @@ pub struct Variant {
     pub name: String,
     pub baseline: bool,
     pub aggregate: Value,
-}
-
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
-pub struct Gate {
-    pub variant: String,
-    pub gate: String,
-    pub value: Option<f64>,
-    pub threshold: Option<f64>,
-    pub passed: bool,
-    pub informational: bool,
-    pub message: String,
 }
 
 impl CaseRow {
