@@ -40,9 +40,11 @@ fn main() {
         AtomicUsize::new(0),
     ));
     let span: Arc<Mutex<Option<Span>>> = Arc::new(Mutex::new(None));
-    let (counts, spans) = (held.clone(), span.clone());
+    let arrivals: Arc<Mutex<Vec<Instant>>> = Arc::new(Mutex::new(Vec::new()));
+    let (counts, spans, arrived_at) = (held.clone(), span.clone(), arrivals.clone());
     let server = ModelServer::start(move |request, _| {
         let arrived = Instant::now();
+        arrived_at.lock().unwrap().push(arrived);
         {
             let mut span = spans.lock().unwrap();
             *span = Some(match *span {
@@ -79,6 +81,18 @@ fn main() {
         .lock()
         .unwrap()
         .map_or(0.0, |s| (s.last_answer - s.first).as_secs_f64());
+    if std::env::var_os("BENCH_ARRIVALS").is_some()
+        && let Some(s) = *span.lock().unwrap()
+    {
+        // The last run's arrivals, counted per 5 ms after its first.
+        let mut buckets = std::collections::BTreeMap::<u128, usize>::new();
+        for at in arrivals.lock().unwrap().iter().filter(|at| **at >= s.first) {
+            *buckets
+                .entry((*at - s.first).as_millis() / 5 * 5)
+                .or_default() += 1;
+        }
+        eprintln!("server: arrivals per 5 ms of the last run (ms: count): {buckets:?}");
+    }
     eprintln!(
         "server: answered {} requests, at most {} at once; the last run's first request to its last answer: {busy:.3} s",
         held.2.load(Ordering::SeqCst),

@@ -213,6 +213,33 @@ impl ProviderCalls {
         }
     }
 
+    /// Gets `count` sessions ready on the I/O runtime, in the background
+    /// (the run's checking pass leaves a core idle; the first calls then
+    /// find their instances made). A session that fails to start is left
+    /// out: the call that needs it reports why.
+    pub fn prewarm(self: &Arc<Self>, count: usize) {
+        let calls = self.clone();
+        drop(crate::plugin::io::handle().spawn(async move {
+            for _ in 0..count {
+                let Ok(mut session) = ProviderSession::new(
+                    calls.plugin.clone(),
+                    calls.limits.clone(),
+                    calls.grants.clone(),
+                ) else {
+                    return;
+                };
+                if session.warm().await.is_err() {
+                    return;
+                }
+                calls
+                    .idle
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .push(session);
+            }
+        }));
+    }
+
     fn take_session(&self) -> Result<ProviderSession, String> {
         let pooled = self.idle.lock().unwrap_or_else(|p| p.into_inner()).pop();
         match pooled {

@@ -68,6 +68,10 @@ pub struct ProviderSetup {
     /// Passed in every invocation's `options` (with the case's canned
     /// result, for the fixture backend).
     pub options: Map<String, Value>,
+    /// Whether its calls may reach an `https://` URL: false when the only
+    /// host it is granted is a built-in API endpoint at an `http://` URL
+    /// (a local server), so the run never loads a certificate store.
+    pub tls: bool,
 }
 
 /// The endpoint of a built-in API provider.
@@ -102,6 +106,8 @@ fn endpoint(id: &str) -> Option<Endpoint> {
 struct ApiGrant {
     /// The base URL's host.
     host: String,
+    /// Whether the base URL is `https://`.
+    tls: bool,
     /// The key's secret name (= its environment variable), when set.
     secret: Option<String>,
     options: Map<String, Value>,
@@ -160,6 +166,7 @@ fn api_endpoint(
     );
     Ok(Some(ApiGrant {
         host,
+        tls: url.scheme() == "https",
         secret,
         options,
     }))
@@ -272,6 +279,7 @@ pub fn denied(registry: &Registry, reference: &str) -> Result<ProviderSetup, Eva
         agent: crate::plugin::split_path_reference(reference).is_none()
             && messaging_cli(reference).is_some_and(|cli| cli.agent),
         options: Map::new(),
+        tls: false,
     })
 }
 
@@ -359,6 +367,8 @@ pub fn setup(
         ..Grants::default()
     };
     let mut options = Map::new();
+    // Hosts granted by flag may be reached over either scheme.
+    let mut tls = !flags.http_hosts.is_empty();
     let builtin = crate::plugin::split_path_reference(reference).is_none();
     if builtin
         && let Some(api) =
@@ -368,6 +378,7 @@ pub fn setup(
             })?
     {
         grants.http_hosts.push(api.host);
+        tls |= api.tls;
         if let Some(secret) = api.secret {
             grants.secrets.insert(secret.clone(), secret);
         }
@@ -400,6 +411,7 @@ pub fn setup(
                 scratch,
                 agent,
                 options,
+                tls,
             });
         }
         let dir = tempfile::Builder::new()
@@ -419,6 +431,7 @@ pub fn setup(
         scratch,
         agent,
         options,
+        tls,
     })
 }
 
@@ -439,6 +452,7 @@ mod tests {
     fn openai_is_granted_its_base_urls_host_and_the_key_only_when_set() {
         let grant = api_endpoint("openai", 5000, &env_of(&[])).unwrap().unwrap();
         assert_eq!(grant.host, "api.openai.com");
+        assert!(grant.tls);
         assert_eq!(grant.secret, None);
         assert_eq!(grant.options["baseUrl"], "https://api.openai.com/v1");
         assert!(!grant.options.contains_key("apiKeySecret"));
@@ -449,6 +463,7 @@ mod tests {
         ]);
         let grant = api_endpoint("openai", 5000, &env).unwrap().unwrap();
         assert_eq!(grant.host, "127.0.0.1");
+        assert!(!grant.tls, "a local server needs no certificate store");
         assert_eq!(grant.secret.as_deref(), Some("OPENAI_API_KEY"));
         assert_eq!(grant.options["baseUrl"], "http://127.0.0.1:8080/v1");
         assert_eq!(grant.options["apiKeySecret"], "OPENAI_API_KEY");

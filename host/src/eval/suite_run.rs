@@ -80,7 +80,7 @@ pub fn run_suite(
     let run_provider = RunProvider::for_suite(registry, options, &suite.body)?;
     let provider = run_provider.setup.plugin.clone();
     if provider.waits_on_io() {
-        crate::plugin::net::warm_up(); // while the checking pass runs
+        crate::plugin::net::warm_up(run_provider.setup.tls); // while the checking pass runs
     }
     let grants = run_provider.grants(&options.workspace);
     let cassette = run_provider.cassette.clone();
@@ -110,6 +110,36 @@ pub fn run_suite(
         None
     };
     let existed = output_dir.exists();
+
+    let mut limits = options.limits.clone();
+    if run_provider.setup.agent {
+        // An agent's event stream carries its tool output: allow more of it.
+        limits.output_bytes = limits.output_bytes.max(AGENT_OUTPUT_BYTES);
+    }
+    let mut calls = ProviderCalls::new(
+        provider.clone(),
+        limits,
+        grants.clone(),
+        cassette.clone(),
+        secrets,
+    )
+    .with_run_dir(&output_dir)
+    .with_redaction(redaction.clone());
+    if run_provider.setup.agent {
+        calls = calls.with_agent_workspaces(AgentWorkspaces {
+            source: options.workspace.clone(),
+            keep: options.keep_workspaces,
+            skip: vec![options.records_root(), output_dir.clone()],
+        });
+    }
+    let calls = Arc::new(calls);
+    // A provider that waits on the network or a program overlaps its calls
+    // on the messaging surface (see `concurrency` below): its sessions are
+    // made ready while the checking pass runs.
+    let messaging = suite.pair.mode == crate::taxonomy::Mode::Messaging;
+    if provider.waits_on_io() && messaging && run_provider.replay != ReplayMode::ReplayStrict {
+        calls.prewarm(options.concurrency.unwrap_or(DEFAULT_CONCURRENCY));
+    }
 
     // The checking pass writes eval-cases.json; an invalid suite leaves nothing.
     let mut cases_out = PacketWriter::create(
@@ -230,35 +260,12 @@ pub fn run_suite(
         canned: canned.as_ref(),
         provider_options: &provider_options,
     };
-    let mut limits = options.limits.clone();
-    if run_provider.setup.agent {
-        // An agent's event stream carries its tool output: allow more of it.
-        limits.output_bytes = limits.output_bytes.max(AGENT_OUTPUT_BYTES);
-    }
-    let mut calls = ProviderCalls::new(
-        provider.clone(),
-        limits,
-        grants.clone(),
-        cassette.clone(),
-        secrets,
-    )
-    .with_run_dir(&output_dir)
-    .with_redaction(redaction.clone());
-    if run_provider.setup.agent {
-        calls = calls.with_agent_workspaces(AgentWorkspaces {
-            source: options.workspace.clone(),
-            keep: options.keep_workspaces,
-            skip: vec![options.records_root(), output_dir.clone()],
-        });
-    }
-    let calls = Arc::new(calls);
     // A provider that waits on the network or a program overlaps its calls
     // on the messaging surface. On the repo surface a provider that works in
     // the workspace itself would overlap the previous case's graders, so its
     // cases run one at a time, inline; a coding agent works in copies of its
     // own, so its cases overlap when asked (`--concurrency`; an agent run is
     // heavy and costs money, so one at a time by default).
-    let messaging = validated.suite.pair.mode == crate::taxonomy::Mode::Messaging;
     let concurrency = if provider.waits_on_io() && messaging {
         Some(options.concurrency.unwrap_or(DEFAULT_CONCURRENCY))
     } else if run_provider.setup.agent {

@@ -48,15 +48,24 @@ fn config(pooling: Option<PoolingAllocationConfig>) -> Config {
 
 /// Room for a few hundred live plugin stores at once (each component
 /// instance holds several core instances, memories and tables).
+///
+/// Async fiber stacks are only used by provider calls (a store keeps one
+/// while it lives): at most `--concurrency` (≤ 256) sessions in a run, plus
+/// a few for `describe`. Each pooled stack costs a guard-page `mprotect`
+/// when the engine is built (1,000 of them were ~3 ms of every start-up).
 fn pooling() -> PoolingAllocationConfig {
     let mut pooling = PoolingAllocationConfig::default();
     pooling
         .total_component_instances(1000)
         .total_core_instances(4000)
         .total_memories(2000)
-        .total_tables(4000);
+        .total_tables(4000)
+        .total_stacks(FIBER_STACKS);
     pooling
 }
+
+/// Pooled async stacks: twice the largest `--concurrency`.
+pub const FIBER_STACKS: u32 = 512;
 
 /// Number of epoch ticks for a wall-clock limit (at least one).
 pub fn deadline_ticks(limit: Duration) -> u64 {

@@ -1,29 +1,62 @@
 //! The transport behind the `http` host import (after the grant check):
 //! one async client for the process, so its connections are pooled and
 //! kept alive across calls.
+//!
+//! Plain `http://` URLs (a local model server, a loopback test server) go
+//! through a client that carries no certificate store: building the TLS
+//! client reads every certificate of the system (several milliseconds of a
+//! run's start-up), which a run that never speaks TLS should not pay.
 
 use std::sync::OnceLock;
 use std::time::Duration;
 
 use super::bindings::provider::cautilus::plugin::http::{HttpError, Response};
 
-fn client() -> Result<&'static reqwest::Client, HttpError> {
-    static CLIENT: OnceLock<Result<reqwest::Client, String>> = OnceLock::new();
-    CLIENT
-        .get_or_init(|| {
-            reqwest::Client::builder()
-                .redirect(reqwest::redirect::Policy::none())
-                .build()
-                .map_err(|e| e.to_string())
-        })
+type Built = Result<reqwest::Client, String>;
+
+fn builder() -> reqwest::ClientBuilder {
+    reqwest::Client::builder().redirect(reqwest::redirect::Policy::none())
+}
+
+/// The client for `https://` URLs, with the system's certificates.
+fn tls_client() -> &'static Built {
+    static CLIENT: OnceLock<Built> = OnceLock::new();
+    CLIENT.get_or_init(|| builder().build().map_err(|e| e.to_string()))
+}
+
+/// The client for `http://` URLs: no certificate store (it never verifies
+/// one), so it is cheap to build.
+fn plain_client() -> &'static Built {
+    static CLIENT: OnceLock<Built> = OnceLock::new();
+    CLIENT.get_or_init(|| {
+        builder()
+            .tls_certs_only([])
+            .build()
+            .map_err(|e| e.to_string())
+    })
+}
+
+fn client(url: &reqwest::Url) -> Result<&'static reqwest::Client, HttpError> {
+    let built = match url.scheme() {
+        "http" => plain_client(),
+        _ => tls_client(),
+    };
+    built
         .as_ref()
         .map_err(|e| HttpError::Transport(format!("cannot build the HTTP client: {e}")))
 }
 
-/// Builds the client on the I/O runtime's blocking pool, so the first
-/// calls of a run do not wait for it (it reads the system's certificates).
-pub fn warm_up() {
-    drop(super::io::handle().spawn_blocking(|| client().is_ok()));
+/// Builds the client a run will use on the I/O runtime's blocking pool, so
+/// its first calls do not wait for it; `tls`: whether it may reach an
+/// `https://` URL (the TLS client reads the system's certificates).
+pub fn warm_up(tls: bool) {
+    drop(super::io::handle().spawn_blocking(move || {
+        if tls {
+            tls_client().is_ok()
+        } else {
+            plain_client().is_ok()
+        }
+    }));
 }
 
 /// Sends one request; the response body is capped at `max_body` bytes.
@@ -37,7 +70,7 @@ pub(crate) async fn send(
 ) -> Result<Response, HttpError> {
     let method = reqwest::Method::from_bytes(method.as_bytes())
         .map_err(|_| HttpError::Transport(format!("invalid HTTP method `{method}`")))?;
-    let mut request = client()?.request(method, url).timeout(timeout);
+    let mut request = client(&url)?.request(method, url).timeout(timeout);
     for (name, value) in headers {
         request = request.header(name, value);
     }

@@ -71,9 +71,9 @@ impl ProviderSession {
         self.case_workspace = workspace;
     }
 
-    /// Asks the provider for one observation.
-    pub async fn invoke(&mut self, request: &Invocation) -> Result<Observation, PluginError> {
-        let name = self.plugin.id().to_string();
+    /// Instantiates the provider now (its first call would otherwise), so
+    /// a run can get its sessions ready while it checks its cases.
+    pub async fn warm(&mut self) -> Result<(), PluginError> {
         if self.live.is_none() {
             let PluginPre::Provider(pre) = &self.plugin.pre else {
                 unreachable!("checked in ProviderSession::new")
@@ -82,9 +82,16 @@ impl ProviderSession {
             let bindings = pre
                 .instantiate_async(&mut store)
                 .await
-                .map_err(|e| classify(e, &store, &self.limits, &name))?;
+                .map_err(|e| classify(e, &store, &self.limits, self.plugin.id()))?;
             self.live = Some((store, bindings));
         }
+        Ok(())
+    }
+
+    /// Asks the provider for one observation.
+    pub async fn invoke(&mut self, request: &Invocation) -> Result<Observation, PluginError> {
+        let name = self.plugin.id().to_string();
+        self.warm().await?;
         let (store, bindings) = self.live.as_mut().expect("just set");
         arm(store, &self.limits);
         store
