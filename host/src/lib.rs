@@ -10,6 +10,7 @@
 //! - [`taxonomy`]: the host-owned surface/preset table;
 //! - [`fixture`]: loading and checking evaluation fixtures;
 //! - [`eval`]: the evaluation pipeline (`eval test|evaluate|validate`);
+//! - [`pack`]: preset packs: manifest, archive, installed packs, lock file;
 //! - [`report`]: HTML, JUnit and Markdown reports of a run's records;
 //! - [`schema`]: JSON Schemas of the fixture and the packets;
 //! - [`json_members`]: an object's members as raw text (editing top levels);
@@ -19,6 +20,7 @@ pub mod cli;
 pub mod eval;
 pub mod fixture;
 pub mod json_members;
+pub mod pack;
 pub mod plugin;
 pub mod project;
 pub mod quality;

@@ -47,6 +47,7 @@ mod compose;
 mod concurrency;
 mod eval;
 mod observed;
+mod packs;
 mod plugin_units;
 mod project;
 mod providers;

@@ -6,6 +6,7 @@
 mod eval_cmd;
 mod inputs;
 mod list_cmd;
+mod pack_cmd;
 mod plugin_cmd;
 mod project_run;
 mod report_cmd;
@@ -48,6 +49,9 @@ enum Command {
     /// List, inspect and scaffold plugins
     #[command(subcommand)]
     Plugin(plugin_cmd::PluginCommand),
+    /// Build, install, verify and lock preset packs
+    #[command(subcommand, after_help = pack_cmd::EXAMPLES)]
+    Pack(pack_cmd::PackCommand),
     /// Score one output with a scorer plugin (exit 0 pass, 1 fail, 2 error)
     Score(score_cmd::ScoreArgs),
     /// Print the JSON Schema of the fixture or of a packet
@@ -107,6 +111,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Eval(command) => eval_cmd::run(command),
         Command::Plugin(command) => plugin_cmd::run(command),
+        Command::Pack(command) => pack_cmd::run(command),
         Command::Score(args) => score_cmd::run(args),
         Command::Schema(args) => schema_cmd::run(args),
         Command::Report(command) => report_cmd::run(command),
@@ -128,7 +133,17 @@ fn exit_code_for(error: &anyhow::Error) -> u8 {
 /// The registry of this process (runtime with the default cache dir). It
 /// lives until the process exits and is never dropped: dropping it would
 /// only make exit wait while the engine unmaps its instance pool.
+///
+/// `<pack>/<id>` references resolve in the user's installed packs, checked
+/// against the nearest `cautilus.lock` above the current directory.
 fn registry() -> anyhow::Result<&'static Registry> {
     let runtime = Runtime::new(RuntimeConfig::from_env())?;
-    Ok(Box::leak(Box::new(Registry::new(Arc::new(runtime)))))
+    let mut registry = Registry::new(Arc::new(runtime));
+    let cwd = std::env::current_dir()?;
+    match crate::pack::PackSet::from_env(&cwd) {
+        Ok(packs) => registry = registry.with_packs(packs),
+        Err(crate::pack::PackError::NoHome) => {}
+        Err(error) => return Err(error.into()),
+    }
+    Ok(Box::leak(Box::new(registry)))
 }

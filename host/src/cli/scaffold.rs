@@ -39,28 +39,8 @@ pub fn new_scorer(args: NewScorerArgs) -> anyhow::Result<ExitCode> {
             dir.display()
         );
     }
-    let sdk = args
-        .sdk_path
-        .clone()
-        .unwrap_or_else(|| PathBuf::from(BUILD_SDK_DIR));
-    let sdk = sdk.canonicalize().with_context(|| {
-        format!(
-            "cannot find the cautilus-sdk crate at {}; pass --sdk-path <checkout>/sdk",
-            sdk.display()
-        )
-    })?;
-    if !sdk.join("Cargo.toml").is_file() {
-        bail!(
-            "{} has no Cargo.toml; pass --sdk-path <checkout>/sdk",
-            sdk.display()
-        );
-    }
-    std::fs::create_dir_all(dir.join("src"))
-        .with_context(|| format!("creating {}", dir.display()))?;
-    write(&dir.join("Cargo.toml"), &cargo_toml(&args.name, &sdk))?;
-    write(&dir.join("src/lib.rs"), &lib_rs(&args.name))?;
-    write(&dir.join(".gitignore"), "/target/\n")?;
-    write(&dir.join("README.md"), &readme(&args.name))?;
+    let sdk = sdk_dir(args.sdk_path.clone())?;
+    write_scorer_crate(&dir, &args.name, &sdk)?;
     let wasm = format!(
         "target/wasm32-wasip2/release/{}.wasm",
         args.name.replace('-', "_")
@@ -75,7 +55,36 @@ pub fn new_scorer(args: NewScorerArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn validate_name(name: &str) -> anyhow::Result<()> {
+/// Writes a scorer crate named `name` in `dir`, depending on the SDK at `sdk`.
+pub(super) fn write_scorer_crate(dir: &Path, name: &str, sdk: &Path) -> anyhow::Result<()> {
+    std::fs::create_dir_all(dir.join("src"))
+        .with_context(|| format!("creating {}", dir.display()))?;
+    write(&dir.join("Cargo.toml"), &cargo_toml(name, sdk))?;
+    write(&dir.join("src/lib.rs"), &lib_rs(name))?;
+    write(&dir.join(".gitignore"), "/target/\n")?;
+    write(&dir.join("README.md"), &readme(name))?;
+    Ok(())
+}
+
+/// The SDK crate this binary was built from, or `given`, checked.
+pub(super) fn sdk_dir(given: Option<PathBuf>) -> anyhow::Result<PathBuf> {
+    let sdk = given.unwrap_or_else(|| PathBuf::from(BUILD_SDK_DIR));
+    let sdk = sdk.canonicalize().with_context(|| {
+        format!(
+            "cannot find the cautilus-sdk crate at {}; pass --sdk-path <checkout>/sdk",
+            sdk.display()
+        )
+    })?;
+    if !sdk.join("Cargo.toml").is_file() {
+        bail!(
+            "{} has no Cargo.toml; pass --sdk-path <checkout>/sdk",
+            sdk.display()
+        );
+    }
+    Ok(sdk)
+}
+
+pub(super) fn validate_name(name: &str) -> anyhow::Result<()> {
     let ok = !name.is_empty()
         && name.chars().next().is_some_and(|c| c.is_ascii_lowercase())
         && name

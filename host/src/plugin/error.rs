@@ -113,6 +113,11 @@ pub enum PluginError {
 
     #[error("plugin runtime: {0}")]
     Host(String),
+
+    /// A pack's component is not what its manifest or the lock says, or
+    /// the pack cannot be found.
+    #[error(transparent)]
+    Pack(#[from] crate::pack::PackError),
 }
 
 impl PluginError {
@@ -131,6 +136,7 @@ impl PluginError {
                 | Self::UnknownScorer { .. }
                 | Self::OutsideTaxonomy { .. }
                 | Self::InvalidConfig { .. }
+                | Self::Pack(_)
         )
     }
 

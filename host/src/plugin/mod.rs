@@ -14,7 +14,8 @@
 //! - [`preset`]: preset sessions (one store serving a run's batches);
 //! - [`provider`]: provider sessions (one store serving a run's cases);
 //! - [`builtin`]: the components compiled into this binary;
-//! - [`registry`]: resolving `<id|path>` references;
+//! - [`registry`]: resolving `<id|pack/id|path>` references;
+//! - [`packs`]: a pack's components, checked against its manifest;
 //! - [`error`]: typed errors.
 
 pub mod bindings;
@@ -29,6 +30,7 @@ pub mod limits;
 mod live;
 pub mod net;
 pub mod oneshot;
+pub mod packs;
 pub mod preset;
 pub mod provider;
 pub mod registry;

@@ -1,8 +1,11 @@
-//! Resolves plugin references (`<id>` of a built-in, or a `.wasm` path).
+//! Resolves plugin references (`<id>` of a built-in, `<pack>/<id>` of an
+//! installed pack, or a `.wasm` path).
 //!
-//! A scorer reference is a built-in scorer id (`contains`), a path to a
-//! component (`./my_scorer.wasm`, whose only scorer is used), or a path with
-//! a scorer id (`./pack.wasm#rubric`) for components that carry several.
+//! A scorer reference is a built-in scorer id (`contains`), a pack's scorer
+//! (`acme/mentions-all`: checked against the pack's manifest and the
+//! project's `cautilus.lock`), a path to a component (`./my_scorer.wasm`,
+//! whose only scorer is used), or a path with a scorer id
+//! (`./pack.wasm#rubric`) for components that carry several.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
@@ -11,11 +14,15 @@ use super::builtin::BUILTIN_COMPONENTS;
 use super::error::PluginError;
 use super::runtime::{Plugin, PluginSource, Runtime};
 use super::{Description, PluginKind};
+use crate::pack::set::split_pack_reference;
+use crate::pack::{ComponentKind, PackSet};
 
 /// Resolves references against the built-in pack and the file system.
 pub struct Registry {
     runtime: Arc<Runtime>,
     builtins: OnceLock<Vec<Arc<Plugin>>>,
+    /// Installed packs (`<pack>/<id>` references); none without a home.
+    packs: Option<PackSet>,
 }
 
 impl Registry {
@@ -23,7 +30,34 @@ impl Registry {
         Self {
             runtime,
             builtins: OnceLock::new(),
+            packs: None,
         }
+    }
+
+    /// Resolves `<pack>/<id>` references in these packs.
+    pub fn with_packs(mut self, packs: PackSet) -> Self {
+        self.packs = Some(packs);
+        self
+    }
+
+    pub fn packs(&self) -> Option<&PackSet> {
+        self.packs.as_ref()
+    }
+
+    /// The checked component of an installed pack serving `id` as `kind`.
+    fn pack_component(
+        &self,
+        pack: &str,
+        kind: ComponentKind,
+        id: &str,
+    ) -> Result<Arc<Plugin>, PluginError> {
+        let Some(packs) = &self.packs else {
+            return Err(PluginError::NotFound {
+                reference: format!("{pack}/{id} (no pack home: set CAUTILUS_HOME)"),
+            });
+        };
+        let component = packs.component(pack, kind, id)?;
+        super::packs::load_component(self, &component)
     }
 
     pub fn runtime(&self) -> &Arc<Runtime> {
@@ -54,6 +88,10 @@ impl Registry {
 
     /// Resolves a scorer reference to its component and scorer id.
     pub fn resolve_scorer(&self, reference: &str) -> Result<(Arc<Plugin>, String), PluginError> {
+        if let Some((pack, id)) = split_pack_reference(reference) {
+            let plugin = self.pack_component(pack, ComponentKind::Scorer, id)?;
+            return Ok((plugin, id.to_string()));
+        }
         if let Some((path, id)) = split_path_reference(reference) {
             let plugin = self.load_path(&path)?;
             let id = match id {
@@ -118,6 +156,9 @@ impl Registry {
 
     /// A provider: a built-in id (`fixture`) or a `.wasm` path.
     pub fn resolve_provider(&self, reference: &str) -> Result<Arc<Plugin>, PluginError> {
+        if let Some((pack, id)) = split_pack_reference(reference) {
+            return self.pack_component(pack, ComponentKind::Provider, id);
+        }
         let plugin = match split_path_reference(reference) {
             Some((path, _)) => self.load_path(&path)?,
             None => self
@@ -142,6 +183,9 @@ impl Registry {
     /// Resolves a reference to a component: a path, a built-in component id,
     /// or the id of a scorer inside a built-in component.
     pub fn resolve_plugin(&self, reference: &str) -> Result<Arc<Plugin>, PluginError> {
+        if split_pack_reference(reference).is_some() {
+            return self.resolve_scorer(reference).map(|(plugin, _)| plugin);
+        }
         if let Some((path, _)) = split_path_reference(reference) {
             return self.load_path(&path);
         }
@@ -172,6 +216,9 @@ pub fn reference_in(base: &Path, reference: &str) -> String {
 
 /// `Some((path, scorer))` when the reference names a file rather than an id.
 pub fn split_path_reference(reference: &str) -> Option<(PathBuf, Option<String>)> {
+    if split_pack_reference(reference).is_some() {
+        return None;
+    }
     let (path, id) = match reference.rsplit_once('#') {
         Some((path, id)) if !id.is_empty() && !id.contains(['/', '\\']) => {
             (path, Some(id.to_string()))
@@ -225,8 +272,14 @@ mod tests {
             Some((PathBuf::from("pack.wasm"), Some("rubric".into())))
         );
         assert_eq!(
-            split_path_reference("dir/component"),
-            Some((PathBuf::from("dir/component"), None))
+            split_path_reference("./dir/component"),
+            Some((PathBuf::from("./dir/component"), None))
+        );
+        // `<pack>/<id>` names an installed pack's plugin, not a file.
+        assert_eq!(split_path_reference("dir/component"), None);
+        assert_eq!(
+            split_path_reference("dir/component.wasm"),
+            Some((PathBuf::from("dir/component.wasm"), None))
         );
     }
 

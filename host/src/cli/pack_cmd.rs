@@ -1,0 +1,538 @@
+//! `cautilus pack new|build|install|list|inspect|verify|remove`.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context, bail};
+use clap::{Args, Subcommand};
+
+use super::registry;
+use super::scaffold;
+use crate::pack::archive::{PackFiles, digest, sha256_hex};
+use crate::pack::manifest::{Capability, MANIFEST};
+use crate::pack::{InstallRecord, InstalledPack, LockFile, Manifest, PackHome};
+use crate::plugin::packs::{CheckedComponent, check_pack};
+
+const PACK_EXAMPLES: &str = "\
+Examples:
+  cautilus pack new acme-evals
+  cautilus pack build acme-evals
+  cautilus pack install acme-evals/dist/acme-evals-0.1.0.tgz --grant model
+  cautilus pack list
+  cautilus pack verify acme-evals";
+
+#[derive(Debug, Subcommand)]
+pub enum PackCommand {
+    /// Create a pack: a manifest, a Rust scorer crate and a fixture template
+    New(NewArgs),
+    /// Build a pack's components and write its reproducible archive
+    Build(BuildArgs),
+    /// Install a pack from an archive or a directory, verified, and pin it in cautilus.lock
+    Install(InstallArgs),
+    /// List installed packs
+    List(ListArgs),
+    /// Show an installed pack: components, ids, capabilities, grants
+    Inspect(InspectArgs),
+    /// Check installed packs again: every file's hash, the lock, each component's describe
+    Verify(VerifyArgs),
+    /// Remove an installed pack (`name` or `name@version`)
+    Remove(RemoveArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct NewArgs {
+    /// Pack name: lowercase letters, digits and `-`
+    name: String,
+    /// Directory to create (default: ./<name>)
+    #[arg(long, value_name = "DIR")]
+    path: Option<PathBuf>,
+    /// Path to the cautilus-sdk crate (default: the one this binary was built from)
+    #[arg(long, value_name = "DIR")]
+    sdk_path: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct BuildArgs {
+    /// The pack's directory (holding cautilus-pack.toml)
+    #[arg(default_value = ".")]
+    dir: PathBuf,
+    /// Archive to write (default: <dir>/dist/<name>-<version>.tgz)
+    #[arg(long, short, value_name = "FILE")]
+    output: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct InstallArgs {
+    /// A pack archive (.tgz) or directory
+    source: String,
+    /// Capabilities granted to the pack (`model`, `http:<host>`, `process:<program>`); a
+    /// component gets what it requests and is granted, nothing else
+    #[arg(long = "grant", value_name = "CAPABILITY")]
+    grants: Vec<String>,
+    /// Replace an installed version built from other bytes
+    #[arg(long)]
+    force: bool,
+    /// Lock file to pin it in (default: the project's cautilus.lock, beside cautilus.toml)
+    #[arg(long, value_name = "FILE", conflicts_with = "no_lock")]
+    lock: Option<PathBuf>,
+    /// Do not write a lock file
+    #[arg(long)]
+    no_lock: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    /// Print JSON
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct InspectArgs {
+    /// `name` or `name@version`
+    pack: String,
+    /// Print JSON
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct VerifyArgs {
+    /// `name` or `name@version` (default: every installed pack)
+    pack: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct RemoveArgs {
+    /// `name` or `name@version`
+    pack: String,
+}
+
+pub fn run(command: PackCommand) -> anyhow::Result<ExitCode> {
+    match command {
+        PackCommand::New(args) => new_pack(args),
+        PackCommand::Build(args) => build(args),
+        PackCommand::Install(args) => install(args),
+        PackCommand::List(args) => list(args),
+        PackCommand::Inspect(args) => inspect(args),
+        PackCommand::Verify(args) => verify(args),
+        PackCommand::Remove(args) => remove(args),
+    }
+}
+
+pub const EXAMPLES: &str = PACK_EXAMPLES;
+
+fn split_label(label: &str) -> (&str, Option<&str>) {
+    match label.split_once('@') {
+        Some((name, version)) => (name, Some(version)),
+        None => (label, None),
+    }
+}
+
+fn new_pack(args: NewArgs) -> anyhow::Result<ExitCode> {
+    scaffold::validate_name(&args.name)?;
+    let dir = args.path.unwrap_or_else(|| PathBuf::from(&args.name));
+    if dir.exists()
+        && dir
+            .read_dir()
+            .map(|mut d| d.next().is_some())
+            .unwrap_or(true)
+    {
+        bail!(
+            "{} already exists and is not empty; pick another --path",
+            dir.display()
+        );
+    }
+    let sdk = scaffold::sdk_dir(args.sdk_path)?;
+    let scorer = format!("{}-check", args.name);
+    scaffold::write_scorer_crate(&dir.join("scorers").join(&scorer), &scorer, &sdk)?;
+    let crate_file = scorer.replace('-', "_");
+    let manifest = format!(
+        r#"[pack]
+name = "{name}"
+version = "0.1.0"
+description = "The {name} pack"
+wit = "{wit}"
+
+[[component]]
+path = "components/{crate_file}.wasm"
+kind = "scorer"
+ids = ["{scorer}"]
+capabilities = []
+build = "cargo build --release --target wasm32-wasip2 --manifest-path scorers/{scorer}/Cargo.toml"
+source = "scorers/{scorer}/target/wasm32-wasip2/release/{crate_file}.wasm"
+
+[[template]]
+name = "base"
+path = "templates/base.fixture.yaml"
+"#,
+        name = args.name,
+        wit = crate::plugin::WIT_VERSION,
+    );
+    let template = format!(
+        "# Suites extend it with `extends: pack:{name}/base`.\nschemaVersion: cautilus.evaluation_input.v1\nsurface: app\npreset: prompt\nassertions:\n  - type: {name}/{scorer}\n",
+        name = args.name
+    );
+    write(&dir.join(MANIFEST), &manifest)?;
+    write(&dir.join("templates/base.fixture.yaml"), &template)?;
+    write(&dir.join(".gitignore"), "/dist/\n/components/\n")?;
+    println!("created pack `{}` in {}", args.name, dir.display());
+    println!("\nnext:");
+    println!("  cautilus pack build {}", dir.display());
+    println!(
+        "  cautilus pack install {}/dist/{}-0.1.0.tgz",
+        dir.display(),
+        args.name
+    );
+    println!(
+        "  # in a fixture: assertions: [{{type: {}/{scorer}, value: world}}]",
+        args.name
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+fn write(path: &Path, text: &str) -> anyhow::Result<()> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    }
+    std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))
+}
+
+fn build(args: BuildArgs) -> anyhow::Result<ExitCode> {
+    let dir = &args.dir;
+    let mut manifest = Manifest::read(dir)?;
+    for component in &mut manifest.components {
+        if let Some(command) = &component.build {
+            eprintln!("building {}: {command}", component.path);
+            let status = std::process::Command::new("sh")
+                .arg("-c")
+                .arg(command)
+                .current_dir(dir)
+                .status()
+                .with_context(|| format!("running `{command}` in {}", dir.display()))?;
+            if !status.success() {
+                bail!(
+                    "building `{}` failed ({status}): `{command}` in {}",
+                    component.path,
+                    dir.display()
+                );
+            }
+        }
+        if let Some(source) = &component.source {
+            let from = dir.join(source);
+            let to = dir.join(&component.path);
+            if let Some(parent) = to.parent() {
+                std::fs::create_dir_all(parent)
+                    .with_context(|| format!("creating {}", parent.display()))?;
+            }
+            std::fs::copy(&from, &to).with_context(|| {
+                format!(
+                    "copying the build output {} to {}",
+                    from.display(),
+                    to.display()
+                )
+            })?;
+        }
+        let path = dir.join(&component.path);
+        let bytes = std::fs::read(&path).with_context(|| {
+            format!(
+                "reading component {} (build it, or give `build`/`source` in {MANIFEST})",
+                path.display()
+            )
+        })?;
+        component.sha256 = Some(sha256_hex(&bytes));
+    }
+    let registry = registry()?;
+    let checked = check_pack(registry, dir, &manifest)?;
+    write(&dir.join(MANIFEST), &manifest.to_toml())?;
+    let files = PackFiles::from_dir(dir)?;
+    let archive = files.to_archive();
+    let output = args.output.unwrap_or_else(|| {
+        dir.join("dist").join(format!(
+            "{}-{}.tgz",
+            manifest.pack.name, manifest.pack.version
+        ))
+    });
+    crate::eval::records::write_bytes(&output, &archive)?;
+    print_components(&checked);
+    println!(
+        "built {}@{}: {} ({} bytes, {})",
+        manifest.pack.name,
+        manifest.pack.version,
+        output.display(),
+        archive.len(),
+        digest(&archive)
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+fn print_components(checked: &[CheckedComponent]) {
+    for component in checked {
+        let requested: Vec<String> = component.requested.iter().map(|c| c.to_string()).collect();
+        println!(
+            "  {} {} [{}] sha256 {}{}",
+            component.kind.as_str(),
+            component.path,
+            component.ids.join(", "),
+            &component.sha256[..16],
+            if requested.is_empty() {
+                String::new()
+            } else {
+                format!(", requests {}", requested.join(", "))
+            }
+        );
+    }
+}
+
+/// Reads a pack from a file (archive) or directory: its files and the
+/// digest of its archive.
+fn read_source(source: &str) -> anyhow::Result<(PackFiles, String)> {
+    let path = Path::new(source);
+    if path.is_dir() {
+        let files = PackFiles::from_dir(path)?;
+        let archive = files.to_archive();
+        return Ok((files, digest(&archive)));
+    }
+    let bytes = std::fs::read(path).with_context(|| format!("reading pack archive {source}"))?;
+    let files = PackFiles::from_archive(&bytes, source)?;
+    Ok((files, digest(&bytes)))
+}
+
+fn install(args: InstallArgs) -> anyhow::Result<ExitCode> {
+    let grants: Vec<Capability> = args
+        .grants
+        .iter()
+        .map(|g| Capability::parse(g).map_err(anyhow::Error::msg))
+        .collect::<anyhow::Result<_>>()?;
+    let (files, archive_digest) = read_source(&args.source)?;
+    files.check_hashes(&args.source)?;
+    // Check what each component describes before anything is installed.
+    let staging = tempfile::tempdir().context("creating a temporary directory")?;
+    for (path, bytes) in &files.files {
+        write_bytes(&staging.path().join(path), bytes)?;
+    }
+    let registry = registry()?;
+    let checked = check_pack(registry, staging.path(), &files.manifest)?;
+    let home = PackHome::from_env()?;
+    let source = if Path::new(&args.source).exists() {
+        std::fs::canonicalize(&args.source)
+            .unwrap_or_else(|_| PathBuf::from(&args.source))
+            .display()
+            .to_string()
+    } else {
+        args.source.clone()
+    };
+    let record = InstallRecord {
+        source,
+        digest: archive_digest,
+        installed_at: crate::eval::records::now_rfc3339(),
+        granted: grants.iter().map(ToString::to_string).collect(),
+    };
+    let installed = home.install(&files, record, args.force)?;
+    println!(
+        "installed {} in {}",
+        installed.label(),
+        installed.dir.display()
+    );
+    print_components(&checked);
+    report_grants(&checked, &grants);
+    if !args.no_lock {
+        let lock_path = args.lock.clone().or_else(project_lock);
+        match lock_path {
+            Some(path) => {
+                let mut lock = if path.exists() {
+                    LockFile::read(&path)?
+                } else {
+                    LockFile::new()
+                };
+                lock.pin(&installed)?;
+                lock.write(&path)?;
+                println!("pinned {} in {}", installed.label(), path.display());
+            }
+            None => println!(
+                "no project here (no cautilus.toml or cautilus.lock above this directory): nothing pinned; pass --lock FILE to pin it"
+            ),
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// What each component requests and whether the install granted it.
+fn report_grants(checked: &[CheckedComponent], grants: &[Capability]) {
+    let mut withheld = Vec::new();
+    for component in checked {
+        for capability in &component.requested {
+            if !grants.contains(capability) {
+                withheld.push(format!("{} ({})", capability, component.path));
+            }
+        }
+    }
+    if !withheld.is_empty() {
+        println!(
+            "not granted (calls needing them will be denied; reinstall with --grant to allow): {}",
+            withheld.join(", ")
+        );
+    }
+}
+
+fn write_bytes(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    }
+    std::fs::write(path, bytes).with_context(|| format!("writing {}", path.display()))
+}
+
+/// The project's lock: the nearest cautilus.lock, else one beside the
+/// nearest cautilus.toml.
+fn project_lock() -> Option<PathBuf> {
+    let cwd = std::env::current_dir().ok()?;
+    LockFile::find(&cwd).or_else(|| {
+        crate::project::config::find(&cwd)
+            .and_then(|toml| toml.parent().map(|d| d.join(crate::pack::lock::LOCK_FILE)))
+    })
+}
+
+fn list(args: ListArgs) -> anyhow::Result<ExitCode> {
+    let home = PackHome::from_env()?;
+    let packs = home.list()?;
+    if args.json {
+        let rows: Vec<serde_json::Value> = packs.iter().map(pack_json).collect();
+        println!("{}", serde_json::to_string_pretty(&rows)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    if packs.is_empty() {
+        println!("no packs installed in {}", home.packs_dir().display());
+    }
+    for pack in &packs {
+        println!(
+            "{:<32} {} ({})",
+            pack.label(),
+            pack.record.source,
+            pack.record.digest
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn pack_json(pack: &InstalledPack) -> serde_json::Value {
+    serde_json::json!({
+        "name": pack.name(),
+        "version": pack.version(),
+        "description": pack.manifest.pack.description,
+        "wit": pack.manifest.pack.wit,
+        "dir": pack.dir,
+        "source": pack.record.source,
+        "digest": pack.record.digest,
+        "installedAt": pack.record.installed_at,
+        "granted": pack.record.granted,
+        "components": pack.manifest.components.iter().map(|c| serde_json::json!({
+            "path": c.path,
+            "kind": c.kind.as_str(),
+            "ids": c.ids,
+            "sha256": c.sha256,
+            "capabilities": c.capabilities,
+        })).collect::<Vec<_>>(),
+        "templates": pack.manifest.templates.iter().map(|t| serde_json::json!({
+            "name": t.name,
+            "path": t.path,
+        })).collect::<Vec<_>>(),
+    })
+}
+
+fn inspect(args: InspectArgs) -> anyhow::Result<ExitCode> {
+    let (name, version) = split_label(&args.pack);
+    let pack = PackHome::from_env()?.get(name, version)?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&pack_json(&pack))?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!("{}  {}", pack.label(), pack.manifest.pack.description);
+    println!("  contract: cautilus:plugin@{}", pack.manifest.pack.wit);
+    println!("  from: {} ({})", pack.record.source, pack.record.digest);
+    println!("  in: {}", pack.dir.display());
+    println!(
+        "  granted: {}",
+        if pack.record.granted.is_empty() {
+            "nothing".to_string()
+        } else {
+            pack.record.granted.join(", ")
+        }
+    );
+    for c in &pack.manifest.components {
+        println!(
+            "  {} {} [{}]{}",
+            c.kind.as_str(),
+            c.path,
+            c.ids.join(", "),
+            if c.capabilities.is_empty() {
+                String::new()
+            } else {
+                format!(" may request {}", c.capabilities.join(", "))
+            }
+        );
+    }
+    for t in &pack.manifest.templates {
+        println!(
+            "  template {} ({}): extends: pack:{}/{}",
+            t.name,
+            t.path,
+            pack.name(),
+            t.name
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn verify(args: VerifyArgs) -> anyhow::Result<ExitCode> {
+    let home = PackHome::from_env()?;
+    let packs = match &args.pack {
+        Some(label) => {
+            let (name, version) = split_label(label);
+            vec![home.get(name, version)?]
+        }
+        None => home.list()?,
+    };
+    let cwd = std::env::current_dir().context("reading the current directory")?;
+    let lock = match LockFile::find(&cwd) {
+        Some(file) => Some((LockFile::read(&file)?, file)),
+        None => None,
+    };
+    let registry = registry()?;
+    for pack in &packs {
+        pack.check_files()?;
+        if let Some((lock, file)) = &lock {
+            lock.check(file, pack)?;
+        }
+        check_pack(registry, &pack.dir, &pack.manifest)?;
+        println!(
+            "ok {}: {} components match the manifest{}",
+            pack.label(),
+            pack.manifest.components.len(),
+            match &lock {
+                Some((lock, file)) if lock.get(pack.name()).is_some() =>
+                    format!(" and {}", file.display()),
+                _ => String::new(),
+            }
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn remove(args: RemoveArgs) -> anyhow::Result<ExitCode> {
+    let (name, version) = split_label(&args.pack);
+    let removed = PackHome::from_env()?.remove(name, version)?;
+    for pack in removed {
+        println!("removed {}", pack.label());
+    }
+    if let Some(lock) = std::env::current_dir()
+        .ok()
+        .and_then(|d| LockFile::find(&d))
+        && LockFile::read(&lock).is_ok_and(|l| l.get(name).is_some())
+    {
+        println!(
+            "{} still pins `{name}`: runs that use it will fail until it is installed again",
+            lock.display()
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,254 @@
+//! Preset packs through the real binary: `pack build` writes the same bytes
+//! twice, `pack install` verifies and pins a pack, a suite uses its scorer
+//! as `<pack>/<id>`, and a pack whose bytes differ from the manifest or the
+//! lock, or whose component asks for more than it declared, is refused.
+
+use std::path::{Path, PathBuf};
+
+use crate::support::{cautilus, component, output};
+
+/// A pack home, a project (with cautilus.toml) and a pack source directory.
+struct World {
+    _dir: tempfile::TempDir,
+    home: PathBuf,
+    project: PathBuf,
+    source: PathBuf,
+}
+
+impl World {
+    fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let home = dir.path().join("home");
+        let project = dir.path().join("project");
+        let source = dir.path().join("pack");
+        std::fs::create_dir_all(&project).unwrap();
+        std::fs::create_dir_all(source.join("templates")).unwrap();
+        std::fs::write(project.join("cautilus.toml"), "").unwrap();
+        std::fs::write(
+            source.join("templates/base.fixture.yaml"),
+            "schemaVersion: cautilus.evaluation_input.v1\n",
+        )
+        .unwrap();
+        Self {
+            _dir: dir,
+            home,
+            project,
+            source,
+        }
+    }
+
+    /// Writes the pack's manifest: the `hostile` test scorer (no
+    /// capabilities) and the `ask-model` judge probe, which requests
+    /// `model`; `judge_caps` is what the manifest declares for it.
+    fn manifest(&self, judge_caps: &str) {
+        let text = format!(
+            r#"[pack]
+name = "probe-pack"
+version = "0.3.0"
+description = "test pack"
+wit = "0.1.0"
+
+[[component]]
+path = "components/hostile.wasm"
+kind = "scorer"
+ids = ["hostile"]
+build = "mkdir -p out && cp '{hostile}' out/hostile.wasm"
+source = "out/hostile.wasm"
+
+[[component]]
+path = "components/judge.wasm"
+kind = "scorer"
+ids = ["ask-model"]
+capabilities = [{judge_caps}]
+build = "mkdir -p out && cp '{judge}' out/judge.wasm"
+source = "out/judge.wasm"
+
+[[template]]
+name = "base"
+path = "templates/base.fixture.yaml"
+"#,
+            hostile = component("hostile"),
+            judge = component("judge-probe"),
+        );
+        std::fs::write(self.source.join("cautilus-pack.toml"), text).unwrap();
+    }
+
+    fn run(&self, args: &[&str]) -> (i32, String, String) {
+        output(
+            cautilus()
+                .args(args)
+                .current_dir(&self.project)
+                .env("CAUTILUS_HOME", &self.home)
+                .output()
+                .expect("run cautilus"),
+        )
+    }
+
+    fn build(&self, archive: &Path) -> (i32, String, String) {
+        self.run(&[
+            "pack",
+            "build",
+            self.source.to_str().unwrap(),
+            "-o",
+            archive.to_str().unwrap(),
+        ])
+    }
+}
+
+fn suite(dir: &Path) -> PathBuf {
+    let fixture = dir.join("suite.fixture.yaml");
+    std::fs::write(
+        &fixture,
+        "schemaVersion: cautilus.evaluation_input.v1\nsurface: app\npreset: prompt\nsuiteId: pack-suite\nprovider: fixture\nmodel: canned\ncases:\n  - caseId: fine\n    input: answer ok\n    assertions: [{type: probe-pack/hostile}]\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("canned.json"), r#"{"fine": "ok"}"#).unwrap();
+    fixture
+}
+
+#[test]
+fn a_pack_is_built_reproducibly_installed_locked_used_and_refused_after_one_byte_changes() {
+    let world = World::new();
+    world.manifest(r#""model""#);
+    let first = world.project.join("a.tgz");
+    let second = world.project.join("b.tgz");
+    let (code, stdout, stderr) = world.build(&first);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert!(stdout.contains("requests model"), "{stdout}");
+    assert_eq!(world.build(&second).0, 0);
+    assert_eq!(
+        std::fs::read(&first).unwrap(),
+        std::fs::read(&second).unwrap(),
+        "the same inputs give the same archive bytes"
+    );
+
+    let (code, stdout, stderr) = world.run(&["pack", "install", first.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert!(stdout.contains("installed probe-pack@0.3.0"), "{stdout}");
+    assert!(
+        stdout.contains("not granted") && stdout.contains("model (components/judge.wasm)"),
+        "install shows what is requested and not granted: {stdout}"
+    );
+    let lock = std::fs::read_to_string(world.project.join("cautilus.lock")).unwrap();
+    assert!(
+        lock.contains("name = \"probe-pack\"") && lock.contains("digest = \"sha256:"),
+        "{lock}"
+    );
+
+    let (code, stdout, _) = world.run(&["pack", "list", "--json"]);
+    assert_eq!(code, 0);
+    let listed: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(listed[0]["name"], "probe-pack");
+    assert_eq!(listed[0]["components"].as_array().unwrap().len(), 2);
+    let (code, stdout, stderr) = world.run(&["pack", "verify"]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+
+    // A suite uses the pack's scorer by `<pack>/<id>`.
+    let fixture = suite(&world.project);
+    let run_suite = |out: &str| {
+        world.run(&[
+            "eval",
+            "test",
+            "--fixture",
+            fixture.to_str().unwrap(),
+            "--fixture-results",
+            world.project.join("canned.json").to_str().unwrap(),
+            "--output-dir",
+            world.project.join(out).to_str().unwrap(),
+        ])
+    };
+    let (code, stdout, stderr) = run_suite("run-ok");
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert!(stdout.contains("1 passed"), "{stdout}");
+
+    // One byte of the installed component changes: the run refuses it.
+    let installed = world
+        .home
+        .join("packs/probe-pack/0.3.0/components/hostile.wasm");
+    let mut bytes = std::fs::read(&installed).unwrap();
+    let last = bytes.len() - 1;
+    bytes[last] ^= 1;
+    std::fs::write(&installed, &bytes).unwrap();
+    let (code, stdout, stderr) = run_suite("run-tampered");
+    assert_eq!(code, 2, "{stdout}{stderr}");
+    assert!(
+        stderr.contains("probe-pack@0.3.0 does not match")
+            && stderr.contains("cautilus.lock")
+            && stderr.contains("components/hostile.wasm"),
+        "{stderr}"
+    );
+    let (code, _, stderr) = world.run(&["pack", "verify", "probe-pack"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("components/hostile.wasm"), "{stderr}");
+
+    // Installing the same archive again repairs it.
+    assert_eq!(
+        world.run(&["pack", "install", first.to_str().unwrap()]).0,
+        0
+    );
+    assert_eq!(run_suite("run-repaired").0, 0);
+
+    let (code, stdout, _) = world.run(&["pack", "remove", "probe-pack"]);
+    assert_eq!(code, 0);
+    assert!(stdout.contains("still pins `probe-pack`"), "{stdout}");
+    let (code, _, stderr) = run_suite("run-removed");
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("`probe-pack@0.3.0` is not installed"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_component_asking_for_an_undeclared_capability_is_refused() {
+    let world = World::new();
+    world.manifest("");
+    let archive = world.project.join("a.tgz");
+    let (code, _, stderr) = world.build(&archive);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("requests capability `model`, which the manifest does not declare"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_tampered_archive_and_a_lying_manifest_are_refused() {
+    let world = World::new();
+    world.manifest(r#""model""#);
+    let archive = world.project.join("a.tgz");
+    assert_eq!(world.build(&archive).0, 0);
+
+    let mut bytes = std::fs::read(&archive).unwrap();
+    let middle = bytes.len() / 2;
+    bytes[middle] ^= 0x40;
+    let tampered = world.project.join("tampered.tgz");
+    std::fs::write(&tampered, &bytes).unwrap();
+    let (code, _, stderr) = world.run(&["pack", "install", tampered.to_str().unwrap()]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("tampered.tgz"), "{stderr}");
+    assert!(
+        !world.home.join("packs/probe-pack").exists(),
+        "nothing installed"
+    );
+
+    // The built manifest states each hash; make it lie about one.
+    let manifest_path = world.source.join("cautilus-pack.toml");
+    let text = std::fs::read_to_string(&manifest_path).unwrap();
+    let start = text.find("sha256 = \"").unwrap() + "sha256 = \"".len();
+    let mut lying = text.clone();
+    lying.replace_range(start..start + 64, &"0".repeat(64));
+    std::fs::write(&manifest_path, lying).unwrap();
+    let (code, _, stderr) = world.run(&[
+        "pack",
+        "install",
+        world.source.to_str().unwrap(),
+        "--no-lock",
+    ]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("components/hostile.wasm` has sha256")
+            && stderr.contains("but the manifest states 0000"),
+        "{stderr}"
+    );
+}
