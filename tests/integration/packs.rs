@@ -252,3 +252,44 @@ fn a_tampered_archive_and_a_lying_manifest_are_refused() {
         "{stderr}"
     );
 }
+
+#[test]
+fn a_pack_component_gets_a_capability_only_when_the_install_granted_it() {
+    let world = World::new();
+    world.manifest(r#""model""#);
+    let archive = world.project.join("a.tgz");
+    assert_eq!(world.build(&archive).0, 0);
+    let fixture = world.project.join("judged.yaml");
+    std::fs::write(
+        &fixture,
+        "schemaVersion: cautilus.evaluation_input.v1\nsurface: app\npreset: prompt\nsuiteId: pack-judge\nprovider: fixture\nmodel: m\njudge: { provider: fixture, model: j }\ncases:\n  - caseId: a\n    input: Say hello.\n    expected: { finalText: Fixture }\n    assertions:\n      - { type: probe-pack/ask-model, required: false }\n",
+    )
+    .unwrap();
+    let detail = |grant: &[&str], out: &str| {
+        let mut args = vec!["pack", "install", archive.to_str().unwrap(), "--force"];
+        args.extend_from_slice(grant);
+        let (code, stdout, stderr) = world.run(&args);
+        assert_eq!(code, 0, "{stdout}{stderr}");
+        let dir = world.project.join(out);
+        let (code, stdout, stderr) = world.run(&[
+            "eval",
+            "test",
+            "--fixture",
+            fixture.to_str().unwrap(),
+            "--output-dir",
+            dir.to_str().unwrap(),
+        ]);
+        assert_eq!(code, 0, "{stdout}{stderr}");
+        let summary = crate::support::read_json(&dir.join("eval-summary.json"));
+        summary["evaluations"][0]["assertions"][0]["detail"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    };
+    // Granted at install (and by the run's judge): the call reaches the model.
+    let granted = detail(&["--grant", "model"], "granted");
+    assert!(granted.contains("fixture judge needs"), "{granted}");
+    // Not granted at install: denied, whatever the run grants.
+    let denied = detail(&[], "denied");
+    assert!(denied.contains("Denied"), "{denied}");
+}

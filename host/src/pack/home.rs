@@ -129,8 +129,13 @@ impl PackHome {
         if let Ok(existing) = self.read(&target) {
             let same = existing.record.digest == record.digest;
             // The same archive again changes nothing, unless the installed
-            // files were changed since (then it repairs them).
-            if same && !replace && existing.check_files().is_ok() {
+            // files were changed since (then it repairs them) or the grants
+            // differ (then they are recorded).
+            if same
+                && !replace
+                && existing.record.granted == record.granted
+                && existing.check_files().is_ok()
+            {
                 return Ok(existing);
             }
             if !same && !replace {

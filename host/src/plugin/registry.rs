@@ -57,7 +57,16 @@ impl Registry {
             });
         };
         let component = packs.component(pack, kind, id)?;
-        super::packs::load_component(self, &component)
+        let plugin = super::packs::load_component(self, &component)?;
+        // What the user granted the pack at install bounds what it may use.
+        let granted = component
+            .pack
+            .record
+            .granted
+            .iter()
+            .filter_map(|g| crate::pack::Capability::parse(g).ok())
+            .collect();
+        Ok(Arc::new(plugin.with_ceiling(granted)))
     }
 
     pub fn runtime(&self) -> &Arc<Runtime> {

@@ -51,6 +51,9 @@ pub struct Plugin {
     pub cache: CacheStatus,
     pub description: Description,
     pub(crate) pre: PluginPre,
+    /// What a pack's user granted it at install (`None`: not from a pack).
+    /// A call is allowed only if requested, granted here AND by the run.
+    pub(crate) ceiling: Option<Vec<crate::pack::Capability>>,
 }
 
 impl Plugin {
@@ -84,12 +87,76 @@ impl Plugin {
         store
     }
 
-    /// Capabilities the plugin requested.
+    /// Capabilities the plugin requested (within its pack's grants).
     pub(crate) fn requested(&self) -> Requested {
-        Requested(self.description.plugin_info().capabilities.clone())
+        let asked = &self.description.plugin_info().capabilities;
+        match &self.ceiling {
+            None => Requested(asked.clone()),
+            Some(granted) => Requested(within(asked, granted)),
+        }
+    }
+
+    /// This plugin, allowed at most `granted` (a pack's install grants).
+    pub fn with_ceiling(&self, granted: Vec<crate::pack::Capability>) -> Self {
+        Self {
+            label: self.label.clone(),
+            source: self.source.clone(),
+            sha256: self.sha256.clone(),
+            kind: self.kind,
+            wit_version: self.wit_version,
+            cache: self.cache,
+            description: self.description.clone(),
+            pre: self.pre.clone(),
+            ceiling: Some(granted),
+        }
     }
 }
 
+/// The requested capabilities that `granted` allows: `model` if granted,
+/// and the granted hosts and programs of each `http` and `process` request
+/// (a `*` host request gets every granted host).
+fn within(
+    asked: &[super::bindings::types::Capability],
+    granted: &[crate::pack::Capability],
+) -> Vec<super::bindings::types::Capability> {
+    use super::bindings::types::Capability as Asked;
+    use crate::pack::Capability as Granted;
+    let hosts: Vec<&String> = granted
+        .iter()
+        .filter_map(|g| match g {
+            Granted::Http(host) => Some(host),
+            _ => None,
+        })
+        .collect();
+    asked
+        .iter()
+        .filter_map(|capability| match capability {
+            Asked::Model => granted.contains(&Granted::Model).then_some(Asked::Model),
+            Asked::Http(asked_hosts) => {
+                let allowed: Vec<String> = hosts
+                    .iter()
+                    .filter(|h| {
+                        asked_hosts
+                            .iter()
+                            .any(|a| a == "*" || a.eq_ignore_ascii_case(h))
+                    })
+                    .map(|h| h.to_string())
+                    .collect();
+                (!allowed.is_empty()).then_some(Asked::Http(allowed))
+            }
+            Asked::Process(programs) => {
+                let allowed: Vec<String> = programs
+                    .iter()
+                    .filter(|p| granted.contains(&Granted::Process((*p).clone())))
+                    .cloned()
+                    .collect();
+                (!allowed.is_empty()).then_some(Asked::Process(allowed))
+            }
+        })
+        .collect()
+}
+
+#[derive(Clone)]
 pub(crate) enum PluginPre {
     Scorer(scorer::ScorerPre<StoreState>),
     Preset(preset::PresetPre<StoreState>),
@@ -202,6 +269,7 @@ impl Runtime {
             cache,
             description,
             pre,
+            ceiling: None,
         });
         self.lock_loaded().insert(sha256, plugin.clone());
         Ok(plugin)
@@ -443,4 +511,47 @@ fn describe(pre: &PluginPre, label: &str) -> Result<Description, PluginError> {
             Ok::<_, PluginError>(Description::Provider(info))
         })?,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::bindings::types::Capability as Asked;
+    use super::within;
+    use crate::pack::Capability as Granted;
+
+    #[test]
+    fn a_pack_plugin_gets_what_it_asked_for_and_was_granted() {
+        let asked = [
+            Asked::Model,
+            Asked::Http(vec!["api.a.com".into(), "api.b.com".into()]),
+            Asked::Process(vec!["python3".into(), "sh".into()]),
+        ];
+        let table: [(&[Granted], Vec<Asked>); 4] = [
+            (&[], vec![]),
+            (&[Granted::Model], vec![Asked::Model]),
+            (
+                &[
+                    Granted::Http("api.b.com".into()),
+                    Granted::Http("api.c.com".into()),
+                ],
+                vec![Asked::Http(vec!["api.b.com".into()])],
+            ),
+            (
+                &[Granted::Process("sh".into()), Granted::Model],
+                vec![Asked::Model, Asked::Process(vec!["sh".into()])],
+            ),
+        ];
+        for (granted, expected) in table {
+            assert_eq!(
+                format!("{:?}", within(&asked, granted)),
+                format!("{expected:?}")
+            );
+        }
+        // A `*` request gets the hosts granted, no more.
+        let any = [Asked::Http(vec!["*".into()])];
+        assert_eq!(
+            format!("{:?}", within(&any, &[Granted::Http("x.com".into())])),
+            format!("{:?}", [Asked::Http(vec!["x.com".into()])])
+        );
+    }
 }
