@@ -293,3 +293,168 @@ fn a_pack_component_gets_a_capability_only_when_the_install_granted_it() {
     let denied = detail(&[], "denied");
     assert!(denied.contains("Denied"), "{denied}");
 }
+
+/// A CNCF distribution registry (Debian's `docker-registry`) on loopback,
+/// storing in a temporary directory; killed when dropped, and stopping by
+/// itself after two minutes whatever happens to the test.
+struct OciRegistry {
+    child: std::process::Child,
+    port: u16,
+    storage: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl OciRegistry {
+    /// `None` (saying so) when `docker-registry` is not installed.
+    fn start() -> Option<Self> {
+        let found = std::process::Command::new("docker-registry")
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success());
+        if !found {
+            eprintln!(
+                "SKIPPED: docker-registry is not installed (Debian package `docker-registry`; .ci/run installs it)"
+            );
+            return None;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let storage = dir.path().join("storage");
+        let config = dir.path().join("config.yml");
+        std::fs::write(
+            &config,
+            format!(
+                "version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n    rootdirectory: {}\nhttp:\n  addr: 127.0.0.1:{port}\n",
+                storage.display()
+            ),
+        )
+        .unwrap();
+        let mut child = std::process::Command::new("timeout")
+            .args(["120", "docker-registry", "serve"])
+            .arg(&config)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        for _ in 0..100 {
+            if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+                return Some(Self {
+                    child,
+                    port,
+                    storage,
+                    _dir: dir,
+                });
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+        panic!("docker-registry did not listen on 127.0.0.1:{port}");
+    }
+
+    fn reference(&self, repository: &str) -> String {
+        format!("oci://127.0.0.1:{}/{repository}", self.port)
+    }
+
+    /// Every blob the registry stores.
+    fn blobs(&self) -> Vec<PathBuf> {
+        let mut found = Vec::new();
+        let mut stack = vec![self.storage.join("docker/registry/v2/blobs")];
+        while let Some(dir) = stack.pop() {
+            for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+                let path = entry.path();
+                if path.is_dir() {
+                    stack.push(path);
+                } else if path.file_name().is_some_and(|n| n == "data") {
+                    found.push(path);
+                }
+            }
+        }
+        found
+    }
+}
+
+impl Drop for OciRegistry {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn a_pack_published_to_a_registry_installs_on_a_clean_home_locks_runs_and_is_refused_when_changed()
+{
+    let Some(registry) = OciRegistry::start() else {
+        return;
+    };
+    let world = World::new();
+    world.manifest(r#""model""#);
+    let archive = world.project.join("a.tgz");
+    assert_eq!(world.build(&archive).0, 0);
+    let reference = registry.reference("probe/pack:0.3.0");
+    let (code, stdout, stderr) =
+        world.run(&["pack", "publish", archive.to_str().unwrap(), &reference]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert!(stdout.contains("published probe-pack@0.3.0"), "{stdout}");
+
+    // A clean home installs it from the registry and pins its source.
+    let (code, stdout, stderr) = world.run(&["pack", "install", &reference]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let lock = std::fs::read_to_string(world.project.join("cautilus.lock")).unwrap();
+    let archive_digest = format!(
+        "sha256:{}",
+        cautilus::pack::archive::sha256_hex(&std::fs::read(&archive).unwrap())
+    );
+    assert!(
+        lock.contains(&format!("source = \"{reference}\"")),
+        "{lock}"
+    );
+    assert!(
+        lock.contains(&archive_digest),
+        "the lock pins the OCI layer digest: {lock}"
+    );
+
+    let fixture = suite(&world.project);
+    let run_suite = |out: &str| {
+        world.run(&[
+            "eval",
+            "test",
+            "--fixture",
+            fixture.to_str().unwrap(),
+            "--fixture-results",
+            world.project.join("canned.json").to_str().unwrap(),
+            "--output-dir",
+            world.project.join(out).to_str().unwrap(),
+        ])
+    };
+    let (code, stdout, stderr) = run_suite("run-oci");
+    assert_eq!(code, 0, "{stdout}{stderr}");
+
+    // One byte of the installed pack changes: refused.
+    let installed = world
+        .home
+        .join("packs/probe-pack/0.3.0/components/judge.wasm");
+    let mut bytes = std::fs::read(&installed).unwrap();
+    bytes[100] ^= 1;
+    std::fs::write(&installed, &bytes).unwrap();
+    let (code, _, stderr) = world.run(&["pack", "verify"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("components/judge.wasm"), "{stderr}");
+
+    // The registry's copy changes: its digest no longer matches, refused.
+    for blob in registry.blobs() {
+        let mut data = std::fs::read(&blob).unwrap();
+        if data.len() > 10_000 {
+            let middle = data.len() / 2;
+            data[middle] ^= 1;
+            std::fs::write(&blob, &data).unwrap();
+        }
+    }
+    let (code, _, stderr) = world.run(&["pack", "install", &reference, "--force"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains(&reference), "{stderr}");
+}

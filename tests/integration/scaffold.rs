@@ -81,3 +81,150 @@ fn scaffolded_scorer_builds_and_scores() {
     assert_eq!(code, 2, "refuses to overwrite");
     assert!(stderr.contains("already exists"), "{stderr}");
 }
+
+/// A tool from the environment (CI installs them), or `None`, saying so.
+fn tool(variable: &str, what: &str) -> Option<std::path::PathBuf> {
+    match std::env::var_os(variable).map(std::path::PathBuf::from) {
+        Some(path) if path.exists() => Some(path),
+        _ => {
+            eprintln!("SKIPPED: {variable} is not set to {what} (.ci/run installs it)");
+            None
+        }
+    }
+}
+
+/// Scores through the scaffolded component (`cautilus score`) and runs it
+/// as a suite's assertion with the fixture backend.
+fn scores_and_runs_in_a_suite(project: &Path, name: &str) {
+    let wasm = project.join(format!("{name}.wasm"));
+    assert!(wasm.is_file(), "the one command built {}", wasm.display());
+    let score = |output: &str, config: &str| {
+        run(&[
+            "score",
+            "--scorer",
+            wasm.to_str().unwrap(),
+            "--output",
+            output,
+            "--config",
+            config,
+        ])
+    };
+    let (code, stdout, stderr) = score(
+        "Your refund for order 42",
+        r#"{"keywords": ["refund", "order"]}"#,
+    );
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert!(stdout.starts_with(&format!("PASS {name}")), "{stdout}");
+    let (code, stdout, _) = score("No idea", r#"{"keywords": ["refund", "order"]}"#);
+    assert_eq!(code, 1, "{stdout}");
+    let (code, _, stderr) = score("x", r#"{"keywords": []}"#);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("keywords"), "{stderr}");
+
+    let fixture = project.join("suite.fixture.yaml");
+    std::fs::write(
+        &fixture,
+        format!(
+            "schemaVersion: cautilus.evaluation_input.v1\nsurface: app\npreset: prompt\nsuiteId: lang-scorer\nprovider: fixture\nmodel: canned\ncases:\n  - caseId: refund\n    input: where is my refund\n    assertions: [{{type: ./{name}.wasm, keywords: [refund, order]}}]\n  - caseId: vague\n    input: where is it\n    assertions: [{{type: ./{name}.wasm, keywords: [refund, order]}}]\n"
+        ),
+    )
+    .unwrap();
+    let canned = project.join("canned.json");
+    std::fs::write(
+        &canned,
+        r#"{"refund": "Your refund for order 42", "vague": "soon"}"#,
+    )
+    .unwrap();
+    let out = project.join("run");
+    let (code, stdout, stderr) = run(&[
+        "eval",
+        "test",
+        "--fixture",
+        fixture.to_str().unwrap(),
+        "--fixture-results",
+        canned.to_str().unwrap(),
+        "--output-dir",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    assert!(stdout.contains("1 passed, 1 failed"), "{stdout}");
+}
+
+#[test]
+fn a_python_scorer_scaffold_builds_with_one_command_and_scores() {
+    let Some(componentize_py) = tool("CAUTILUS_COMPONENTIZE_PY", "the componentize-py executable")
+    else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join("py-tone");
+    let (code, stdout, stderr) = run(&[
+        "plugin",
+        "new",
+        "scorer",
+        "py-tone",
+        "--lang",
+        "python",
+        "--path",
+        project.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stdout.contains("componentize-py -d wit -w scorer componentize app -o py-tone.wasm"),
+        "{stdout}"
+    );
+    let status = Command::new(&componentize_py)
+        .args([
+            "-d",
+            "wit",
+            "-w",
+            "scorer",
+            "componentize",
+            "app",
+            "-o",
+            "py-tone.wasm",
+        ])
+        .current_dir(&project)
+        .status()
+        .unwrap();
+    assert!(status.success(), "the scaffold builds with its one command");
+    scores_and_runs_in_a_suite(&project, "py-tone");
+}
+
+#[test]
+fn a_javascript_scorer_scaffold_builds_with_one_command_and_scores() {
+    let Some(js_tools) = tool(
+        "CAUTILUS_JS_TOOLS",
+        "a node_modules directory with @bytecodealliance/componentize-js",
+    ) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join("js-tone");
+    let (code, stdout, stderr) = run(&[
+        "plugin",
+        "new",
+        "scorer",
+        "js-tone",
+        "--lang",
+        "javascript",
+        "--path",
+        project.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("npm run build"), "{stdout}");
+    // `npm run build` with the tools already installed (CI caches them).
+    let path = format!(
+        "{}:{}",
+        js_tools.join(".bin").display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let status = Command::new("npm")
+        .args(["run", "build", "--silent"])
+        .current_dir(&project)
+        .env("PATH", path)
+        .status()
+        .unwrap();
+    assert!(status.success(), "the scaffold builds with its one command");
+    scores_and_runs_in_a_suite(&project, "js-tone");
+}

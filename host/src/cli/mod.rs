@@ -11,6 +11,7 @@ mod plugin_cmd;
 mod project_run;
 mod report_cmd;
 mod scaffold;
+mod scaffold_lang;
 mod schema_cmd;
 mod score_cmd;
 

@@ -17,7 +17,9 @@ const PACK_EXAMPLES: &str = "\
 Examples:
   cautilus pack new acme-evals
   cautilus pack build acme-evals
-  cautilus pack install acme-evals/dist/acme-evals-0.1.0.tgz --grant model
+  cautilus pack publish acme-evals/dist/acme-evals-0.1.0.tgz oci://127.0.0.1:5000/acme-evals:0.1.0
+  cautilus pack install oci://127.0.0.1:5000/acme-evals:0.1.0 --grant model
+  cautilus pack install acme-evals/dist/acme-evals-0.1.0.tgz
   cautilus pack list
   cautilus pack verify acme-evals";
 
@@ -27,7 +29,9 @@ pub enum PackCommand {
     New(NewArgs),
     /// Build a pack's components and write its reproducible archive
     Build(BuildArgs),
-    /// Install a pack from an archive or a directory, verified, and pin it in cautilus.lock
+    /// Publish a built pack archive to an OCI registry
+    Publish(PublishArgs),
+    /// Install a pack from a registry (oci://…), an archive or a directory, verified, and pin it in cautilus.lock
     Install(InstallArgs),
     /// List installed packs
     List(ListArgs),
@@ -62,8 +66,16 @@ pub struct BuildArgs {
 }
 
 #[derive(Debug, Args)]
+pub struct PublishArgs {
+    /// The archive `pack build` wrote
+    archive: PathBuf,
+    /// Where to publish it: oci://host[:port]/repository:tag
+    reference: String,
+}
+
+#[derive(Debug, Args)]
 pub struct InstallArgs {
-    /// A pack archive (.tgz) or directory
+    /// oci://host[:port]/repository:tag, a pack archive (.tgz) or a directory
     source: String,
     /// Capabilities granted to the pack (`model`, `http:<host>`, `process:<program>`); a
     /// component gets what it requests and is granted, nothing else
@@ -112,6 +124,7 @@ pub fn run(command: PackCommand) -> anyhow::Result<ExitCode> {
     match command {
         PackCommand::New(args) => new_pack(args),
         PackCommand::Build(args) => build(args),
+        PackCommand::Publish(args) => publish(args),
         PackCommand::Install(args) => install(args),
         PackCommand::List(args) => list(args),
         PackCommand::Inspect(args) => inspect(args),
@@ -284,9 +297,38 @@ fn print_components(checked: &[CheckedComponent]) {
     }
 }
 
-/// Reads a pack from a file (archive) or directory: its files and the
-/// digest of its archive.
+fn publish(args: PublishArgs) -> anyhow::Result<ExitCode> {
+    if !crate::pack::oci::is_oci(&args.reference) {
+        bail!(
+            "`{}` is not a registry reference; write oci://host[:port]/repository:tag",
+            args.reference
+        );
+    }
+    let origin = args.archive.display().to_string();
+    let bytes =
+        std::fs::read(&args.archive).with_context(|| format!("reading pack archive {origin}"))?;
+    let files = PackFiles::from_archive(&bytes, &origin)?;
+    files.check_hashes(&origin)?;
+    let url = crate::pack::oci::push(&args.reference, &bytes, &files.manifest)?;
+    println!(
+        "published {}@{} to {} ({})",
+        files.manifest.pack.name,
+        files.manifest.pack.version,
+        args.reference,
+        digest(&bytes)
+    );
+    println!("  manifest: {url}");
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Reads a pack from a registry, a file (archive) or a directory: its
+/// files and the digest of its archive.
 fn read_source(source: &str) -> anyhow::Result<(PackFiles, String)> {
+    if crate::pack::oci::is_oci(source) {
+        let (bytes, digest) = crate::pack::oci::pull(source)?;
+        let files = PackFiles::from_archive(&bytes, source)?;
+        return Ok((files, digest));
+    }
     let path = Path::new(source);
     if path.is_dir() {
         let files = PackFiles::from_dir(path)?;

@@ -24,7 +24,9 @@ Examples:
 const NEW_EXAMPLES: &str = "\
 Examples:
   cautilus plugin new scorer mentions-all
-  cautilus plugin new scorer mentions-all --path plugins/mentions-all";
+  cautilus plugin new scorer mentions-all --path plugins/mentions-all
+  cautilus plugin new scorer tone-check --lang python
+  cautilus plugin new scorer tone-check --lang javascript";
 
 #[derive(Debug, Subcommand)]
 pub enum PluginCommand {

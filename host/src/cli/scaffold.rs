@@ -7,6 +7,8 @@ use std::process::ExitCode;
 use anyhow::{Context, bail};
 use clap::Args;
 
+use super::scaffold_lang::Lang;
+
 /// Where this binary's SDK sources live (a checkout of this repository).
 const BUILD_SDK_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../sdk");
 
@@ -20,6 +22,9 @@ pub struct NewScorerArgs {
     /// Path to the cautilus-sdk crate (default: the one this binary was built from)
     #[arg(long, value_name = "DIR")]
     sdk_path: Option<PathBuf>,
+    /// The language to write it in
+    #[arg(long, value_enum, default_value_t = Lang::Rust)]
+    lang: Lang,
 }
 
 pub fn new_scorer(args: NewScorerArgs) -> anyhow::Result<ExitCode> {
@@ -38,6 +43,26 @@ pub fn new_scorer(args: NewScorerArgs) -> anyhow::Result<ExitCode> {
             "{} already exists and is not empty; pick another --path",
             dir.display()
         );
+    }
+    if args.lang != Lang::Rust {
+        let build = super::scaffold_lang::write_project(&dir, &args.name, args.lang)?;
+        let lang = match args.lang {
+            Lang::Python => "Python",
+            _ => "JavaScript",
+        };
+        println!(
+            "created {lang} scorer plugin `{}` in {}",
+            args.name,
+            dir.display()
+        );
+        println!("\nnext (see its README.md for the tools):");
+        println!("  cd {}", dir.display());
+        println!("  {build}");
+        println!(
+            "  cautilus score --scorer ./{}.wasm --output 'refund for order 42' --config '{{\"keywords\": [\"refund\", \"order\"]}}'",
+            args.name
+        );
+        return Ok(ExitCode::SUCCESS);
     }
     let sdk = sdk_dir(args.sdk_path.clone())?;
     write_scorer_crate(&dir, &args.name, &sdk)?;

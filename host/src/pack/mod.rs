@@ -10,6 +10,7 @@
 //! - [`archive`]: the reproducible archive, and reading one defensively;
 //! - [`home`]: the user's installed packs (`$CAUTILUS_HOME/packs/<name>/<version>`);
 //! - [`lock`]: a project's `cautilus.lock`, pinning each pack's bytes;
+//! - [`oci`]: publishing to and pulling from an OCI registry;
 //! - [`set`]: what a run sees: the installed packs checked against the lock.
 //!
 //! Loading a pack's components and checking what they describe against the
@@ -19,6 +20,7 @@ pub mod archive;
 pub mod home;
 pub mod lock;
 pub mod manifest;
+pub mod oci;
 pub mod set;
 
 use std::path::PathBuf;
@@ -68,6 +70,8 @@ pub enum PackError {
         path: PathBuf,
         source: std::io::Error,
     },
+    #[error("{reference}: {message}")]
+    Oci { reference: String, message: String },
     #[error("no home directory to install packs in; set CAUTILUS_HOME")]
     NoHome,
     #[error("{0}")]
