@@ -26,7 +26,7 @@ impl World {
         std::fs::write(project.join("cautilus.toml"), "").unwrap();
         std::fs::write(
             source.join("templates/base.fixture.yaml"),
-            "schemaVersion: cautilus.evaluation_input.v1\n",
+            "schemaVersion: cautilus.evaluation_input.v1\nsurface: app\npreset: prompt\nprovider: fixture\nmodel: canned\nassertions: [{type: probe-pack/hostile}]\n",
         )
         .unwrap();
         Self {
@@ -160,6 +160,42 @@ fn a_pack_is_built_reproducibly_installed_locked_used_and_refused_after_one_byte
     let (code, stdout, stderr) = run_suite("run-ok");
     assert_eq!(code, 0, "{stdout}{stderr}");
     assert!(stdout.contains("1 passed"), "{stdout}");
+
+    // A suite extends the pack's template (which brings the assertion).
+    let extending = world.project.join("extends.fixture.yaml");
+    std::fs::write(
+        &extending,
+        "extends: pack:probe-pack/base\nsuiteId: from-template\ncases:\n  - caseId: fine\n    input: answer ok\n",
+    )
+    .unwrap();
+    let (code, stdout, stderr) = world.run(&[
+        "eval",
+        "test",
+        "--fixture",
+        extending.to_str().unwrap(),
+        "--fixture-results",
+        world.project.join("canned.json").to_str().unwrap(),
+        "--output-dir",
+        world.project.join("run-template").to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let summary = crate::support::read_json(&world.project.join("run-template/eval-summary.json"));
+    assert_eq!(
+        summary["evaluations"][0]["assertions"][0]["name"], "probe-pack/hostile",
+        "{summary}"
+    );
+    std::fs::write(
+        &extending,
+        "extends: pack:probe-pack/nope\nsuiteId: x\ncases: []\n",
+    )
+    .unwrap();
+    let (code, _, stderr) =
+        world.run(&["eval", "validate", "--fixture", extending.to_str().unwrap()]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("pack probe-pack@0.3.0 has no template `nope` (it has: base)"),
+        "{stderr}"
+    );
 
     // One byte of the installed component changes: the run refuses it.
     let installed = world
