@@ -5,6 +5,7 @@
 //! `wit/`; the host owns what must be trusted and uniform: loading, limits,
 //! capability grants, scheduling, statistics and records.
 //!
+//! - [`contract`]: the plugin contract's version and compatibility rule;
 //! - [`plugin`]: the sandboxed component runtime (engine, cache, limits,
 //!   host imports, scorer sessions, built-in pack);
 //! - [`taxonomy`]: the host-owned surface/preset table;
@@ -17,6 +18,7 @@
 //! - [`cli`]: the `cautilus` command line.
 
 pub mod cli;
+pub mod contract;
 pub mod eval;
 pub mod fixture;
 pub mod json_members;

@@ -5,7 +5,7 @@
 
 pub mod scorer {
     wit_bindgen::generate!({
-        path: "../wit",
+        path: "wit",
         world: "scorer",
         pub_export_macro: true,
         export_macro_name: "__export_scorer_world",
@@ -16,7 +16,7 @@ pub mod scorer {
 
 pub mod preset {
     wit_bindgen::generate!({
-        path: "../wit",
+        path: "wit",
         world: "preset",
         pub_export_macro: true,
         export_macro_name: "__export_preset_world",
@@ -31,7 +31,7 @@ pub mod preset {
 
 pub mod provider {
     wit_bindgen::generate!({
-        path: "../wit",
+        path: "wit",
         world: "provider",
         pub_export_macro: true,
         export_macro_name: "__export_provider_world",

@@ -34,10 +34,29 @@ fn scaffolded_scorer_builds_and_scores() {
         "{stdout}"
     );
 
+    // The crate depends on the SDK's version (a path only with --sdk-path);
+    // until it is on crates.io, the build patches it to this checkout's.
+    let manifest = std::fs::read_to_string(crate_dir.join("Cargo.toml")).unwrap();
+    assert!(
+        manifest.contains(&format!("cautilus-sdk = \"{}\"", env!("CARGO_PKG_VERSION"))),
+        "{manifest}"
+    );
+    let sdk = Path::new(env!("CARGO_MANIFEST_DIR")).join("../sdk");
+    let patch = format!(
+        "patch.crates-io.cautilus-sdk.path={:?}",
+        sdk.canonicalize().unwrap().display().to_string()
+    );
     // Share the wasm target dir with the build scripts so dependencies are reused.
     let target_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/wasm-plugins");
     let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
-        .args(["build", "--release", "--target", "wasm32-wasip2"])
+        .args([
+            "build",
+            "--release",
+            "--target",
+            "wasm32-wasip2",
+            "--config",
+            &patch,
+        ])
         .current_dir(&crate_dir)
         .env("RUSTUP_TOOLCHAIN", pinned_toolchain())
         .env("CARGO_TARGET_DIR", &target_dir)
@@ -69,6 +88,21 @@ fn scaffolded_scorer_builds_and_scores() {
         "world",
     ]);
     assert_eq!(code, 1);
+
+    let with_path = dir.path().join("with-path");
+    let (code, _, stderr) = run(&[
+        "plugin",
+        "new",
+        "scorer",
+        "with-path",
+        "--path",
+        with_path.to_str().unwrap(),
+        "--sdk-path",
+        sdk.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let manifest = std::fs::read_to_string(with_path.join("Cargo.toml")).unwrap();
+    assert!(manifest.contains("cautilus-sdk = { path = "), "{manifest}");
 
     let (code, _, stderr) = run(&[
         "plugin",

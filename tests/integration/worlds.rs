@@ -131,3 +131,30 @@ fn a_file_that_is_not_a_component_is_refused() {
         "{error}"
     );
 }
+
+#[test]
+fn the_sdk_crate_carries_the_same_contract_as_wit() {
+    // The SDK is packaged with its own copy of the WIT (a published crate
+    // cannot reach ../wit); it must never drift from the host's.
+    let repo = crate::support::repo();
+    let names = |dir: &std::path::Path| {
+        let mut names: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".wit"))
+            .collect();
+        names.sort();
+        names
+    };
+    let wit = repo.join("wit");
+    let copy = repo.join("sdk/wit");
+    assert_eq!(names(&wit), names(&copy), "the same .wit files");
+    for name in names(&wit) {
+        assert_eq!(
+            std::fs::read_to_string(wit.join(&name)).unwrap(),
+            std::fs::read_to_string(copy.join(&name)).unwrap(),
+            "sdk/wit/{name} differs from wit/{name}: copy wit/*.wit into sdk/wit/"
+        );
+    }
+}

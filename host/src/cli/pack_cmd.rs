@@ -50,7 +50,8 @@ pub struct NewArgs {
     /// Directory to create (default: ./<name>)
     #[arg(long, value_name = "DIR")]
     path: Option<PathBuf>,
-    /// Path to the cautilus-sdk crate (default: the one this binary was built from)
+    /// Depend on the cautilus-sdk crate at this path (a checkout's `sdk/`)
+    /// instead of its published version
     #[arg(long, value_name = "DIR")]
     sdk_path: Option<PathBuf>,
 }
@@ -158,7 +159,7 @@ fn new_pack(args: NewArgs) -> anyhow::Result<ExitCode> {
     }
     let sdk = scaffold::sdk_dir(args.sdk_path)?;
     let scorer = format!("{}-check", args.name);
-    scaffold::write_scorer_crate(&dir.join("scorers").join(&scorer), &scorer, &sdk)?;
+    scaffold::write_scorer_crate(&dir.join("scorers").join(&scorer), &scorer, sdk.as_deref())?;
     let crate_file = scorer.replace('-', "_");
     let manifest = format!(
         r#"[pack]

@@ -9,8 +9,9 @@ use clap::Args;
 
 use super::scaffold_lang::Lang;
 
-/// Where this binary's SDK sources live (a checkout of this repository).
-const BUILD_SDK_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../sdk");
+/// The cautilus-sdk version a new crate depends on: the one this binary
+/// was released with (the workspace shares one version).
+const SDK_VERSION: &str = env!("CARGO_PKG_VERSION");
 
 #[derive(Debug, Args)]
 pub struct NewScorerArgs {
@@ -19,7 +20,8 @@ pub struct NewScorerArgs {
     /// Directory to create (default: ./<name>)
     #[arg(long, value_name = "DIR")]
     path: Option<PathBuf>,
-    /// Path to the cautilus-sdk crate (default: the one this binary was built from)
+    /// Depend on the cautilus-sdk crate at this path (a checkout's `sdk/`)
+    /// instead of its published version
     #[arg(long, value_name = "DIR")]
     sdk_path: Option<PathBuf>,
     /// The language to write it in
@@ -65,7 +67,7 @@ pub fn new_scorer(args: NewScorerArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let sdk = sdk_dir(args.sdk_path.clone())?;
-    write_scorer_crate(&dir, &args.name, &sdk)?;
+    write_scorer_crate(&dir, &args.name, sdk.as_deref())?;
     let wasm = format!(
         "target/wasm32-wasip2/release/{}.wasm",
         args.name.replace('-', "_")
@@ -80,8 +82,9 @@ pub fn new_scorer(args: NewScorerArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Writes a scorer crate named `name` in `dir`, depending on the SDK at `sdk`.
-pub(super) fn write_scorer_crate(dir: &Path, name: &str, sdk: &Path) -> anyhow::Result<()> {
+/// Writes a scorer crate named `name` in `dir`, depending on the SDK at
+/// `sdk`, else on its published version.
+pub(super) fn write_scorer_crate(dir: &Path, name: &str, sdk: Option<&Path>) -> anyhow::Result<()> {
     std::fs::create_dir_all(dir.join("src"))
         .with_context(|| format!("creating {}", dir.display()))?;
     write(&dir.join("Cargo.toml"), &cargo_toml(name, sdk))?;
@@ -91,9 +94,12 @@ pub(super) fn write_scorer_crate(dir: &Path, name: &str, sdk: &Path) -> anyhow::
     Ok(())
 }
 
-/// The SDK crate this binary was built from, or `given`, checked.
-pub(super) fn sdk_dir(given: Option<PathBuf>) -> anyhow::Result<PathBuf> {
-    let sdk = given.unwrap_or_else(|| PathBuf::from(BUILD_SDK_DIR));
+/// The SDK crate at `given` (a checkout's `sdk/`), checked; `None` when
+/// none is given (the crate depends on the published version).
+pub(super) fn sdk_dir(given: Option<PathBuf>) -> anyhow::Result<Option<PathBuf>> {
+    let Some(sdk) = given else {
+        return Ok(None);
+    };
     let sdk = sdk.canonicalize().with_context(|| {
         format!(
             "cannot find the cautilus-sdk crate at {}; pass --sdk-path <checkout>/sdk",
@@ -106,7 +112,7 @@ pub(super) fn sdk_dir(given: Option<PathBuf>) -> anyhow::Result<PathBuf> {
             sdk.display()
         );
     }
-    Ok(sdk)
+    Ok(Some(sdk))
 }
 
 pub(super) fn validate_name(name: &str) -> anyhow::Result<()> {
@@ -127,7 +133,11 @@ fn write(path: &Path, text: &str) -> anyhow::Result<()> {
     std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))
 }
 
-fn cargo_toml(name: &str, sdk: &Path) -> String {
+fn cargo_toml(name: &str, sdk: Option<&Path>) -> String {
+    let dependency = match sdk {
+        Some(path) => format!("{{ path = {:?} }}", path.display().to_string()),
+        None => format!("\"{SDK_VERSION}\""),
+    };
     format!(
         r#"[package]
 name = "{name}"
@@ -139,7 +149,7 @@ edition = "2024"
 crate-type = ["cdylib"]
 
 [dependencies]
-cautilus-sdk = {{ path = {sdk:?} }}
+cautilus-sdk = {dependency}
 serde = {{ version = "1", features = ["derive"] }}
 
 [profile.release]
@@ -150,8 +160,7 @@ strip = "debuginfo"
 
 # A standalone crate, even when created inside another workspace.
 [workspace]
-"#,
-        sdk = sdk.display().to_string()
+"#
     )
 }
 

@@ -291,27 +291,11 @@ impl Manifest {
     }
 }
 
-/// A pack's contract version must be one this host serves: the same
-/// `major.minor` (below 1.0: the same minor), a patch no newer than the
-/// host's (a patch only adds; a newer one may use what this host lacks).
+/// A pack's contract version must be one this host serves
+/// ([`crate::contract::compatible`]).
 pub fn check_wit(wit: &str) -> Result<(), String> {
-    let host = semver::Version::parse(crate::plugin::WIT_VERSION).expect("a valid version");
-    let pack = semver::Version::parse(wit)
-        .map_err(|e| format!("pack.wit `{wit}` is not a version like 0.1.0: {e}"))?;
-    let same_line = pack.major == host.major && (host.major > 0 || pack.minor == host.minor);
-    if !same_line || pack > host {
-        return Err(format!(
-            "pack.wit is {wit} but this cautilus serves cautilus:plugin {host} (and earlier {}.{}.x); {}",
-            host.major,
-            host.minor,
-            if pack > host {
-                "upgrade cautilus"
-            } else {
-                "rebuild the pack against this contract"
-            }
-        ));
-    }
-    Ok(())
+    crate::contract::compatible(wit, crate::contract::WIT_VERSION)
+        .map_err(|e| format!("pack.wit: {e}"))
 }
 
 #[cfg(test)]
@@ -358,12 +342,12 @@ path = "templates/chat.fixture.yaml"
             (GOOD.replace("acme-evals", "Acme"), "pack.name `Acme`"),
             (GOOD.replace("0.2.1", "two"), "pack.version `two`"),
             (
-                GOOD.replace("wit = \"0.1.0\"", "wit = \"0.2.0\""),
-                "upgrade cautilus",
+                GOOD.replace("wit = \"0.1.0\"", "wit = \"0.1.1\""),
+                "pack.wit: cautilus:plugin@0.1.1 is newer than this host's 0.1.0; upgrade cautilus",
             ),
             (
-                GOOD.replace("wit = \"0.1.0\"", "wit = \"1.0.0\""),
-                "pack.wit is 1.0.0",
+                GOOD.replace("wit = \"0.1.0\"", "wit = \"0.2.0\""),
+                "pack.wit: cautilus:plugin@0.2.0 is not compatible",
             ),
             (
                 GOOD.replace("components/scorers.wasm", "../x.wasm"),

@@ -48,10 +48,7 @@ pub use runtime::{Plugin, PluginSource, Runtime, RuntimeConfig};
 pub use scorer::{GraderSpec, ScoreInput, ScorerSession};
 pub use scorer_instance::ScorerInstance;
 
-/// The WIT package every plugin is built against.
-pub const WIT_PACKAGE: &str = "cautilus:plugin";
-/// The WIT version this host implements.
-pub const WIT_VERSION: &str = "0.1.0";
+pub use crate::contract::{WIT_PACKAGE, WIT_VERSION};
 
 /// The three plugin worlds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

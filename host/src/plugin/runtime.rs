@@ -371,7 +371,7 @@ fn detect_world(
                 continue;
             }
         };
-        if version != WIT_VERSION {
+        if crate::contract::compatible(version, WIT_VERSION).is_err() {
             return Err(PluginError::WitVersion {
                 plugin: label.to_string(),
                 found: if version.is_empty() {
