@@ -8,6 +8,7 @@ fn main() {
     rerun_if_tree_changed(&here.join("components"));
     rerun_if_tree_changed(&here.join("../sdk"));
     rerun_if_tree_changed(&here.join("../wit"));
+    rerun_if_tree_changed(&here.join("../plugins/presets-app"));
     let dir = build_wasm_workspace(
         &here.join("components/Cargo.toml"),
         &[
@@ -15,6 +16,7 @@ fn main() {
             "test-judge-probe",
             "test-preset-probe",
             "test-preset-outside",
+            "test-preset-exact",
             "test-provider-probe",
             "test-wit-v2",
         ],

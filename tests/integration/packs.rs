@@ -494,3 +494,80 @@ fn a_pack_published_to_a_registry_installs_on_a_clean_home_locks_runs_and_is_ref
     assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains(&reference), "{stderr}");
 }
+
+#[test]
+fn a_pack_preset_serves_its_pair_with_no_host_change_and_one_outside_the_taxonomy_is_refused() {
+    let world = World::new();
+    let exact = component("preset-exact");
+    std::fs::write(
+        world.source.join("cautilus-pack.toml"),
+        format!(
+            "[pack]\nname = \"exact-pack\"\nversion = \"1.0.0\"\nwit = \"0.1.0\"\n\n[[component]]\npath = \"components/exact.wasm\"\nkind = \"preset\"\nids = [\"test-preset-exact\"]\nbuild = \"mkdir -p out && cp '{exact}' out/exact.wasm\"\nsource = \"out/exact.wasm\"\n"
+        ),
+    )
+    .unwrap();
+    let archive = world.project.join("exact.tgz");
+    let (code, stdout, stderr) = world.build(&archive);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert_eq!(
+        world.run(&["pack", "install", archive.to_str().unwrap()]).0,
+        0
+    );
+
+    // The answer contains the expected text but is not exactly it: the
+    // built-in app/prompt preset passes it, the pack's exact one does not.
+    let suite = |preset_pack: &str| {
+        format!(
+            "schemaVersion: cautilus.evaluation_input.v1\nsurface: app\npreset: prompt\n{preset_pack}suiteId: exact\nprovider: fixture\nmodel: canned\ncases:\n  - caseId: close\n    input: say ok\n    expected: {{finalText: ok}}\n  - caseId: exact\n    input: say yes\n    expected: {{finalText: yes}}\n"
+        )
+    };
+    let fixture = world.project.join("exact.fixture.yaml");
+    let canned = world.project.join("canned.json");
+    std::fs::write(&canned, r#"{"close": "ok then", "exact": "yes"}"#).unwrap();
+    let run = |out: &str| {
+        world.run(&[
+            "eval",
+            "test",
+            "--fixture",
+            fixture.to_str().unwrap(),
+            "--fixture-results",
+            canned.to_str().unwrap(),
+            "--output-dir",
+            world.project.join(out).to_str().unwrap(),
+        ])
+    };
+    std::fs::write(&fixture, suite("")).unwrap();
+    let (code, stdout, stderr) = run("builtin");
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    std::fs::write(&fixture, suite("presetPack: exact-pack\n")).unwrap();
+    let (code, stdout, stderr) = run("from-pack");
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    assert!(
+        stdout.contains("final text is not exactly \"ok\"; got \"ok then\""),
+        "{stdout}"
+    );
+    assert!(stdout.contains("1 passed, 1 failed"), "{stdout}");
+
+    // A pack without a preset for the pair says which pairs it serves.
+    std::fs::write(
+        &fixture,
+        suite("presetPack: exact-pack\n").replace("preset: prompt", "preset: chat"),
+    )
+    .unwrap();
+    let (code, _, stderr) = run("wrong-pair");
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("its presets serve: app/prompt"), "{stderr}");
+
+    // A pack preset claiming a pair outside the host's table is refused.
+    let outside = component("preset-outside");
+    std::fs::write(
+        world.source.join("cautilus-pack.toml"),
+        format!(
+            "[pack]\nname = \"outside-pack\"\nversion = \"1.0.0\"\nwit = \"0.1.0\"\n\n[[component]]\npath = \"components/outside.wasm\"\nkind = \"preset\"\nids = [\"test-preset-outside\"]\nbuild = \"mkdir -p out && cp '{outside}' out/outside.wasm\"\nsource = \"out/outside.wasm\"\n"
+        ),
+    )
+    .unwrap();
+    let (code, _, stderr) = world.build(&world.project.join("outside.tgz"));
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("the host refuses it"), "{stderr}");
+}

@@ -234,7 +234,7 @@ fn select_preset(registry: &Registry, packet: &Map<String, Value>) -> Result<Arc
                     format!("surface/preset: {e}")
                 })
             })?;
-            Some(registry.preset_for(pair)?)
+            Some(registry.preset_for(pair, None)?)
         }
         _ => None,
     };

@@ -70,7 +70,7 @@ pub fn run_suite(
         crate::taxonomy::Mode::Workspace => 1,
         crate::taxonomy::Mode::Messaging => default_jobs(),
     });
-    let preset = registry.preset_for(suite.pair)?;
+    let preset = registry.preset_for(suite.pair, super::validate::preset_pack(&suite.body))?;
     let redaction = options.redact.clone();
     let info = preset_info(&preset);
     let mut canned = read_fixture_results(options.fixture_results.as_deref())?;

@@ -128,7 +128,7 @@ pub fn validate_suite(
         eprintln!("warning: {warning}");
     }
     let fixture = suite.file.as_path();
-    let preset = registry.preset_for(suite.pair)?;
+    let preset = registry.preset_for(suite.pair, preset_pack(&suite.body))?;
     let judge = judge(registry, &suite, options)?;
     let shared = suite.body.get("assertions").map(|list| Source {
         path: "assertions".into(),
@@ -355,4 +355,11 @@ fn judge(
         .with_cassette(options.cassette.clone()),
         None => JudgeModel::offline(registry, &config, base)?,
     })))
+}
+
+/// The installed pack whose preset a suite runs on (`presetPack`), if any.
+pub fn preset_pack(body: &serde_json::Map<String, serde_json::Value>) -> Option<&str> {
+    body.get("presetPack")
+        .and_then(serde_json::Value::as_str)
+        .filter(|p| !p.trim().is_empty())
 }

@@ -121,8 +121,16 @@ impl Registry {
         })
     }
 
-    /// The built-in preset plugin for a taxonomy pair.
-    pub fn preset_for(&self, pair: &crate::taxonomy::Pair) -> Result<Arc<Plugin>, PluginError> {
+    /// The preset plugin for a taxonomy pair: the one installed pack `pack`
+    /// ships for it (a suite's `presetPack`), else the built-in one.
+    pub fn preset_for(
+        &self,
+        pair: &crate::taxonomy::Pair,
+        pack: Option<&str>,
+    ) -> Result<Arc<Plugin>, PluginError> {
+        if let Some(pack) = pack {
+            return self.pack_preset(pair, pack);
+        }
         for plugin in self.builtins()? {
             if let Description::Preset(info) = &plugin.description
                 && info.surface == pair.surface
@@ -133,6 +141,52 @@ impl Registry {
         }
         Err(PluginError::NotFound {
             reference: format!("preset {pair}"),
+        })
+    }
+
+    /// Pack `pack`'s preset for `pair` (a pack preset claims a pair of the
+    /// host's taxonomy, or it is refused when it loads).
+    fn pack_preset(
+        &self,
+        pair: &crate::taxonomy::Pair,
+        pack: &str,
+    ) -> Result<Arc<Plugin>, PluginError> {
+        let Some(packs) = &self.packs else {
+            return Err(PluginError::NotFound {
+                reference: format!("pack {pack} (no pack home: set CAUTILUS_HOME)"),
+            });
+        };
+        let installed = packs.pack(pack)?;
+        let mut offered = Vec::new();
+        for entry in installed
+            .manifest
+            .components
+            .iter()
+            .filter(|c| c.kind == ComponentKind::Preset)
+        {
+            let component = crate::pack::set::PackComponent {
+                path: installed.component_path(entry),
+                entry: entry.clone(),
+                pack: installed.clone(),
+            };
+            let plugin = super::packs::load_component(self, &component)?;
+            if let Description::Preset(info) = &plugin.description {
+                if info.surface == pair.surface && info.preset == pair.preset {
+                    return Ok(plugin);
+                }
+                offered.push(format!("{}/{}", info.surface, info.preset));
+            }
+        }
+        Err(PluginError::NotFound {
+            reference: format!(
+                "preset {pair} in pack {} (its presets serve: {})",
+                installed.label(),
+                if offered.is_empty() {
+                    "none".to_string()
+                } else {
+                    offered.join(", ")
+                }
+            ),
         })
     }
 

@@ -24,9 +24,13 @@ pub struct SuiteFields {
     pub suite_id: Option<String>,
     /// Readable name (default: `suiteId`).
     pub suite_display_name: Option<String>,
-    /// A base fixture, relative to this file's directory, deep-merged under
-    /// this one (objects merge; arrays and scalars here replace the base's).
+    /// A base fixture, relative to this file's directory, or an installed
+    /// pack's template (`pack:<pack>/<template>`), deep-merged under this
+    /// one (objects merge; arrays and scalars here replace the base's).
     pub extends: Option<String>,
+    /// An installed pack whose preset serves this suite's surface/preset
+    /// (instead of the built-in one).
+    pub preset_pack: Option<String>,
     /// Assertions appended after every case's own.
     pub assertions: Option<Vec<Assertion>>,
     /// The model that grades natural-language criteria.
