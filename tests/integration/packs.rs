@@ -571,3 +571,145 @@ fn a_pack_preset_serves_its_pair_with_no_host_change_and_one_outside_the_taxonom
     assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains("the host refuses it"), "{stderr}");
 }
+
+/// A tool from the environment (CI installs them), or `None`, saying so.
+fn tool(variable: &str) -> Option<PathBuf> {
+    match std::env::var_os(variable).map(PathBuf::from) {
+        Some(path) if path.exists() => Some(path),
+        _ => {
+            eprintln!("SKIPPED: {variable} is not set (.ci/run installs the scorer toolchains)");
+            None
+        }
+    }
+}
+
+#[test]
+fn a_pack_of_a_python_scorer_a_javascript_scorer_and_a_preset_goes_through_a_registry_into_a_suite()
+{
+    let (Some(componentize_py), Some(js_tools)) =
+        (tool("CAUTILUS_COMPONENTIZE_PY"), tool("CAUTILUS_JS_TOOLS"))
+    else {
+        return;
+    };
+    let Some(registry) = OciRegistry::start() else {
+        return;
+    };
+    let world = World::new();
+    for (name, lang) in [("py-kw", "python"), ("js-kw", "javascript")] {
+        let dir = world.source.join("scorers").join(name);
+        let (code, _, stderr) = world.run(&[
+            "plugin",
+            "new",
+            "scorer",
+            name,
+            "--lang",
+            lang,
+            "--path",
+            dir.to_str().unwrap(),
+        ]);
+        assert_eq!(code, 0, "{stderr}");
+    }
+    let path = format!(
+        "{}:{}",
+        js_tools.join(".bin").display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    std::fs::write(
+        world.source.join("cautilus-pack.toml"),
+        format!(
+            r#"[pack]
+name = "mixed"
+version = "0.1.0"
+description = "a Python scorer, a JavaScript scorer and a preset"
+wit = "0.1.0"
+
+[[component]]
+path = "components/py-kw.wasm"
+kind = "scorer"
+ids = ["py-kw"]
+build = "cd scorers/py-kw && '{py}' -d wit -w scorer componentize app -o py-kw.wasm"
+source = "scorers/py-kw/py-kw.wasm"
+
+[[component]]
+path = "components/js-kw.wasm"
+kind = "scorer"
+ids = ["js-kw"]
+build = "cd scorers/js-kw && PATH='{path}' npm run build --silent"
+source = "scorers/js-kw/js-kw.wasm"
+
+[[component]]
+path = "components/exact.wasm"
+kind = "preset"
+ids = ["test-preset-exact"]
+build = "mkdir -p out && cp '{exact}' out/exact.wasm"
+source = "out/exact.wasm"
+"#,
+            py = componentize_py.display(),
+            exact = component("preset-exact"),
+        ),
+    )
+    .unwrap();
+    let archive = world.project.join("mixed.tgz");
+    let (code, stdout, stderr) = world.build(&archive);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let reference = registry.reference("team/mixed:0.1.0");
+    let (code, _, stderr) = world.run(&["pack", "publish", archive.to_str().unwrap(), &reference]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(!world.home.exists(), "the home is clean before the install");
+    let (code, stdout, stderr) = world.run(&["pack", "install", &reference]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert!(world.project.join("cautilus.lock").is_file());
+
+    let fixture = world.project.join("mixed.fixture.yaml");
+    std::fs::write(
+        &fixture,
+        "schemaVersion: cautilus.evaluation_input.v1\nsurface: app\npreset: prompt\npresetPack: mixed\nsuiteId: mixed\nprovider: fixture\nmodel: canned\nassertions:\n  - {type: mixed/py-kw, keywords: [refund]}\n  - {type: mixed/js-kw, keywords: [order]}\ncases:\n  - caseId: both\n    input: where is my refund\n    expected: {finalText: refund for order 7}\n  - caseId: inexact\n    input: where is my refund\n    expected: {finalText: refund for order}\n",
+    )
+    .unwrap();
+    let canned = world.project.join("canned.json");
+    std::fs::write(
+        &canned,
+        r#"{"both": "refund for order 7", "inexact": "refund for order 7"}"#,
+    )
+    .unwrap();
+    let run = |out: &str| {
+        world.run(&[
+            "eval",
+            "test",
+            "--fixture",
+            fixture.to_str().unwrap(),
+            "--fixture-results",
+            canned.to_str().unwrap(),
+            "--output-dir",
+            world.project.join(out).to_str().unwrap(),
+        ])
+    };
+    let (code, stdout, stderr) = run("mixed-run");
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    let summary = crate::support::read_json(&world.project.join("mixed-run/eval-summary.json"));
+    let both = &summary["evaluations"][0];
+    assert_eq!(both["status"], "passed", "{both}");
+    let names: Vec<&str> = both["assertions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["mixed/py-kw", "mixed/js-kw"], "{both}");
+    assert!(
+        stdout.contains("final text is not exactly \"refund for order\""),
+        "the pack's preset judged the inexact case: {stdout}"
+    );
+
+    // One byte of the installed Python scorer changes: the run is refused.
+    let installed = world.home.join("packs/mixed/0.1.0/components/py-kw.wasm");
+    let mut bytes = std::fs::read(&installed).unwrap();
+    bytes[1000] ^= 1;
+    std::fs::write(&installed, &bytes).unwrap();
+    let (code, _, stderr) = run("mixed-tampered");
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("mixed@0.1.0 does not match") && stderr.contains("py-kw.wasm"),
+        "{stderr}"
+    );
+}
