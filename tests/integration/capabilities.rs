@@ -84,7 +84,7 @@ fn model_denied_when_the_plugin_did_not_request_it() {
     let score = session.score(&input("ask-model", None)).unwrap();
     let detail = score.detail.unwrap();
     assert!(
-        detail.contains("Denied") && detail.contains("did not request the `model` capability"),
+        detail.contains("Denied") && detail.contains("did not request `model` in its describe"),
         "{detail}"
     );
 }
@@ -168,7 +168,7 @@ fn http_denied_to_a_host_the_plugin_did_not_request() {
     assert!(
         error
             .to_string()
-            .contains("did not request http access to `localhost`"),
+            .contains("did not request `http:localhost`"),
         "{error}"
     );
 }
@@ -198,9 +198,7 @@ fn process_denied_without_a_grant() {
     };
     let error = probe(json!({"program": "sh"}), grants).unwrap_err();
     assert!(
-        error
-            .to_string()
-            .contains("did not request permission to run `sh`"),
+        error.to_string().contains("did not request `process:sh`"),
         "{error}"
     );
 }
@@ -214,6 +212,6 @@ fn http_checks_the_host_the_transport_really_uses() {
         ..Grants::default()
     };
     let error = probe(json!({"url": "http://evil.invalid\\@127.0.0.1/"}), grants).unwrap_err();
-    assert!(error.to_string().contains("`evil.invalid`"), "{error}");
+    assert!(error.to_string().contains("`http:evil.invalid`"), "{error}");
     assert!(error.to_string().contains("Denied"), "{error}");
 }

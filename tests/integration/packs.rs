@@ -327,7 +327,11 @@ fn a_pack_component_gets_a_capability_only_when_the_install_granted_it() {
     assert!(granted.contains("fixture judge needs"), "{granted}");
     // Not granted at install: denied, whatever the run grants.
     let denied = detail(&[], "denied");
-    assert!(denied.contains("Denied"), "{denied}");
+    assert!(
+        denied.contains("Denied")
+            && denied.contains("its pack probe-pack@0.3.0 was not granted it at install"),
+        "{denied}"
+    );
 }
 
 /// A CNCF distribution registry (Debian's `docker-registry`) on loopback,

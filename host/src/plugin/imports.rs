@@ -161,11 +161,24 @@ fn echo_level_from_env() -> Option<LogLevel> {
     )
 }
 
-/// Capabilities a plugin requested in `describe`, recorded per store.
+/// Capabilities a plugin requested in `describe`, recorded per store; for
+/// a pack's plugin, only those its pack was granted at install, and the
+/// pack's `name@version` (second field) to say so when a call is denied.
 #[derive(Debug, Default, Clone)]
-pub struct Requested(pub Vec<Capability>);
+pub struct Requested(pub Vec<Capability>, pub Option<String>);
 
 impl Requested {
+    /// Why a call needing `capability` is denied before the run's grants
+    /// are looked at.
+    fn refusal(&self, plugin: &str, capability: &str) -> String {
+        match &self.1 {
+            None => format!("plugin `{plugin}` did not request `{capability}` in its describe"),
+            Some(pack) => format!(
+                "plugin `{plugin}` may not use `{capability}`: it did not request it, or its pack {pack} was not granted it at install (`cautilus pack install <source> --grant {capability}`)"
+            ),
+        }
+    }
+
     pub(crate) fn model(&self) -> bool {
         self.0.iter().any(|c| matches!(c, Capability::Model))
     }
@@ -199,10 +212,9 @@ impl StoreState {
     /// The run's model, if the plugin requested it and the run grants one.
     fn model_backend(&self) -> Result<Arc<dyn ModelBackend>, model::ModelError> {
         if !self.requested.model() {
-            return Err(model::ModelError::Denied(format!(
-                "plugin `{}` did not request the `model` capability in its describe",
-                self.plugin
-            )));
+            return Err(model::ModelError::Denied(
+                self.requested.refusal(&self.plugin, "model"),
+            ));
         }
         self.grants.model.clone().ok_or_else(|| {
             model::ModelError::Denied(
@@ -258,10 +270,10 @@ impl http::Host for StoreState {
             })
             .ok_or_else(|| http::HttpError::Transport(format!("URL `{url}` has no host")))?;
         if !self.requested.http_host(&host) {
-            return Err(http::HttpError::Denied(format!(
-                "plugin `{}` did not request http access to `{host}`",
-                self.plugin
-            )));
+            return Err(http::HttpError::Denied(
+                self.requested
+                    .refusal(&self.plugin, &format!("http:{host}")),
+            ));
         }
         if !self.grants.http_hosts.iter().any(|h| h == &host) {
             return Err(http::HttpError::Denied(format!(
@@ -316,10 +328,10 @@ impl process::Host for StoreState {
         command: process::Command,
     ) -> Result<process::Output, process::ProcessError> {
         if !self.requested.program(&command.program) {
-            return Err(process::ProcessError::Denied(format!(
-                "plugin `{}` did not request permission to run `{}`",
-                self.plugin, command.program
-            )));
+            return Err(process::ProcessError::Denied(
+                self.requested
+                    .refusal(&self.plugin, &format!("process:{}", command.program)),
+            ));
         }
         if !self.grants.programs.iter().any(|p| p == &command.program) {
             return Err(process::ProcessError::Denied(format!(

@@ -66,7 +66,9 @@ impl Registry {
             .iter()
             .filter_map(|g| crate::pack::Capability::parse(g).ok())
             .collect();
-        Ok(Arc::new(plugin.with_ceiling(granted)))
+        Ok(Arc::new(
+            plugin.with_ceiling(granted, component.pack.label()),
+        ))
     }
 
     pub fn runtime(&self) -> &Arc<Runtime> {

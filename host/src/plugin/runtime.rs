@@ -51,9 +51,10 @@ pub struct Plugin {
     pub cache: CacheStatus,
     pub description: Description,
     pub(crate) pre: PluginPre,
-    /// What a pack's user granted it at install (`None`: not from a pack).
-    /// A call is allowed only if requested, granted here AND by the run.
-    pub(crate) ceiling: Option<Vec<crate::pack::Capability>>,
+    /// What a pack's user granted it at install, and the pack's
+    /// `name@version` (`None`: not from a pack). A call is allowed only if
+    /// requested, granted here AND by the run.
+    pub(crate) ceiling: Option<(Vec<crate::pack::Capability>, String)>,
 }
 
 impl Plugin {
@@ -91,13 +92,14 @@ impl Plugin {
     pub(crate) fn requested(&self) -> Requested {
         let asked = &self.description.plugin_info().capabilities;
         match &self.ceiling {
-            None => Requested(asked.clone()),
-            Some(granted) => Requested(within(asked, granted)),
+            None => Requested(asked.clone(), None),
+            Some((granted, pack)) => Requested(within(asked, granted), Some(pack.clone())),
         }
     }
 
-    /// This plugin, allowed at most `granted` (a pack's install grants).
-    pub fn with_ceiling(&self, granted: Vec<crate::pack::Capability>) -> Self {
+    /// This plugin, allowed at most `granted` (the install grants of
+    /// `pack`, named `name@version`).
+    pub fn with_ceiling(&self, granted: Vec<crate::pack::Capability>, pack: String) -> Self {
         Self {
             label: self.label.clone(),
             source: self.source.clone(),
@@ -107,7 +109,7 @@ impl Plugin {
             cache: self.cache,
             description: self.description.clone(),
             pre: self.pre.clone(),
-            ceiling: Some(granted),
+            ceiling: Some((granted, pack)),
         }
     }
 }
