@@ -19,6 +19,7 @@ fn main() {
             "test-preset-exact",
             "test-provider-probe",
             "test-wit-v2",
+            "test-wit-next-patch",
         ],
     );
     println!(

@@ -91,9 +91,30 @@ fn other_wit_version_is_a_clear_load_error() {
         text.contains("this host implements cautilus:plugin@0.1.0"),
         "{text}"
     );
+    assert!(
+        text.contains("rebuild it against cautilus-sdk 0.1.0"),
+        "{text}"
+    );
     let (code, _, stderr) = run(&["plugin", "inspect", &component("wit-v2")]);
     assert_eq!(code, 2);
     assert!(stderr.contains("cautilus:plugin@0.2.0"), "{stderr}");
+}
+
+#[test]
+fn a_newer_patch_of_the_contract_is_refused_with_upgrade_advice() {
+    // The host serves 0.1.0 ..= its own patch of the 0.1 line (see
+    // host/src/contract.rs); a component of a newer patch may call what
+    // this host lacks.
+    let error = registry()
+        .load_path(&cautilus_tests::component("wit-next-patch"))
+        .err()
+        .expect("refused");
+    let text = error.to_string();
+    assert!(
+        text.contains("built against WIT cautilus:plugin@0.1.1")
+            && text.contains("it is newer: upgrade cautilus"),
+        "{text}"
+    );
 }
 
 #[test]

@@ -37,12 +37,14 @@ pub enum PluginError {
     },
 
     #[error(
-        "plugin `{plugin}` was built against WIT cautilus:plugin@{found}, but this host implements cautilus:plugin@{expected}; rebuild it against cautilus-sdk {expected}"
+        "plugin `{plugin}` was built against WIT cautilus:plugin@{found}, but this host implements cautilus:plugin@{expected}; {advice}"
     )]
     WitVersion {
         plugin: String,
         found: String,
         expected: &'static str,
+        /// What to do: upgrade cautilus (a newer patch) or rebuild it.
+        advice: String,
     },
 
     #[error(

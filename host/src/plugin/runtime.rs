@@ -373,7 +373,7 @@ fn detect_world(
                 continue;
             }
         };
-        if crate::contract::compatible(version, WIT_VERSION).is_err() {
+        if let Err(why) = crate::contract::compatible(version, WIT_VERSION) {
             return Err(PluginError::WitVersion {
                 plugin: label.to_string(),
                 found: if version.is_empty() {
@@ -382,6 +382,11 @@ fn detect_world(
                     version.into()
                 },
                 expected: WIT_VERSION,
+                advice: if why.contains("upgrade cautilus") {
+                    "it is newer: upgrade cautilus".to_string()
+                } else {
+                    format!("rebuild it against cautilus-sdk {WIT_VERSION}")
+                },
             });
         }
         return Ok(kind);
