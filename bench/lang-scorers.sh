@@ -2,8 +2,8 @@
 # Per-call cost of a scorer written in Python, JavaScript or Rust: an
 # app/prompt suite of N cases (default 20,000) answered by the fixture
 # backend, each checked by one suite-level keyword assertion, scored by
-# examples/scorers/python-keywords (componentize-py),
-# examples/scorers/js-keywords (componentize-js) and the built-in Rust
+# python-keywords (templates/scorer-python, componentize-py),
+# js-keywords (templates/scorer-javascript, componentize-js) and the built-in Rust
 # `contains-all`. Timed as whole processes (after a warm-up run that
 # compiles each component into the cache) with peak RSS; the difference
 # between a language's CPU and the Rust scorer's, divided by N, is its
