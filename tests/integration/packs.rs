@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::support::{cautilus, component, output};
+use crate::support::{cautilus, component, output, tool};
 
 /// A pack home, a project (with cautilus.toml) and a pack source directory.
 struct World {
@@ -84,6 +84,20 @@ path = "templates/base.fixture.yaml"
         )
     }
 
+    /// `eval test` of `fixture` answered from `canned`, records in `<project>/<out>`.
+    fn eval_test(&self, fixture: &Path, canned: &Path, out: &str) -> (i32, String, String) {
+        self.run(&[
+            "eval",
+            "test",
+            "--fixture",
+            fixture.to_str().unwrap(),
+            "--fixture-results",
+            canned.to_str().unwrap(),
+            "--output-dir",
+            self.project.join(out).to_str().unwrap(),
+        ])
+    }
+
     fn build(&self, archive: &Path) -> (i32, String, String) {
         self.run(&[
             "pack",
@@ -145,18 +159,7 @@ fn a_pack_is_built_reproducibly_installed_locked_used_and_refused_after_one_byte
 
     // A suite uses the pack's scorer by `<pack>/<id>`.
     let fixture = suite(&world.project);
-    let run_suite = |out: &str| {
-        world.run(&[
-            "eval",
-            "test",
-            "--fixture",
-            fixture.to_str().unwrap(),
-            "--fixture-results",
-            world.project.join("canned.json").to_str().unwrap(),
-            "--output-dir",
-            world.project.join(out).to_str().unwrap(),
-        ])
-    };
+    let run_suite = |out: &str| world.eval_test(&fixture, &world.project.join("canned.json"), out);
     let (code, stdout, stderr) = run_suite("run-ok");
     assert_eq!(code, 0, "{stdout}{stderr}");
     assert!(stdout.contains("1 passed"), "{stdout}");
@@ -168,16 +171,11 @@ fn a_pack_is_built_reproducibly_installed_locked_used_and_refused_after_one_byte
         "extends: pack:probe-pack/base\nsuiteId: from-template\ncases:\n  - caseId: fine\n    input: answer ok\n",
     )
     .unwrap();
-    let (code, stdout, stderr) = world.run(&[
-        "eval",
-        "test",
-        "--fixture",
-        extending.to_str().unwrap(),
-        "--fixture-results",
-        world.project.join("canned.json").to_str().unwrap(),
-        "--output-dir",
-        world.project.join("run-template").to_str().unwrap(),
-    ]);
+    let (code, stdout, stderr) = world.eval_test(
+        &extending,
+        &world.project.join("canned.json"),
+        "run-template",
+    );
     assert_eq!(code, 0, "{stdout}{stderr}");
     let summary = crate::support::read_json(&world.project.join("run-template/eval-summary.json"));
     assert_eq!(
@@ -459,18 +457,7 @@ fn a_pack_published_to_a_registry_installs_on_a_clean_home_locks_runs_and_is_ref
     );
 
     let fixture = suite(&world.project);
-    let run_suite = |out: &str| {
-        world.run(&[
-            "eval",
-            "test",
-            "--fixture",
-            fixture.to_str().unwrap(),
-            "--fixture-results",
-            world.project.join("canned.json").to_str().unwrap(),
-            "--output-dir",
-            world.project.join(out).to_str().unwrap(),
-        ])
-    };
+    let run_suite = |out: &str| world.eval_test(&fixture, &world.project.join("canned.json"), out);
     let (code, stdout, stderr) = run_suite("run-oci");
     assert_eq!(code, 0, "{stdout}{stderr}");
 
@@ -528,18 +515,7 @@ fn a_pack_preset_serves_its_pair_with_no_host_change_and_one_outside_the_taxonom
     let fixture = world.project.join("exact.fixture.yaml");
     let canned = world.project.join("canned.json");
     std::fs::write(&canned, r#"{"close": "ok then", "exact": "yes"}"#).unwrap();
-    let run = |out: &str| {
-        world.run(&[
-            "eval",
-            "test",
-            "--fixture",
-            fixture.to_str().unwrap(),
-            "--fixture-results",
-            canned.to_str().unwrap(),
-            "--output-dir",
-            world.project.join(out).to_str().unwrap(),
-        ])
-    };
+    let run = |out: &str| world.eval_test(&fixture, &canned, out);
     std::fs::write(&fixture, suite("")).unwrap();
     let (code, stdout, stderr) = run("builtin");
     assert_eq!(code, 0, "{stdout}{stderr}");
@@ -576,23 +552,16 @@ fn a_pack_preset_serves_its_pair_with_no_host_change_and_one_outside_the_taxonom
     assert!(stderr.contains("the host refuses it"), "{stderr}");
 }
 
-/// A tool from the environment (CI installs them), or `None`, saying so.
-fn tool(variable: &str) -> Option<PathBuf> {
-    match std::env::var_os(variable).map(PathBuf::from) {
-        Some(path) if path.exists() => Some(path),
-        _ => {
-            eprintln!("SKIPPED: {variable} is not set (.ci/run installs the scorer toolchains)");
-            None
-        }
-    }
-}
-
 #[test]
 fn a_pack_of_a_python_scorer_a_javascript_scorer_and_a_preset_goes_through_a_registry_into_a_suite()
 {
-    let (Some(componentize_py), Some(js_tools)) =
-        (tool("CAUTILUS_COMPONENTIZE_PY"), tool("CAUTILUS_JS_TOOLS"))
-    else {
+    let (Some(componentize_py), Some(js_tools)) = (
+        tool("CAUTILUS_COMPONENTIZE_PY", "the componentize-py executable"),
+        tool(
+            "CAUTILUS_JS_TOOLS",
+            "a node_modules directory with componentize-js",
+        ),
+    ) else {
         return;
     };
     let Some(registry) = OciRegistry::start() else {
@@ -676,18 +645,7 @@ source = "out/exact.wasm"
         r#"{"both": "refund for order 7", "inexact": "refund for order 7"}"#,
     )
     .unwrap();
-    let run = |out: &str| {
-        world.run(&[
-            "eval",
-            "test",
-            "--fixture",
-            fixture.to_str().unwrap(),
-            "--fixture-results",
-            canned.to_str().unwrap(),
-            "--output-dir",
-            world.project.join(out).to_str().unwrap(),
-        ])
-    };
+    let run = |out: &str| world.eval_test(&fixture, &canned, out);
     let (code, stdout, stderr) = run("mixed-run");
     assert_eq!(code, 1, "{stdout}{stderr}");
     let summary = crate::support::read_json(&world.project.join("mixed-run/eval-summary.json"));

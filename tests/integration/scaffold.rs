@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use crate::support::run;
+use crate::support::{run, tool};
 
 /// The toolchain this repository pins (it has the wasm32-wasip2 target).
 fn pinned_toolchain() -> String {
@@ -114,17 +114,6 @@ fn scaffolded_scorer_builds_and_scores() {
     ]);
     assert_eq!(code, 2, "refuses to overwrite");
     assert!(stderr.contains("already exists"), "{stderr}");
-}
-
-/// A tool from the environment (CI installs them), or `None`, saying so.
-fn tool(variable: &str, what: &str) -> Option<std::path::PathBuf> {
-    match std::env::var_os(variable).map(std::path::PathBuf::from) {
-        Some(path) if path.exists() => Some(path),
-        _ => {
-            eprintln!("SKIPPED: {variable} is not set to {what} (.ci/run installs it)");
-            None
-        }
-    }
 }
 
 /// Scores through the scaffolded component (`cautilus score`) and runs it

@@ -203,3 +203,15 @@ pub fn codex_home(server: &cautilus_tests::model_server::ModelServer) -> tempfil
     .unwrap();
     home
 }
+
+/// A tool named by an environment variable (CI installs them), or `None`,
+/// saying the test is skipped and why.
+pub fn tool(variable: &str, what: &str) -> Option<PathBuf> {
+    match std::env::var_os(variable).map(PathBuf::from) {
+        Some(path) if path.exists() => Some(path),
+        _ => {
+            eprintln!("SKIPPED: {variable} is not set to {what} (.ci/run installs it)");
+            None
+        }
+    }
+}

@@ -205,11 +205,12 @@ path = "templates/base.fixture.yaml"
     Ok(ExitCode::SUCCESS)
 }
 
-fn write(path: &Path, text: &str) -> anyhow::Result<()> {
+/// Writes a file, creating its directory.
+fn write(path: &Path, bytes: impl AsRef<[u8]>) -> anyhow::Result<()> {
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     }
-    std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))
+    std::fs::write(path, bytes).with_context(|| format!("writing {}", path.display()))
 }
 
 fn build(args: BuildArgs) -> anyhow::Result<ExitCode> {
@@ -258,7 +259,7 @@ fn build(args: BuildArgs) -> anyhow::Result<ExitCode> {
     }
     let registry = registry()?;
     let checked = check_pack(registry, dir, &manifest)?;
-    write(&dir.join(MANIFEST), &manifest.to_toml())?;
+    write(&dir.join(MANIFEST), manifest.to_toml())?;
     let files = PackFiles::from_dir(dir)?;
     let archive = files.to_archive();
     let output = args.output.unwrap_or_else(|| {
@@ -352,7 +353,7 @@ fn install(args: InstallArgs) -> anyhow::Result<ExitCode> {
     // Check what each component describes before anything is installed.
     let staging = tempfile::tempdir().context("creating a temporary directory")?;
     for (path, bytes) in &files.files {
-        write_bytes(&staging.path().join(path), bytes)?;
+        write(&staging.path().join(path), bytes)?;
     }
     let registry = registry()?;
     let checked = check_pack(registry, staging.path(), &files.manifest)?;
@@ -416,13 +417,6 @@ fn report_grants(checked: &[CheckedComponent], grants: &[Capability]) {
             withheld.join(", ")
         );
     }
-}
-
-fn write_bytes(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    }
-    std::fs::write(path, bytes).with_context(|| format!("writing {}", path.display()))
 }
 
 /// The project's lock: the nearest cautilus.lock, else one beside the

@@ -68,6 +68,26 @@ impl PackSet {
         }
     }
 
+    /// The components of kind `kind` of the pack a run uses under `pack`.
+    pub fn components(
+        &self,
+        pack: &str,
+        kind: ComponentKind,
+    ) -> Result<Vec<PackComponent>, PackError> {
+        let installed = self.pack(pack)?;
+        Ok(installed
+            .manifest
+            .components
+            .iter()
+            .filter(|c| c.kind == kind)
+            .map(|entry| PackComponent {
+                path: installed.component_path(entry),
+                entry: entry.clone(),
+                pack: installed.clone(),
+            })
+            .collect())
+    }
+
     /// The component of pack `pack` serving `id` as a `kind`.
     pub fn component(
         &self,
@@ -75,62 +95,26 @@ impl PackSet {
         kind: ComponentKind,
         id: &str,
     ) -> Result<PackComponent, PackError> {
-        let installed = self.pack(pack)?;
-        let entry = installed
-            .manifest
-            .components
+        let components = self.components(pack, kind)?;
+        if let Some(found) = components
             .iter()
-            .find(|c| c.kind == kind && c.ids.iter().any(|i| i == id))
-            .cloned()
-            .ok_or_else(|| {
-                let served: Vec<String> = installed
-                    .manifest
-                    .components
-                    .iter()
-                    .filter(|c| c.kind == kind)
-                    .flat_map(|c| c.ids.iter().cloned())
-                    .collect();
-                PackError::Other(format!(
-                    "pack {} has no {} `{id}` (it has: {})",
-                    installed.label(),
-                    kind.as_str(),
-                    if served.is_empty() {
-                        "none".into()
-                    } else {
-                        served.join(", ")
-                    }
-                ))
-            })?;
-        let path = installed.component_path(&entry);
-        Ok(PackComponent {
-            pack: installed,
-            entry,
-            path,
-        })
-    }
-
-    /// Every installed pack's components of `kind` (presets: the packs
-    /// that may serve a taxonomy pair).
-    pub fn components_of(&self, kind: ComponentKind) -> Result<Vec<PackComponent>, PackError> {
-        let mut names: Vec<String> = self
-            .home
-            .list()?
-            .into_iter()
-            .map(|p| p.name().to_string())
-            .collect();
-        names.dedup();
-        let mut found = Vec::new();
-        for name in names {
-            let pack = self.pack(&name)?;
-            for entry in pack.manifest.components.iter().filter(|c| c.kind == kind) {
-                found.push(PackComponent {
-                    path: pack.component_path(entry),
-                    entry: entry.clone(),
-                    pack: pack.clone(),
-                });
-            }
+            .find(|c| c.entry.ids.iter().any(|i| i == id))
+        {
+            return Ok(found.clone());
         }
-        Ok(found)
+        let served: Vec<&str> = components
+            .iter()
+            .flat_map(|c| c.entry.ids.iter().map(String::as_str))
+            .collect();
+        Err(PackError::Other(format!(
+            "pack {pack} has no {} `{id}` (it has: {})",
+            kind.as_str(),
+            if served.is_empty() {
+                "none".into()
+            } else {
+                served.join(", ")
+            }
+        )))
     }
 }
 

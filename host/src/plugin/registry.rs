@@ -158,19 +158,8 @@ impl Registry {
                 reference: format!("pack {pack} (no pack home: set CAUTILUS_HOME)"),
             });
         };
-        let installed = packs.pack(pack)?;
         let mut offered = Vec::new();
-        for entry in installed
-            .manifest
-            .components
-            .iter()
-            .filter(|c| c.kind == ComponentKind::Preset)
-        {
-            let component = crate::pack::set::PackComponent {
-                path: installed.component_path(entry),
-                entry: entry.clone(),
-                pack: installed.clone(),
-            };
+        for component in packs.components(pack, ComponentKind::Preset)? {
             let plugin = super::packs::load_component(self, &component)?;
             if let Description::Preset(info) = &plugin.description {
                 if info.surface == pair.surface && info.preset == pair.preset {
@@ -181,8 +170,7 @@ impl Registry {
         }
         Err(PluginError::NotFound {
             reference: format!(
-                "preset {pair} in pack {} (its presets serve: {})",
-                installed.label(),
+                "preset {pair} in pack {pack} (its presets serve: {})",
                 if offered.is_empty() {
                     "none".to_string()
                 } else {
