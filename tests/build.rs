@@ -17,6 +17,7 @@ fn main() {
             "test-preset-probe",
             "test-preset-outside",
             "test-preset-exact",
+            "test-preset-v010",
             "test-provider-probe",
             "test-wit-v2",
             "test-wit-next-patch",

@@ -12,7 +12,7 @@
 /// The WIT package every plugin is built against.
 pub const WIT_PACKAGE: &str = "cautilus:plugin";
 /// The WIT version this host implements.
-pub const WIT_VERSION: &str = "0.1.0";
+pub const WIT_VERSION: &str = "0.1.1";
 
 /// Whether a component built against contract `found` can run on a host
 /// implementing `host`; `Err` says why not and what to do.

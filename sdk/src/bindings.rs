@@ -23,8 +23,8 @@ pub mod preset {
         default_bindings_module: "cautilus_sdk::__private::preset_bindings",
         runtime_path: "cautilus_sdk::__private::wit_bindgen::rt",
         with: {
-            "cautilus:plugin/types@0.1.0": crate::bindings::scorer::cautilus::plugin::types,
-            "cautilus:plugin/log@0.1.0": crate::bindings::scorer::cautilus::plugin::log,
+            "cautilus:plugin/types@0.1.1": crate::bindings::scorer::cautilus::plugin::types,
+            "cautilus:plugin/log@0.1.1": crate::bindings::scorer::cautilus::plugin::log,
         },
     });
 }
@@ -38,8 +38,8 @@ pub mod provider {
         default_bindings_module: "cautilus_sdk::__private::provider_bindings",
         runtime_path: "cautilus_sdk::__private::wit_bindgen::rt",
         with: {
-            "cautilus:plugin/types@0.1.0": crate::bindings::scorer::cautilus::plugin::types,
-            "cautilus:plugin/log@0.1.0": crate::bindings::scorer::cautilus::plugin::log,
+            "cautilus:plugin/types@0.1.1": crate::bindings::scorer::cautilus::plugin::types,
+            "cautilus:plugin/log@0.1.1": crate::bindings::scorer::cautilus::plugin::log,
         },
     });
 }

@@ -18,10 +18,66 @@ use std::marker::PhantomData;
 
 use serde_json::{Map, Value};
 
-use crate::bindings::preset::exports::cautilus::plugin::preset_api;
+use crate::bindings::preset::exports::cautilus::plugin::{preset_api, preset_contract};
 use crate::types::{FieldError, Message, PluginError};
 
 pub use preset_api::{CaseRun, CaseStatus, PresetInfo, Recommendation, Sample};
+
+/// What a preset declares about its suites (see [`Preset::contract`]): the
+/// host validates every suite against it, so it knows no preset's fields.
+#[derive(Debug, Clone, Default)]
+pub struct SuiteContract {
+    pub fields: Vec<SuiteField>,
+    /// A case's `expected.snapshot` names a golden file the host reads into
+    /// `expected.snapshotText` (and rewrites on `--update-snapshots`).
+    pub snapshots: bool,
+    /// JSON Schemas the preset publishes, by schema id.
+    pub schemas: Vec<(String, Value)>,
+}
+
+/// A suite-level field a preset reads.
+#[derive(Debug, Clone)]
+pub struct SuiteField {
+    pub name: String,
+    /// JSON Schema of the value.
+    pub schema: Value,
+    pub description: String,
+    /// Filled from this other suite field when the fixture leaves it out.
+    pub default_from: Option<String>,
+    /// Copied into every packet's header.
+    pub header: bool,
+    /// An experiment's variant may set it.
+    pub overridable: bool,
+}
+
+impl SuiteField {
+    /// A field an experiment's variant may override, not in the header, with
+    /// no default.
+    pub fn new(name: impl Into<String>, schema: Value, description: impl Into<String>) -> Self {
+        Self {
+            name: name.into(),
+            schema,
+            description: description.into(),
+            default_from: None,
+            header: false,
+            overridable: true,
+        }
+    }
+
+    /// A field identifying the suite: copied into every packet's header, and
+    /// not overridable by a variant.
+    pub fn identity(mut self) -> Self {
+        self.header = true;
+        self.overridable = false;
+        self
+    }
+
+    /// Filled from suite field `other` when left out.
+    pub fn default_from(mut self, other: impl Into<String>) -> Self {
+        self.default_from = Some(other.into());
+        self
+    }
+}
 
 /// A validated case, normalized, and what the host needs to invoke it.
 #[derive(Debug, Clone)]
@@ -185,6 +241,42 @@ pub trait Preset: 'static {
     /// naming the field; one that declares nothing to check is
     /// [`CaseStatus::Unchecked`], never `passed`.
     fn evaluate(evaluation: Value, at: &str) -> Verdict;
+
+    /// The suite fields this preset reads, whether it uses snapshots, and
+    /// the schemas it publishes. The default declares nothing: its suites
+    /// may use only the host's own fields.
+    fn contract() -> SuiteContract {
+        SuiteContract::default()
+    }
+}
+
+impl<P: Preset> preset_contract::Guest for PresetExport<P> {
+    fn contract() -> preset_contract::SuiteContract {
+        let contract = P::contract();
+        preset_contract::SuiteContract {
+            fields: contract
+                .fields
+                .into_iter()
+                .map(|f| preset_contract::SuiteField {
+                    name: f.name,
+                    schema: json_text(&f.schema),
+                    description: f.description,
+                    default_from: f.default_from,
+                    header: f.header,
+                    overridable: f.overridable,
+                })
+                .collect(),
+            snapshots: contract.snapshots,
+            schemas: contract
+                .schemas
+                .into_iter()
+                .map(|(id, schema)| preset_contract::SchemaDocument {
+                    id,
+                    schema: json_text(&schema),
+                })
+                .collect(),
+        }
+    }
 }
 
 #[doc(hidden)]

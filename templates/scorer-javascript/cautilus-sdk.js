@@ -13,7 +13,7 @@
 // absent option is `undefined`, JSON fields (`expected`, `input`,
 // `metadata`, `structured`) are JSON text.
 
-import { log as hostLog } from 'cautilus:plugin/log@0.1.0';
+import { log as hostLog } from 'cautilus:plugin/log@0.1.1';
 
 export const EXCERPT_CHARS = 120;
 const MAX_STACKS_LOGGED = 10;

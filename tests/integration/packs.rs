@@ -334,7 +334,7 @@ fn a_pack_component_gets_a_capability_only_when_the_install_granted_it() {
 
 /// A CNCF distribution registry (Debian's `docker-registry`) on loopback,
 /// storing in a temporary directory; killed when dropped, and stopping by
-/// itself after two minutes whatever happens to the test.
+/// itself after ten minutes whatever happens to the test.
 struct OciRegistry {
     child: std::process::Child,
     port: u16,
@@ -343,8 +343,8 @@ struct OciRegistry {
 }
 
 impl OciRegistry {
-    /// `None` (saying so) when `docker-registry` is not installed.
-    fn start() -> Option<Self> {
+    /// Whether `docker-registry` is installed (saying so when it is not).
+    fn available() -> bool {
         let found = std::process::Command::new("docker-registry")
             .arg("--version")
             .output()
@@ -353,6 +353,13 @@ impl OciRegistry {
             eprintln!(
                 "SKIPPED: docker-registry is not installed (Debian package `docker-registry`; .ci/run installs it)"
             );
+        }
+        found
+    }
+
+    /// `None` (saying so) when `docker-registry` is not installed.
+    fn start() -> Option<Self> {
+        if !Self::available() {
             return None;
         }
         let dir = tempfile::tempdir().unwrap();
@@ -372,7 +379,7 @@ impl OciRegistry {
         )
         .unwrap();
         let mut child = std::process::Command::new("timeout")
-            .args(["120", "docker-registry", "serve"])
+            .args(["600", "docker-registry", "serve"])
             .arg(&config)
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
@@ -528,6 +535,40 @@ fn a_pack_preset_serves_its_pair_with_no_host_change_and_one_outside_the_taxonom
     );
     assert!(stdout.contains("1 passed, 1 failed"), "{stdout}");
 
+    // The pack preset declares a suite field of its own; the host checks it
+    // by the preset's JSON Schema, and the built-in preset does not know it.
+    let with_field = |value: &str| {
+        suite(&format!(
+            "presetPack: exact-pack\nrequireExpected: {value}\n"
+        )) + "  - caseId: open\n    input: say anything\n"
+    };
+    std::fs::write(&fixture, with_field("true")).unwrap();
+    let (code, _, stderr) = run("required");
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("cases[2].expected.finalText: is required: the suite sets requireExpected"),
+        "{stderr}"
+    );
+    std::fs::write(&fixture, with_field("yes")).unwrap();
+    let (code, _, stderr) = run("not-boolean");
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("requireExpected: \"yes\" is not of type \"boolean\"; `requireExpected` is true when every case must give expected.finalText"),
+        "{stderr}"
+    );
+    std::fs::write(
+        &fixture,
+        with_field("false").replace("presetPack: exact-pack\n", ""),
+    )
+    .unwrap();
+    let (code, _, stderr) = run("builtin-field");
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("`requireExpected` is not a suite field of app/prompt")
+            && stderr.contains("reads provider, model, system; remove it"),
+        "{stderr}"
+    );
+
     // A pack without a preset for the pair says which pairs it serves.
     std::fs::write(
         &fixture,
@@ -553,6 +594,39 @@ fn a_pack_preset_serves_its_pair_with_no_host_change_and_one_outside_the_taxonom
 }
 
 #[test]
+fn a_preset_built_against_an_older_patch_of_the_contract_runs_a_suite() {
+    // preset-v010 is built against the frozen cautilus:plugin@0.1.0
+    // (tests/components/wit-0.1.0), before presets declared a contract.
+    let world = World::new();
+    let old = component("preset-v010");
+    std::fs::write(
+        world.source.join("cautilus-pack.toml"),
+        format!(
+            "[pack]\nname = \"old-pack\"\nversion = \"1.0.0\"\nwit = \"0.1.0\"\n\n[[component]]\npath = \"components/old.wasm\"\nkind = \"preset\"\nids = [\"test-preset-v010\"]\nbuild = \"mkdir -p out && cp '{old}' out/old.wasm\"\nsource = \"out/old.wasm\"\n"
+        ),
+    )
+    .unwrap();
+    let archive = world.project.join("old.tgz");
+    let (code, stdout, stderr) = world.build(&archive);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let (code, _, stderr) = world.run(&["pack", "install", archive.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stderr}");
+    let fixture = world.project.join("old.fixture.yaml");
+    std::fs::write(
+        &fixture,
+        "schemaVersion: cautilus.evaluation_input.v1\nsurface: app\npreset: prompt\npresetPack: old-pack\nsuiteId: old\nprovider: fixture\nmodel: canned\ncases:\n  - caseId: hit\n    input: say ok\n    expected: {finalText: ok}\n  - caseId: miss\n    input: say yes\n    expected: {finalText: yes}\n",
+    )
+    .unwrap();
+    let canned = world.project.join("canned.json");
+    std::fs::write(&canned, r#"{"hit": "ok then", "miss": "no"}"#).unwrap();
+    let (code, stdout, stderr) = world.eval_test(&fixture, &canned, "old");
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    assert!(stdout.contains("1 passed, 1 failed"), "{stdout}");
+    let summary = std::fs::read_to_string(world.project.join("old/eval-summary.json")).unwrap();
+    assert!(summary.contains("test.v010_summary.v1"), "{summary}");
+}
+
+#[test]
 fn a_pack_of_a_python_scorer_a_javascript_scorer_and_a_preset_goes_through_a_registry_into_a_suite()
 {
     let (Some(componentize_py), Some(js_tools)) = (
@@ -564,9 +638,9 @@ fn a_pack_of_a_python_scorer_a_javascript_scorer_and_a_preset_goes_through_a_reg
     ) else {
         return;
     };
-    let Some(registry) = OciRegistry::start() else {
+    if !OciRegistry::available() {
         return;
-    };
+    }
     let world = World::new();
     for (name, lang) in [("py-kw", "python"), ("js-kw", "javascript")] {
         let dir = world.source.join("scorers").join(name);
@@ -625,6 +699,8 @@ source = "out/exact.wasm"
     let archive = world.project.join("mixed.tgz");
     let (code, stdout, stderr) = world.build(&archive);
     assert_eq!(code, 0, "{stdout}{stderr}");
+    // Started once the slow scorer builds are done.
+    let registry = OciRegistry::start().expect("checked above");
     let reference = registry.reference("team/mixed:0.1.0");
     let (code, _, stderr) = world.run(&["pack", "publish", archive.to_str().unwrap(), &reference]);
     assert_eq!(code, 0, "{stderr}");

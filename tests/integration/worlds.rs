@@ -12,9 +12,10 @@ fn preset_component_loads_and_describes() {
         .load_path(&cautilus_tests::component("preset-probe"))
         .unwrap();
     assert_eq!(plugin.kind, PluginKind::Preset);
-    let Description::Preset(info) = &plugin.description else {
+    let Description::Preset(preset) = &plugin.description else {
         panic!("not a preset")
     };
+    let info = &preset.info;
     assert_eq!(
         (info.surface.as_str(), info.preset.as_str()),
         ("app", "prompt")
@@ -88,11 +89,11 @@ fn other_wit_version_is_a_clear_load_error() {
         "{text}"
     );
     assert!(
-        text.contains("this host implements cautilus:plugin@0.1.0"),
+        text.contains("this host implements cautilus:plugin@0.1.1"),
         "{text}"
     );
     assert!(
-        text.contains("rebuild it against cautilus-sdk 0.1.0"),
+        text.contains("rebuild it against cautilus-sdk 0.1.1"),
         "{text}"
     );
     let (code, _, stderr) = run(&["plugin", "inspect", &component("wit-v2")]);
@@ -101,17 +102,41 @@ fn other_wit_version_is_a_clear_load_error() {
 }
 
 #[test]
+fn a_preset_built_against_an_older_patch_loads_and_translates() {
+    // preset-v010 is built against the frozen 0.1.0 WIT
+    // (tests/components/wit-0.1.0): no `preset-contract` export.
+    let plugin = registry()
+        .load_path(&cautilus_tests::component("preset-v010"))
+        .unwrap();
+    let Description::Preset(preset) = &plugin.description else {
+        panic!("not a preset")
+    };
+    assert_eq!(preset.info.plugin.id, "test-preset-v010");
+    assert!(preset.contract.undeclared && preset.contract.fields.is_empty());
+    let mut session =
+        cautilus::plugin::preset::PresetSession::new(plugin, Default::default()).unwrap();
+    let plans = session
+        .translate(
+            r#"{"model": "m"}"#,
+            &[r#"{"caseId": "a", "input": "hi"}"#.to_string()],
+            0,
+        )
+        .unwrap();
+    assert_eq!(plans[0].model.as_deref(), Some("m"));
+}
+
+#[test]
 fn a_newer_patch_of_the_contract_is_refused_with_upgrade_advice() {
     // The host serves 0.1.0 ..= its own patch of the 0.1 line (see
-    // host/src/contract.rs); a component of a newer patch may call what
-    // this host lacks.
+    // host/src/contract.rs); a component of a newer patch (0.1.2 on this
+    // 0.1.1 host) may call what this host lacks.
     let error = registry()
         .load_path(&cautilus_tests::component("wit-next-patch"))
         .err()
         .expect("refused");
     let text = error.to_string();
     assert!(
-        text.contains("built against WIT cautilus:plugin@0.1.1")
+        text.contains("built against WIT cautilus:plugin@0.1.2")
             && text.contains("it is newer: upgrade cautilus"),
         "{text}"
     );

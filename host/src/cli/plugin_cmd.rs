@@ -104,7 +104,7 @@ fn rows(plugin: &Plugin) -> Vec<Row> {
     };
     match &plugin.description {
         Description::Scorer(pack) => pack.scorers.iter().map(|s| row(&s.id)).collect(),
-        Description::Preset(p) => vec![row(&format!("{}/{}", p.surface, p.preset))],
+        Description::Preset(p) => vec![row(&format!("{}/{}", p.info.surface, p.info.preset))],
         Description::Provider(_) => vec![row(&info.id)],
     }
 }
@@ -225,9 +225,22 @@ fn inspect(args: InspectArgs) -> anyhow::Result<ExitCode> {
                 .collect();
         }
         Description::Preset(p) => {
+            let (info, contract) = (&p.info, &p.contract);
+            let fields: Vec<_> = contract
+                .fields
+                .iter()
+                .map(|f| {
+                    serde_json::json!({
+                        "name": f.name, "description": f.description, "schema": f.schema,
+                        "defaultFrom": f.default_from, "header": f.header, "overridable": f.overridable,
+                    })
+                })
+                .collect();
             view.preset = Some(serde_json::json!({
-                "surface": p.surface, "preset": p.preset,
-                "casesSchema": p.cases_schema, "observedSchema": p.observed_schema, "summarySchema": p.summary_schema,
+                "surface": info.surface, "preset": info.preset,
+                "casesSchema": info.cases_schema, "observedSchema": info.observed_schema, "summarySchema": info.summary_schema,
+                "suiteFields": fields, "snapshots": contract.snapshots,
+                "schemas": contract.schemas.iter().map(|(id, _)| id).collect::<Vec<_>>(),
             }));
         }
         Description::Provider(p) => {

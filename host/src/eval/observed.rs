@@ -105,7 +105,11 @@ pub fn evaluate(registry: &Registry, options: &EvaluateOptions) -> Result<Outcom
     };
     let mut summary_out = PacketWriter::create(
         &summary_path,
-        &header(&info.summary_schema, &fields),
+        &header(
+            &info.summary_schema,
+            &fields,
+            &super::pipeline::preset_description(&preset).contract,
+        ),
         "evaluations",
     )?;
     drop(fields);

@@ -12,6 +12,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use crate::fixture::SuiteContract;
 use serde_json::{Map, Value, json};
 
 use super::EvalError;
@@ -189,26 +190,35 @@ pub struct SuiteOptions {
     pub provider_env: std::collections::BTreeMap<String, String>,
 }
 
-/// The header every packet of a run starts with.
-pub(super) fn header(schema: &str, fields: &Map<String, Value>) -> Map<String, Value> {
+/// The header every packet of a run starts with: the host's identity
+/// fields, then those the preset's contract marks as identity.
+pub(super) fn header(
+    schema: &str,
+    fields: &Map<String, Value>,
+    contract: &SuiteContract,
+) -> Map<String, Value> {
     let mut header = Map::new();
     header.insert("schemaVersion".into(), json!(schema));
-    for key in HEADER_KEYS {
-        if let Some(value) = fields.get(*key).filter(|v| !v.is_null()) {
-            header.insert((*key).to_string(), value.clone());
+    for key in header_keys(contract) {
+        if let Some(value) = fields.get(key).filter(|v| !v.is_null()) {
+            header.insert(key.to_string(), value.clone());
         }
     }
     header
 }
 
-/// Suite identity carried from packet to packet.
-pub(super) const HEADER_KEYS: &[&str] = &[
+/// Suite identity carried from packet to packet: the host's, then the
+/// preset's declared identity fields.
+pub(super) fn header_keys(contract: &SuiteContract) -> impl Iterator<Item = &str> {
+    HEADER_KEYS.iter().copied().chain(contract.header_fields())
+}
+
+/// The host's suite identity fields.
+const HEADER_KEYS: &[&str] = &[
     "surface",
     "preset",
     "suiteId",
     "suiteDisplayName",
-    "skillId",
-    "skillDisplayName",
     "fixtureRef",
 ];
 
@@ -253,8 +263,13 @@ pub(super) fn write_verdicts(
 }
 
 pub(super) fn preset_info(preset: &Plugin) -> PresetInfo {
+    preset_description(preset).info.clone()
+}
+
+/// What a preset plugin said about itself (its info and suite contract).
+pub(super) fn preset_description(preset: &Plugin) -> &crate::plugin::preset::PresetDescription {
     match &preset.description {
-        crate::plugin::Description::Preset(info) => info.clone(),
+        crate::plugin::Description::Preset(preset) => preset,
         _ => unreachable!("the registry resolves presets by world"),
     }
 }

@@ -127,7 +127,9 @@ impl RunPass<'_> {
                     registry: self.registry,
                     fixture: &suite.file,
                     assertions: &self.validated.assertions,
-                    snapshots: suite.pair.surface == "app",
+                    snapshots: super::pipeline::preset_description(&self.validated.preset)
+                        .contract
+                        .snapshots,
                     update_snapshots: self.options.update_snapshots,
                 };
                 let batch = preparer

@@ -22,8 +22,8 @@ use super::cassette::{Cassette, ReplayMode};
 use super::interrupt;
 use super::journal::{self, Journal};
 use super::pipeline::{
-    DEFAULT_CONCURRENCY, HEADER_KEYS, Outcome, SuiteOptions, TestOptions, default_jobs,
-    fixture_ref, header, preset_info, read_fixture_results,
+    DEFAULT_CONCURRENCY, Outcome, SuiteOptions, TestOptions, default_jobs, fixture_ref, header,
+    header_keys, preset_info, read_fixture_results,
 };
 use super::provider_calls::{AgentWorkspaces, ProviderCalls};
 use super::records::{self, PacketWriter, partial_path};
@@ -71,6 +71,9 @@ pub fn run_suite(
         crate::taxonomy::Mode::Messaging => default_jobs(),
     });
     let preset = registry.preset_for(suite.pair, super::validate::preset_pack(&suite.body))?;
+    let contract = &super::pipeline::preset_description(&preset).contract;
+    // Checked before anything is written (the checking pass checks again).
+    crate::fixture::apply_contract(&mut suite, contract, preset.id())?;
     let redaction = options.redact.clone();
     let info = preset_info(&preset);
     let mut canned = read_fixture_results(options.fixture_results.as_deref())?;
@@ -92,9 +95,8 @@ pub fn run_suite(
         .to_string();
 
     let fixture_ref = fixture_ref(&suite.file, &options.workspace);
-    let mut fields: Map<String, Value> = HEADER_KEYS
-        .iter()
-        .filter_map(|key| Some((key.to_string(), suite.body.get(*key)?.clone())))
+    let mut fields: Map<String, Value> = header_keys(contract)
+        .filter_map(|key| Some((key.to_string(), suite.body.get(key)?.clone())))
         .collect();
     fields.insert("suiteDisplayName".into(), json!(suite.suite_display_name));
     fields.insert("fixtureRef".into(), json!(fixture_ref));
@@ -144,7 +146,7 @@ pub fn run_suite(
     // The checking pass writes eval-cases.json; an invalid suite leaves nothing.
     let mut cases_out = PacketWriter::create(
         &output_dir.join(CASES),
-        &header(&info.cases_schema, &fields),
+        &header(&info.cases_schema, &fields, contract),
         "cases",
     )?
     .with_redaction(redaction.clone());
@@ -230,12 +232,12 @@ pub fn run_suite(
     let mut records = RunRecords::new(
         PacketWriter::create(
             &output_dir.join(OBSERVED),
-            &header(&info.observed_schema, &fields),
+            &header(&info.observed_schema, &fields, contract),
             "evaluations",
         )?,
         PacketWriter::create(
             &output_dir.join(SUMMARY),
-            &header(&info.summary_schema, &fields),
+            &header(&info.summary_schema, &fields, contract),
             "evaluations",
         )?,
         &journal_path,

@@ -118,7 +118,7 @@ const HOST_SUITE_KEYS: &[&str] = &[
 /// batches are kept for the run while they fit [`KEEP_BUDGET`].
 pub fn validate_suite(
     registry: &Registry,
-    suite: Suite,
+    mut suite: Suite,
     jobs: usize,
     options: &SuiteOptions,
     mut cases_out: Option<&mut PacketWriter>,
@@ -127,8 +127,10 @@ pub fn validate_suite(
     for warning in &suite.warnings {
         eprintln!("warning: {warning}");
     }
-    let fixture = suite.file.as_path();
     let preset = registry.preset_for(suite.pair, preset_pack(&suite.body))?;
+    let contract = &super::pipeline::preset_description(&preset).contract;
+    crate::fixture::apply_contract(&mut suite, contract, preset.id())?;
+    let fixture = suite.file.as_path();
     let judge = judge(registry, &suite, options)?;
     let shared = suite.body.get("assertions").map(|list| Source {
         path: "assertions".into(),
@@ -147,7 +149,7 @@ pub fn validate_suite(
         registry,
         fixture,
         assertions: &assertions,
-        snapshots: suite.pair.surface == "app",
+        snapshots: contract.snapshots,
         update_snapshots: options.update_snapshots,
     };
     let mut fingerprint = Sha256::new();

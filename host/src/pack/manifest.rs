@@ -342,8 +342,8 @@ path = "templates/chat.fixture.yaml"
             (GOOD.replace("acme-evals", "Acme"), "pack.name `Acme`"),
             (GOOD.replace("0.2.1", "two"), "pack.version `two`"),
             (
-                GOOD.replace("wit = \"0.1.0\"", "wit = \"0.1.1\""),
-                "pack.wit: cautilus:plugin@0.1.1 is newer than this host's 0.1.0; upgrade cautilus",
+                GOOD.replace("wit = \"0.1.0\"", "wit = \"0.1.2\""),
+                "pack.wit: cautilus:plugin@0.1.2 is newer than this host's 0.1.1; upgrade cautilus",
             ),
             (
                 GOOD.replace("wit = \"0.1.0\"", "wit = \"0.2.0\""),
@@ -405,7 +405,8 @@ path = "templates/chat.fixture.yaml"
     #[test]
     fn contract_versions_follow_semver_below_one() {
         assert!(check_wit("0.1.0").is_ok());
-        assert!(check_wit("0.1.1").is_err(), "newer patch than the host");
+        assert!(check_wit("0.1.1").is_ok());
+        assert!(check_wit("0.1.2").is_err(), "newer patch than the host");
         assert!(check_wit("0.0.9").is_err());
         assert!(check_wit("0.2.0").is_err());
     }

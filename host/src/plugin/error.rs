@@ -64,6 +64,9 @@ pub enum PluginError {
     #[error("preset plugin `{plugin}` declares {message}; the host refuses it")]
     OutsideTaxonomy { plugin: String, message: String },
 
+    #[error("preset plugin `{plugin}`'s suite contract {message}; the host refuses it")]
+    BadContract { plugin: String, message: String },
+
     #[error("plugin `{plugin}` has no scorer `{scorer}`; it provides: {available}")]
     UnknownScorer {
         plugin: String,

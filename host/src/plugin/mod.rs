@@ -78,7 +78,7 @@ impl std::fmt::Display for PluginKind {
 #[derive(Debug, Clone)]
 pub enum Description {
     Scorer(bindings::scorer::exports::cautilus::plugin::scorer_api::ScorerPack),
-    Preset(bindings::preset::exports::cautilus::plugin::preset_api::PresetInfo),
+    Preset(preset::PresetDescription),
     Provider(bindings::provider::exports::cautilus::plugin::provider_api::ProviderInfo),
 }
 
@@ -86,7 +86,7 @@ impl Description {
     pub fn plugin_info(&self) -> &bindings::types::PluginInfo {
         match self {
             Self::Scorer(pack) => &pack.plugin,
-            Self::Preset(info) => &info.plugin,
+            Self::Preset(preset) => &preset.info.plugin,
             Self::Provider(info) => &info.plugin,
         }
     }

@@ -8,26 +8,126 @@
 
 use std::sync::Arc;
 
-use super::bindings::preset::Preset;
-use super::bindings::preset::exports::cautilus::plugin::preset_api::{
-    CasePlan, CaseRun, Collected, PresetInfo, Verdict,
-};
+use wasmtime::Store;
+use wasmtime::component::InstancePre;
+
+use super::bindings::preset_api::{self, CasePlan, CaseRun, Collected, PresetInfo, Verdict};
+use super::bindings::preset_contract;
 use super::error::PluginError;
 use super::imports::Grants;
-use super::limits::Limits;
+use super::limits::{Limits, StoreState};
 use super::live::LiveInstance;
 use super::runtime::{Plugin, PluginPre};
 use super::{Description, PluginKind};
+use crate::fixture::{SuiteContract, SuiteField};
+
+/// A preset component ready to instantiate: its `preset-api`, and its
+/// `preset-contract` when it was built against a contract that has one.
+#[derive(Clone)]
+pub(crate) struct PresetPre {
+    pre: InstancePre<StoreState>,
+    api: preset_api::GuestIndices,
+    contract: Option<preset_contract::GuestIndices>,
+}
+
+impl PresetPre {
+    pub(crate) fn new(pre: InstancePre<StoreState>) -> wasmtime::Result<Self> {
+        let api = preset_api::GuestIndices::new(&pre)?;
+        // Absent from presets built against 0.1.0: they declare nothing.
+        let contract = preset_contract::GuestIndices::new(&pre).ok();
+        Ok(Self { pre, api, contract })
+    }
+
+    pub(crate) fn engine(&self) -> &wasmtime::Engine {
+        self.pre.engine()
+    }
+
+    pub(crate) fn instantiate(
+        &self,
+        store: &mut Store<StoreState>,
+    ) -> wasmtime::Result<preset_api::Guest> {
+        let instance = self.pre.instantiate(&mut *store)?;
+        self.api.load(&mut *store, &instance)
+    }
+
+    /// `describe` and the suite contract, from one instance.
+    pub(crate) fn describe(
+        &self,
+        store: &mut Store<StoreState>,
+    ) -> wasmtime::Result<(PresetInfo, SuiteContract)> {
+        let instance = self.pre.instantiate(&mut *store)?;
+        let info = self
+            .api
+            .load(&mut *store, &instance)?
+            .call_describe(&mut *store)?;
+        let contract = match &self.contract {
+            None => SuiteContract {
+                undeclared: true,
+                ..SuiteContract::default()
+            },
+            Some(indices) => {
+                let declared = indices
+                    .load(&mut *store, &instance)?
+                    .call_contract(&mut *store)?;
+                contract_of(declared)?
+            }
+        };
+        Ok((info, contract))
+    }
+}
+
+/// The declared contract as the host's type; a schema that is not JSON is
+/// an error naming the field.
+fn contract_of(declared: preset_contract::SuiteContract) -> wasmtime::Result<SuiteContract> {
+    let parse = |what: &str, text: &str| {
+        serde_json::from_str(text)
+            .map_err(|e| wasmtime::format_err!("suite-contract: {what} is not JSON: {e}"))
+    };
+    let mut fields = Vec::with_capacity(declared.fields.len());
+    for field in declared.fields {
+        fields.push(SuiteField {
+            schema: parse(
+                &format!("the schema of field `{}`", field.name),
+                &field.schema,
+            )?,
+            name: field.name,
+            description: field.description,
+            default_from: field.default_from,
+            header: field.header,
+            overridable: field.overridable,
+        });
+    }
+    let mut schemas = Vec::with_capacity(declared.schemas.len());
+    for document in declared.schemas {
+        schemas.push((
+            document.id.clone(),
+            parse(&format!("schema `{}`", document.id), &document.schema)?,
+        ));
+    }
+    Ok(SuiteContract {
+        fields,
+        snapshots: declared.snapshots,
+        schemas,
+        undeclared: false,
+    })
+}
+
+/// What a preset said about itself: `describe`, and its suite contract.
+#[derive(Debug, Clone)]
+pub struct PresetDescription {
+    pub info: PresetInfo,
+    pub contract: SuiteContract,
+}
 
 /// A preset bound to a run.
 pub struct PresetSession {
-    instance: LiveInstance<Preset>,
+    instance: LiveInstance<preset_api::Guest>,
 }
 
 fn instantiate(
     pre: &PluginPre,
-    store: &mut wasmtime::Store<super::limits::StoreState>,
-) -> wasmtime::Result<Preset> {
+    store: &mut Store<StoreState>,
+) -> wasmtime::Result<preset_api::Guest> {
     match pre {
         PluginPre::Preset(pre) => pre.instantiate(store),
         _ => unreachable!("checked in PresetSession::new"),
@@ -51,7 +151,7 @@ impl PresetSession {
     /// What the preset said in `describe`.
     pub fn info(&self) -> &PresetInfo {
         match &self.instance.plugin.description {
-            Description::Preset(info) => info,
+            Description::Preset(preset) => &preset.info,
             _ => unreachable!("checked in PresetSession::new"),
         }
     }
@@ -66,12 +166,7 @@ impl PresetSession {
         // The bindings take `&String`.
         let suite = suite.to_string();
         let plans = self.instance.call(instantiate, |api, store| {
-            api.cautilus_plugin_preset_api().call_translate(
-                store,
-                &suite,
-                cases,
-                index(first_index),
-            )
+            api.call_translate(store, &suite, cases, index(first_index))
         })?;
         self.instance
             .check_output(plans.iter().map(|p| p.body.len()).sum())?;
@@ -88,8 +183,7 @@ impl PresetSession {
         first_index: usize,
     ) -> Result<Vec<Collected>, PluginError> {
         let collected = self.instance.call(instantiate, |api, store| {
-            api.cautilus_plugin_preset_api()
-                .call_collect(store, cases, runs, index(first_index))
+            api.call_collect(store, cases, runs, index(first_index))
         })?;
         self.instance.check_output(
             collected
@@ -108,8 +202,7 @@ impl PresetSession {
         first_index: usize,
     ) -> Result<Vec<Verdict>, PluginError> {
         let verdicts = self.instance.call(instantiate, |api, store| {
-            api.cautilus_plugin_preset_api()
-                .call_evaluate(store, evaluations, index(first_index))
+            api.call_evaluate(store, evaluations, index(first_index))
         })?;
         self.instance.check_output(
             verdicts

@@ -134,7 +134,8 @@ impl Registry {
             return self.pack_preset(pair, pack);
         }
         for plugin in self.builtins()? {
-            if let Description::Preset(info) = &plugin.description
+            if let Description::Preset(super::preset::PresetDescription { info, .. }) =
+                &plugin.description
                 && info.surface == pair.surface
                 && info.preset == pair.preset
             {
@@ -161,7 +162,9 @@ impl Registry {
         let mut offered = Vec::new();
         for component in packs.components(pack, ComponentKind::Preset)? {
             let plugin = super::packs::load_component(self, &component)?;
-            if let Description::Preset(info) = &plugin.description {
+            if let Description::Preset(super::preset::PresetDescription { info, .. }) =
+                &plugin.description
+            {
                 if info.surface == pair.surface && info.preset == pair.preset {
                     return Ok(plugin);
                 }
@@ -194,7 +197,9 @@ impl Registry {
         let mut found = None;
         let mut known = Vec::new();
         for plugin in self.builtins()? {
-            if let Description::Preset(info) = &plugin.description {
+            if let Description::Preset(super::preset::PresetDescription { info, .. }) =
+                &plugin.description
+            {
                 if found.is_none() && info.observed_schema == schema {
                     found = Some(plugin.clone());
                 }

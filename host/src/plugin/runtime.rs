@@ -161,7 +161,7 @@ fn within(
 #[derive(Clone)]
 pub(crate) enum PluginPre {
     Scorer(scorer::ScorerPre<StoreState>),
-    Preset(preset::PresetPre<StoreState>),
+    Preset(super::preset::PresetPre),
     Provider(provider::ProviderPre<StoreState>),
 }
 
@@ -254,13 +254,21 @@ impl Runtime {
         let kind = detect_world(&self.engine, &component, &label)?;
         let pre = self.pre_instantiate(kind, &component, &label)?;
         let description = describe(&pre, &label)?;
-        if let Description::Preset(info) = &description {
+        if let Description::Preset(preset) = &description {
+            let info = &preset.info;
             crate::taxonomy::lookup(&info.surface, &info.preset).map_err(|e| {
                 PluginError::OutsideTaxonomy {
                     plugin: label.clone(),
                     message: format!("`{}/{}`: {e}", info.surface, info.preset),
                 }
             })?;
+            preset
+                .contract
+                .check()
+                .map_err(|message| PluginError::BadContract {
+                    plugin: label.clone(),
+                    message,
+                })?;
         }
         let plugin = Arc::new(Plugin {
             label,
@@ -304,7 +312,7 @@ impl Runtime {
                     .preset_linker
                     .instantiate_pre(component)
                     .map_err(link_error)?;
-                PluginPre::Preset(preset::PresetPre::new(pre).map_err(link_error)?)
+                PluginPre::Preset(super::preset::PresetPre::new(pre).map_err(link_error)?)
             }
             PluginKind::Provider => {
                 let pre = self
@@ -496,7 +504,20 @@ fn describe(pre: &PluginPre, label: &str) -> Result<Description, PluginError> {
     }
     Ok(match pre {
         PluginPre::Scorer(pre) => call!(pre, cautilus_plugin_scorer_api, Description::Scorer),
-        PluginPre::Preset(pre) => call!(pre, cautilus_plugin_preset_api, Description::Preset),
+        PluginPre::Preset(pre) => {
+            let mut store = new_store(
+                pre.engine(),
+                name.clone(),
+                &limits,
+                grants.clone(),
+                Requested::default(),
+            );
+            arm(&mut store, &limits);
+            let (info, contract) = pre
+                .describe(&mut store)
+                .map_err(|e| classify(e, &store, &limits, label))?;
+            Description::Preset(super::preset::PresetDescription { info, contract })
+        }
         PluginPre::Provider(pre) => super::io::block_on(async {
             let mut store = new_store(
                 pre.engine(),

@@ -209,6 +209,7 @@ impl Plan {
             .filter(|(k, _)| *k != "fixtureResults")
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect();
+        let overridden = without_results.keys().cloned().collect();
         body = crate::fixture::compose::deep_merge(body, Value::Object(without_results));
         let Value::Object(body) = body else {
             unreachable!("an object merged with an object")
@@ -225,6 +226,7 @@ impl Plan {
         };
         Suite {
             body,
+            overridden,
             cases,
             warnings: Vec::new(),
             ..suite.clone()

@@ -1,7 +1,7 @@
 //! The app/prompt preset: system prompt + one `input`, single turn.
 
-use cautilus_presets_app::{Shape, collect, describe, evaluate, translate};
-use cautilus_sdk::preset::{CasePlan, CaseRun, Preset, PresetInfo, Verdict};
+use cautilus_presets_app::{Shape, collect, contract, describe, evaluate, translate};
+use cautilus_sdk::preset::{CasePlan, CaseRun, Preset, PresetInfo, SuiteContract, Verdict};
 use cautilus_sdk::{FieldError, export_preset, plugin_info};
 use serde_json::{Map, Value};
 
@@ -26,6 +26,10 @@ impl Preset for Prompt {
 
     fn evaluate(evaluation: Value, at: &str) -> Verdict {
         evaluate(Shape::Prompt, evaluation, at)
+    }
+
+    fn contract() -> SuiteContract {
+        contract(Shape::Prompt)
     }
 }
 

@@ -20,9 +20,11 @@
 mod sampling;
 mod shape;
 
-use cautilus_sdk::preset::{CasePlan, CaseRun, Preset, PresetInfo, Verdict};
+use cautilus_sdk::preset::{
+    CasePlan, CaseRun, Preset, PresetInfo, SuiteContract, SuiteField, Verdict,
+};
 use cautilus_sdk::{FieldError, export_preset, plugin_info};
-use serde_json::{Map, Value};
+use serde_json::{Map, Value, json};
 
 const CASES: &str = "cautilus.skill_test_cases.v1";
 const OBSERVED: &str = "cautilus.skill_evaluation_inputs.v1";
@@ -67,6 +69,31 @@ impl Preset for Skill {
 
     fn evaluate(evaluation: Value, _at: &str) -> Verdict {
         sampling::evaluate(evaluation)
+    }
+
+    fn contract() -> SuiteContract {
+        let name = json!({"type": "string", "minLength": 1});
+        let count = json!({"type": "integer", "minimum": 1, "maximum": 100});
+        SuiteContract {
+            fields: vec![
+                SuiteField::new("skillId", name.clone(), "the skill under test")
+                    .identity()
+                    .default_from("suiteId"),
+                SuiteField::new("skillDisplayName", name, "the skill's name for people").identity(),
+                SuiteField::new(
+                    "repeatCount",
+                    count.clone(),
+                    "how many times each trigger case is sampled: a whole number from 1 to 100",
+                ),
+                SuiteField::new(
+                    "minConsensusCount",
+                    count,
+                    "how many samples must agree: a whole number from 1 to 100",
+                ),
+            ],
+            snapshots: false,
+            schemas: Vec::new(),
+        }
     }
 }
 

@@ -18,8 +18,8 @@ mod snapshot;
 mod summary;
 
 use cautilus_sdk::PluginInfo;
-use cautilus_sdk::preset::PresetInfo;
-use serde_json::Value;
+use cautilus_sdk::preset::{PresetInfo, SuiteContract, SuiteField};
+use serde_json::{Value, json};
 
 pub use cases::translate;
 pub use observed::collect;
@@ -69,6 +69,33 @@ pub fn describe(shape: Shape, plugin: PluginInfo) -> PresetInfo {
         observed_schema: shape.observed_schema(),
         summary_schema: shape.summary_schema(),
         counts: ["passed", "failed", "errored"].map(String::from).to_vec(),
+    }
+}
+
+/// The preset's suite contract: suite-level defaults a case may override,
+/// and golden-file snapshots.
+pub fn contract(_shape: Shape) -> SuiteContract {
+    let name = json!({"type": "string", "minLength": 1});
+    SuiteContract {
+        fields: vec![
+            SuiteField::new(
+                "provider",
+                name.clone(),
+                "the provider every case uses unless it names its own",
+            ),
+            SuiteField::new(
+                "model",
+                name,
+                "the model every case asks for unless it names its own",
+            ),
+            SuiteField::new(
+                "system",
+                json!({"type": "string"}),
+                "the system prompt of every case unless it gives its own",
+            ),
+        ],
+        snapshots: true,
+        schemas: Vec::new(),
     }
 }
 

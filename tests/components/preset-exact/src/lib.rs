@@ -2,12 +2,16 @@
 //! built-in prompt preset's shape and checks, except that a case passes
 //! only when the final text is exactly the expected one (the built-in
 //! preset asks for containment). The host runs it with no change: it only
-//! claims a pair of the host's taxonomy.
+//! claims a pair of the host's taxonomy, and declares in its contract one
+//! suite field of its own, `requireExpected` (a boolean: every case must
+//! give `expected.finalText`), which the host checks by its JSON Schema.
 
-use cautilus_presets_app::{Shape, collect, describe, evaluate, translate};
-use cautilus_sdk::preset::{CasePlan, CaseRun, CaseStatus, Preset, PresetInfo, Verdict};
+use cautilus_presets_app::{Shape, collect, contract, describe, evaluate, translate};
+use cautilus_sdk::preset::{
+    CasePlan, CaseRun, CaseStatus, Preset, PresetInfo, SuiteContract, SuiteField, Verdict,
+};
 use cautilus_sdk::{FieldError, export_preset, plugin_info};
-use serde_json::{Map, Value};
+use serde_json::{Map, Value, json};
 
 struct Exact;
 
@@ -27,7 +31,24 @@ impl Preset for Exact {
         case: &Value,
         at: &str,
     ) -> Result<CasePlan, Vec<FieldError>> {
-        translate(Shape::Prompt, suite, case, at)
+        let plan = translate(Shape::Prompt, suite, case, at)?;
+        if suite.get("requireExpected") == Some(&Value::Bool(true)) && plan.reference.is_none() {
+            return Err(vec![FieldError {
+                path: format!("{at}.expected.finalText"),
+                message: "is required: the suite sets requireExpected".into(),
+            }]);
+        }
+        Ok(plan)
+    }
+
+    fn contract() -> SuiteContract {
+        let mut contract = contract(Shape::Prompt);
+        contract.fields.push(SuiteField::new(
+            "requireExpected",
+            json!({"type": "boolean"}),
+            "true when every case must give expected.finalText",
+        ));
+        contract
     }
 
     fn collect(case: Value, run: CaseRun) -> Value {
