@@ -66,7 +66,13 @@ fn main() {
         .parent()
         .expect("host/ has a parent")
         .to_path_buf();
-    for watched in ["plugins", "wit", "sdk", "host/wasm_build.rs"] {
+    for watched in [
+        "plugins",
+        "wit",
+        "sdk",
+        "schemas/presets",
+        "host/wasm_build.rs",
+    ] {
         rerun_if_tree_changed(&repo.join(watched));
     }
     // One cargo invocation per component, so that Cargo's feature unification

@@ -28,11 +28,39 @@ pub use preset_api::{CaseRun, CaseStatus, PresetInfo, Recommendation, Sample};
 #[derive(Debug, Clone, Default)]
 pub struct SuiteContract {
     pub fields: Vec<SuiteField>,
+    /// JSON Schema of one fixture case's own fields (the host adds its own
+    /// case fields and closes the object); `Null` publishes none.
+    pub case_schema: Value,
     /// A case's `expected.snapshot` names a golden file the host reads into
     /// `expected.snapshotText` (and rewrites on `--update-snapshots`).
     pub snapshots: bool,
     /// JSON Schemas the preset publishes, by schema id.
     pub schemas: Vec<(String, Value)>,
+}
+
+impl SuiteContract {
+    /// Publishes a JSON Schema under `id` (usually a packet schema id of
+    /// [`PresetInfo`]), from its text (`include_str!` of a committed file).
+    ///
+    /// # Panics
+    /// When `text` is not JSON: a build-time asset, caught by the first test.
+    pub fn with_schema(mut self, id: impl Into<String>, text: &str) -> Self {
+        let id = id.into();
+        let schema = serde_json::from_str(text)
+            .unwrap_or_else(|e| panic!("the schema published as `{id}` is not JSON: {e}"));
+        self.schemas.push((id, schema));
+        self
+    }
+
+    /// Sets the JSON Schema of one fixture case's own fields, from its text.
+    ///
+    /// # Panics
+    /// When `text` is not JSON.
+    pub fn with_case_schema(mut self, text: &str) -> Self {
+        self.case_schema = serde_json::from_str(text)
+            .unwrap_or_else(|e| panic!("the case schema is not JSON: {e}"));
+        self
+    }
 }
 
 /// A suite-level field a preset reads.
@@ -266,6 +294,11 @@ impl<P: Preset> preset_contract::Guest for PresetExport<P> {
                     overridable: f.overridable,
                 })
                 .collect(),
+            case_schema: if contract.case_schema.is_null() {
+                "{}".into()
+            } else {
+                json_text(&contract.case_schema)
+            },
             snapshots: contract.snapshots,
             schemas: contract
                 .schemas

@@ -49,6 +49,7 @@ mod eval;
 mod observed;
 mod packs;
 mod plugin_units;
+mod preset_schemas;
 mod project;
 mod providers;
 mod quality;

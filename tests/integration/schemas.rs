@@ -1,46 +1,97 @@
-//! The committed JSON Schemas (`schemas/`) match the Rust types they are
-//! generated from, and real packets validate against them (checked with the
-//! built-in `is-json` scorer, so the schemas are usable by the tool itself).
+//! The committed JSON Schemas match what generates them: the host's
+//! (`schemas/`, from its Rust types and the built-in presets' contracts)
+//! and the built-in presets' (`schemas/presets/`, from the types in
+//! `preset_schemas.rs`, which the presets publish as they are). Real
+//! packets validate against them (checked with the built-in `is-json`
+//! scorer, so the schemas are usable by the tool itself).
 //!
-//! After changing a packet type, regenerate with
-//! `CAUTILUS_BLESS=1 cargo test --test integration schemas`.
+//! After changing a type, regenerate with
+//! `CAUTILUS_BLESS=1 cargo test --test integration schemas` (twice when a
+//! preset's file changed: the presets embed the committed files).
 
 use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
-use crate::support::{eval_run, repo, run, score};
+use crate::support::{eval_run, registry, repo, run, score};
 
+fn catalog() -> cautilus::schema::Catalog {
+    cautilus::schema::Catalog::builtin(registry()).unwrap()
+}
+
+/// The committed file of schema `id`: the host's, else a built-in preset's.
 fn committed(id: &str) -> PathBuf {
-    repo().join("schemas").join(cautilus::schema::file_name(id))
+    let file = cautilus::schema::file_name(id);
+    let host = repo().join("schemas").join(&file);
+    if host.exists() {
+        host
+    } else {
+        repo().join("schemas/presets").join(file)
+    }
+}
+
+fn pretty(schema: &Value) -> String {
+    format!("{}\n", serde_json::to_string_pretty(schema).unwrap())
 }
 
 fn generated(id: &str) -> String {
-    let schema = cautilus::schema::schema(id).unwrap();
-    format!("{}\n", serde_json::to_string_pretty(&schema).unwrap())
+    pretty(&catalog().schema(id).unwrap())
 }
+
+/// The ids whose schema the host composes or owns (written to `schemas/`).
+const HOST_FILES: &[&str] = &[
+    "cautilus.evaluation_input.v1",
+    "cautilus.evaluation_summary.v1",
+    "cautilus.config.v1",
+    "cautilus.manifest.v1",
+    "cautilus.project_summary.v1",
+    "cautilus.experiment.v1",
+    "cautilus.baseline.v1",
+];
 
 #[test]
 fn committed_schemas_match_the_types() {
     let bless = std::env::var_os("CAUTILUS_BLESS").is_some();
     let mut stale = Vec::new();
-    for id in cautilus::schema::IDS {
-        let path = committed(id);
-        let want = generated(id);
+    let mut check = |path: PathBuf, want: String| {
         if bless {
             std::fs::create_dir_all(path.parent().unwrap()).unwrap();
             std::fs::write(&path, &want).unwrap();
         } else if std::fs::read_to_string(&path).ok().as_deref() != Some(want.as_str()) {
             stale.push(path.display().to_string());
         }
+    };
+    for id in HOST_FILES {
+        check(
+            repo().join("schemas").join(cautilus::schema::file_name(id)),
+            generated(id),
+        );
+    }
+    let presets = crate::preset_schemas::generated();
+    for (path, schema) in &presets {
+        check(repo().join("schemas").join(path), pretty(schema));
     }
     assert!(
         stale.is_empty(),
         "out of date (regenerate with `CAUTILUS_BLESS=1 cargo test --test integration schemas`): {stale:?}"
     );
-    // Nothing else lives in schemas/.
+    // Nothing else lives in schemas/; every published schema is committed.
     let files = std::fs::read_dir(repo().join("schemas")).unwrap().count();
-    assert_eq!(files, cautilus::schema::IDS.len());
+    assert_eq!(
+        files,
+        HOST_FILES.len() + 1,
+        "schemas/: the host's files and presets/"
+    );
+    let preset_files = std::fs::read_dir(repo().join("schemas/presets"))
+        .unwrap()
+        .count();
+    assert_eq!(preset_files, presets.len());
+    for id in catalog().ids() {
+        assert!(
+            committed(&id).exists(),
+            "{id} is published but not committed"
+        );
+    }
 }
 
 /// Validates `document` against the committed schema `id`.
@@ -167,7 +218,16 @@ fn schemas_reject_what_the_tool_rejects() {
 fn the_cli_prints_each_schema() {
     let (code, stdout, _) = run(&["schema"]);
     assert_eq!(code, 0);
-    assert_eq!(stdout.lines().count(), cautilus::schema::IDS.len());
+    assert_eq!(stdout.lines().count(), catalog().ids().len());
+    // A preset's packet schema comes from the preset (its committed file).
+    let (code, stdout, _) = run(&["schema", "cautilus.skill_evaluation_inputs.v1"]);
+    assert_eq!(code, 0);
+    let printed: Value = serde_json::from_str(&stdout).unwrap();
+    let file: Value = serde_json::from_str(
+        &std::fs::read_to_string(committed("cautilus.skill_evaluation_inputs.v1")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(printed, file);
     let (code, stdout, _) = run(&["schema", "cautilus.evaluation_input.v1"]);
     assert_eq!(code, 0);
     assert_eq!(stdout, generated("cautilus.evaluation_input.v1"));

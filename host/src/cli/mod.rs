@@ -114,7 +114,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Plugin(command) => plugin_cmd::run(command),
         Command::Pack(command) => pack_cmd::run(command),
         Command::Score(args) => score_cmd::run(args),
-        Command::Schema(args) => schema_cmd::run(args),
+        Command::Schema(args) => schema_cmd::run(args, registry()?),
         Command::Report(command) => report_cmd::run(command),
     }
 }

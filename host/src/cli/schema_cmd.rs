@@ -1,4 +1,5 @@
-//! `cautilus schema [ID]`: the JSON Schemas of the fixture and the packets.
+//! `cautilus schema [ID]`: the JSON Schemas of the fixture and the packets
+//! (the host's and those the built-in presets publish).
 
 use std::process::ExitCode;
 
@@ -19,17 +20,19 @@ pub struct SchemaArgs {
     id: Option<String>,
 }
 
-pub fn run(args: SchemaArgs) -> anyhow::Result<ExitCode> {
+pub fn run(args: SchemaArgs, registry: &crate::plugin::Registry) -> anyhow::Result<ExitCode> {
+    // The built-in presets publish their packets' schemas and case shapes.
+    let catalog = schema::Catalog::builtin(registry)?;
     let Some(id) = args.id else {
-        for id in schema::IDS {
+        for id in catalog.ids() {
             println!("{id}");
         }
         return Ok(ExitCode::SUCCESS);
     };
-    let Some(schema) = schema::schema(&id) else {
+    let Some(schema) = catalog.schema(&id) else {
         bail!(
             "no schema `{id}`; known: {} (run `cautilus schema` to list them)",
-            schema::IDS.join(", ")
+            catalog.ids().join(", ")
         );
     };
     println!("{}", serde_json::to_string_pretty(&schema)?);

@@ -78,11 +78,21 @@ impl std::fmt::Display for PluginKind {
 #[derive(Debug, Clone)]
 pub enum Description {
     Scorer(bindings::scorer::exports::cautilus::plugin::scorer_api::ScorerPack),
-    Preset(preset::PresetDescription),
+    Preset(Box<preset::PresetDescription>),
     Provider(bindings::provider::exports::cautilus::plugin::provider_api::ProviderInfo),
 }
 
 impl Description {
+    /// A preset's `describe`, or `None` for other worlds.
+    pub fn preset_info(
+        &self,
+    ) -> Option<&bindings::preset::exports::cautilus::plugin::preset_api::PresetInfo> {
+        match self {
+            Self::Preset(preset) => Some(&preset.info),
+            _ => None,
+        }
+    }
+
     pub fn plugin_info(&self) -> &bindings::types::PluginInfo {
         match self {
             Self::Scorer(pack) => &pack.plugin,

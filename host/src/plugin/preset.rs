@@ -106,6 +106,7 @@ fn contract_of(declared: preset_contract::SuiteContract) -> wasmtime::Result<Sui
     }
     Ok(SuiteContract {
         fields,
+        case_schema: parse("the case schema", &declared.case_schema)?,
         snapshots: declared.snapshots,
         schemas,
         undeclared: false,

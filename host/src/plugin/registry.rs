@@ -87,6 +87,18 @@ impl Registry {
         Ok(self.builtins.get_or_init(|| loaded))
     }
 
+    /// What every built-in preset said about itself, in build order.
+    pub fn builtin_presets(&self) -> Result<Vec<super::preset::PresetDescription>, PluginError> {
+        Ok(self
+            .builtins()?
+            .iter()
+            .filter_map(|plugin| match &plugin.description {
+                Description::Preset(preset) => Some((**preset).clone()),
+                _ => None,
+            })
+            .collect())
+    }
+
     /// Loads a component from a file.
     pub fn load_path(&self, path: &Path) -> Result<Arc<Plugin>, PluginError> {
         if !path.exists() {
@@ -134,8 +146,7 @@ impl Registry {
             return self.pack_preset(pair, pack);
         }
         for plugin in self.builtins()? {
-            if let Description::Preset(super::preset::PresetDescription { info, .. }) =
-                &plugin.description
+            if let Some(info) = plugin.description.preset_info()
                 && info.surface == pair.surface
                 && info.preset == pair.preset
             {
@@ -162,9 +173,7 @@ impl Registry {
         let mut offered = Vec::new();
         for component in packs.components(pack, ComponentKind::Preset)? {
             let plugin = super::packs::load_component(self, &component)?;
-            if let Description::Preset(super::preset::PresetDescription { info, .. }) =
-                &plugin.description
-            {
+            if let Some(info) = plugin.description.preset_info() {
                 if info.surface == pair.surface && info.preset == pair.preset {
                     return Ok(plugin);
                 }
@@ -197,9 +206,7 @@ impl Registry {
         let mut found = None;
         let mut known = Vec::new();
         for plugin in self.builtins()? {
-            if let Description::Preset(super::preset::PresetDescription { info, .. }) =
-                &plugin.description
-            {
+            if let Some(info) = plugin.description.preset_info() {
                 if found.is_none() && info.observed_schema == schema {
                     found = Some(plugin.clone());
                 }

@@ -516,7 +516,10 @@ fn describe(pre: &PluginPre, label: &str) -> Result<Description, PluginError> {
             let (info, contract) = pre
                 .describe(&mut store)
                 .map_err(|e| classify(e, &store, &limits, label))?;
-            Description::Preset(super::preset::PresetDescription { info, contract })
+            Description::Preset(Box::new(super::preset::PresetDescription {
+                info,
+                contract,
+            }))
         }
         PluginPre::Provider(pre) => super::io::block_on(async {
             let mut store = new_store(

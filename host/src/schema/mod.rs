@@ -1,34 +1,32 @@
-//! JSON Schemas of the fixture and of the packets the built-in presets write,
-//! generated from the Rust types in [`fixture`] and [`packets`].
+//! JSON Schemas of the fixture and the packets, as a [`Catalog`]: the
+//! host's own (generated from the Rust types in [`fixture`], [`packets`]
+//! and [`experiment`]) and those each preset publishes in its suite
+//! contract. The fixture schema is composed: the host's suite and case
+//! fields, and per preset its declared suite fields and case shape.
 //!
-//! The generated files are committed under `schemas/` (one
-//! `<schemaVersion>.schema.json` per schema); an integration test fails when
-//! they drift from these types and checks that real runs' packets validate
-//! against them. `cautilus schema <id>` prints one.
+//! The generated files are committed under `schemas/` (host) and
+//! `schemas/presets/` (the built-in presets'); an integration test fails
+//! when they drift and checks that real runs' packets validate against
+//! them. `cautilus schema <id>` prints one.
 
 pub mod experiment;
 pub mod fixture;
 pub mod packets;
 
 use schemars::{JsonSchema, schema_for};
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
-use packets::{
-    AppEvaluation, AppScored, ObservedPacket, SkillEvaluation, SkillScored, SummaryPacket,
-    WholeRepoEvaluation, WholeRepoScored,
-};
+use crate::fixture::SuiteContract;
 
-/// Every schema id this host describes, in a stable order.
-pub const IDS: &[&str] = &[
-    "cautilus.evaluation_input.v1",
-    "cautilus.app_chat_evaluation_inputs.v1",
-    "cautilus.app_chat_evaluation_summary.v1",
-    "cautilus.app_prompt_evaluation_inputs.v1",
-    "cautilus.app_prompt_evaluation_summary.v1",
-    "cautilus.evaluation_observed.v1",
-    "cautilus.evaluation_summary.v1",
-    "cautilus.skill_evaluation_inputs.v1",
-    "cautilus.skill_evaluation_summary.v1",
+/// The fixture schema's id.
+const FIXTURE: &str = "cautilus.evaluation_input.v1";
+/// Shared by the repo/whole-repo summary and the multi-step summary.
+const EVALUATION_SUMMARY: &str = "cautilus.evaluation_summary.v1";
+
+/// The schemas the host owns, in a stable order.
+const HOST_IDS: &[&str] = &[
+    FIXTURE,
+    EVALUATION_SUMMARY,
     "cautilus.config.v1",
     "cautilus.manifest.v1",
     "cautilus.project_summary.v1",
@@ -36,102 +34,121 @@ pub const IDS: &[&str] = &[
     "cautilus.baseline.v1",
 ];
 
-/// The schema with id `id`, or `None` for an id this host does not describe.
-pub fn schema(id: &str) -> Option<Value> {
-    let pair = |surface, preset| [("surface", surface), ("preset", preset)];
-    let packet = |schema: Value, surface, preset| {
-        let mut schema = pinned(id, schema, &pair(surface, preset));
-        let kind = if id.ends_with("summary.v1") {
-            "summary"
-        } else {
-            "observed"
-        };
-        schema["description"] = json!(format!(
-            "The {kind} packet of {surface}/{preset}, as cautilus writes it."
-        ));
-        schema
-    };
-    Some(match id {
-        "cautilus.evaluation_input.v1" => fixture_schema(),
-        "cautilus.app_chat_evaluation_inputs.v1" => {
-            packet(generate::<ObservedPacket<AppEvaluation>>(), "app", "chat")
-        }
-        "cautilus.app_chat_evaluation_summary.v1" => {
-            packet(generate::<SummaryPacket<AppScored>>(), "app", "chat")
-        }
-        "cautilus.app_prompt_evaluation_inputs.v1" => {
-            packet(generate::<ObservedPacket<AppEvaluation>>(), "app", "prompt")
-        }
-        "cautilus.app_prompt_evaluation_summary.v1" => {
-            packet(generate::<SummaryPacket<AppScored>>(), "app", "prompt")
-        }
-        "cautilus.evaluation_observed.v1" => packet(
-            generate::<ObservedPacket<WholeRepoEvaluation>>(),
-            "repo",
-            "whole-repo",
-        ),
-        "cautilus.evaluation_summary.v1" => evaluation_summary(packet(
-            generate::<SummaryPacket<WholeRepoScored>>(),
-            "repo",
-            "whole-repo",
-        )),
-        "cautilus.skill_evaluation_inputs.v1" => packet(
-            generate::<ObservedPacket<SkillEvaluation>>(),
-            "repo",
-            "skill",
-        ),
-        "cautilus.skill_evaluation_summary.v1" => {
-            packet(generate::<SummaryPacket<SkillScored>>(), "repo", "skill")
-        }
-        "cautilus.config.v1" => {
-            let mut schema = generate::<crate::project::ProjectConfig>();
-            schema["$id"] = json!(format!("https://cautilus.dev/schemas/{}", file_name(id)));
-            schema["description"] =
-                json!("A project's cautilus.toml (TOML; this schema describes its parsed form).");
-            schema
-        }
-        "cautilus.manifest.v1" => pinned(id, generate::<crate::project::Manifest>(), &[]),
-        "cautilus.project_summary.v1" => {
-            pinned(id, generate::<crate::project::run::ProjectSummary>(), &[])
-        }
-        "cautilus.experiment.v1" => pinned(id, generate::<experiment::ExperimentRecord>(), &[]),
-        "cautilus.baseline.v1" => pinned(id, generate::<experiment::BaselineRecord>(), &[]),
-        _ => return None,
-    })
+/// A preset's part of the catalog: its pair and its suite contract.
+#[derive(Debug, Clone)]
+pub struct PresetSchemas {
+    pub surface: String,
+    pub preset: String,
+    pub contract: SuiteContract,
 }
 
-/// `cautilus.evaluation_summary.v1` names two packets: the repo/whole-repo
-/// summary and the summary of a multi-step run (as upstream does). The
-/// schema accepts either; a `steps` list tells them apart.
-fn evaluation_summary(whole_repo: Value) -> Value {
-    let id = "cautilus.evaluation_summary.v1";
-    let mut whole_repo = whole_repo;
-    let mut defs = whole_repo
-        .as_object_mut()
-        .and_then(|s| s.remove("$defs"))
-        .and_then(|d| d.as_object().cloned())
-        .unwrap_or_default();
-    for key in ["$schema", "$id", "title", "description"] {
-        whole_repo.as_object_mut().map(|s| s.remove(key));
+/// Every schema a host with these presets describes.
+#[derive(Debug, Clone, Default)]
+pub struct Catalog {
+    presets: Vec<PresetSchemas>,
+}
+
+impl Catalog {
+    pub fn new(presets: Vec<PresetSchemas>) -> Self {
+        Self { presets }
+    }
+
+    /// The built-in presets' catalog.
+    pub fn builtin(registry: &crate::plugin::Registry) -> Result<Self, crate::plugin::PluginError> {
+        Ok(Self::new(
+            registry
+                .builtin_presets()?
+                .into_iter()
+                .map(|p| PresetSchemas {
+                    surface: p.info.surface,
+                    preset: p.info.preset,
+                    contract: p.contract,
+                })
+                .collect(),
+        ))
+    }
+
+    /// Every id: the fixture, the presets' packets, then the host's others.
+    pub fn ids(&self) -> Vec<String> {
+        let mut ids = vec![FIXTURE.to_string()];
+        let published = self
+            .presets
+            .iter()
+            .flat_map(|p| p.contract.schemas.iter().map(|(id, _)| id.as_str()));
+        for id in published.chain(HOST_IDS.iter().copied()) {
+            if !ids.iter().any(|known| known == id) {
+                ids.push(id.to_string());
+            }
+        }
+        ids
+    }
+
+    /// The schema with id `id`, or `None` for an id nobody describes.
+    pub fn schema(&self, id: &str) -> Option<Value> {
+        let published = self.published(id);
+        Some(match id {
+            FIXTURE => fixture_schema(&self.presets),
+            EVALUATION_SUMMARY => evaluation_summary(published),
+            "cautilus.config.v1" => {
+                let mut schema = generate::<crate::project::ProjectConfig>();
+                schema["$id"] = json!(format!("https://cautilus.dev/schemas/{}", file_name(id)));
+                schema["description"] = json!(
+                    "A project's cautilus.toml (TOML; this schema describes its parsed form)."
+                );
+                schema
+            }
+            "cautilus.manifest.v1" => pinned(id, generate::<crate::project::Manifest>(), &[]),
+            "cautilus.project_summary.v1" => {
+                pinned(id, generate::<crate::project::run::ProjectSummary>(), &[])
+            }
+            "cautilus.experiment.v1" => pinned(id, generate::<experiment::ExperimentRecord>(), &[]),
+            "cautilus.baseline.v1" => pinned(id, generate::<experiment::BaselineRecord>(), &[]),
+            _ => return published.cloned(),
+        })
+    }
+
+    /// The schema a preset publishes under `id`.
+    fn published(&self, id: &str) -> Option<&Value> {
+        self.presets.iter().find_map(|p| p.contract.schema(id))
+    }
+}
+
+/// `cautilus.evaluation_summary.v1` names two packets: the multi-step run's
+/// summary (the host's) and, as upstream does, a preset's summary that
+/// uses the same id (repo/whole-repo). The schema accepts either; a `steps`
+/// list tells them apart.
+fn evaluation_summary(preset: Option<&Value>) -> Value {
+    let id = EVALUATION_SUMMARY;
+    let mut defs = Map::new();
+    let mut any_of = Vec::new();
+    if let Some(preset) = preset {
+        let mut preset = preset.clone();
+        if let Some(object) = preset.as_object_mut() {
+            if let Some(Value::Object(nested)) = object.remove("$defs") {
+                defs.extend(nested);
+            }
+            for key in ["$schema", "$id", "title"] {
+                object.remove(key);
+            }
+        }
+        defs.insert("PresetSummary".into(), preset);
+        any_of.push(json!({"$ref": "#/$defs/PresetSummary"}));
     }
     let mut steps = pinned(id, generate::<packets::StepsSummary>(), &[]);
-    if let Some(nested) = steps.as_object_mut().and_then(|s| s.remove("$defs")) {
-        defs.extend(nested.as_object().cloned().unwrap_or_default());
+    if let Some(Value::Object(nested)) = steps.as_object_mut().and_then(|s| s.remove("$defs")) {
+        defs.extend(nested);
     }
     for key in ["$schema", "$id", "title"] {
         steps.as_object_mut().map(|s| s.remove(key));
     }
-    defs.insert("WholeRepoSummary".into(), whole_repo);
     defs.insert("StepsSummary".into(), steps);
+    any_of.push(json!({"$ref": "#/$defs/StepsSummary"}));
     json!({
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": format!("https://cautilus.dev/schemas/{}", file_name(id)),
         "title": id,
-        "description": "The summary packet of repo/whole-repo, or of a multi-step run.",
-        "anyOf": [
-            {"$ref": "#/$defs/WholeRepoSummary"},
-            {"$ref": "#/$defs/StepsSummary"}
-        ],
+        "description": "The summary packet of a preset that uses this id (repo/whole-repo), or of a multi-step run.",
+        "anyOf": any_of,
         "$defs": defs,
     })
 }
@@ -141,13 +158,14 @@ pub fn file_name(id: &str) -> String {
     format!("{id}.schema.json")
 }
 
-fn generate<T: JsonSchema>() -> Value {
+/// The JSON Schema of `T`.
+pub fn generate<T: JsonSchema>() -> Value {
     schema_for!(T).to_value()
 }
 
 /// Sets the schema's `$id`/title and pins top-level string properties
 /// (`schemaVersion`, `surface`, `preset`) to constants.
-fn pinned(id: &str, mut schema: Value, pins: &[(&str, &str)]) -> Value {
+pub fn pinned(id: &str, mut schema: Value, pins: &[(&str, &str)]) -> Value {
     schema["$id"] = json!(format!("https://cautilus.dev/schemas/{}", file_name(id)));
     schema["title"] = json!(id);
     if let Some(properties) = schema.get_mut("properties").and_then(Value::as_object_mut) {
@@ -159,47 +177,99 @@ fn pinned(id: &str, mut schema: Value, pins: &[(&str, &str)]) -> Value {
     schema
 }
 
-/// The fixture: one of the four preset shapes, told apart by `surface` and
-/// `preset`, or a fixture that extends a base (and may be partial).
-fn fixture_schema() -> Value {
-    use fixture::{AppChatFixture, AppPromptFixture, SkillFixture, StepsFixture, WholeRepoFixture};
-    let id = "cautilus.evaluation_input.v1";
-    let variants = [
-        (generate::<AppPromptFixture>(), "app", "prompt"),
-        (generate::<AppChatFixture>(), "app", "chat"),
-        (generate::<WholeRepoFixture>(), "repo", "whole-repo"),
-        (generate::<SkillFixture>(), "repo", "skill"),
-    ];
-    let mut defs = serde_json::Map::new();
-    let mut one_of = Vec::new();
-    for (mut schema, surface, preset) in variants {
-        let title = schema["title"].as_str().unwrap_or_default().to_string();
-        if let Some(nested) = schema.as_object_mut().and_then(|s| s.remove("$defs")) {
-            defs.extend(nested.as_object().cloned().unwrap_or_default());
+/// The fixture: one variant per preset (the host's suite fields, the
+/// preset's declared ones, its cases: the preset's case shape plus the
+/// host's case fields), a multi-step fixture, or a fixture that extends a
+/// base (and may be partial).
+fn fixture_schema(presets: &[PresetSchemas]) -> Value {
+    use fixture::{Agent, CaseHostFields, StepsFixture, SuiteFields};
+    let id = FIXTURE;
+    let mut defs = Map::new();
+    let mut take = |mut schema: Value| -> Value {
+        if let Some(object) = schema.as_object_mut() {
+            if let Some(Value::Object(nested)) = object.remove("$defs") {
+                defs.extend(nested);
+            }
+            object.remove("$schema");
+            object.remove("title");
         }
-        for key in ["$schema", "title"] {
-            schema.as_object_mut().map(|s| s.remove(key));
-        }
-        let schema = pinned(id, schema, &[("surface", surface), ("preset", preset)]);
-        let mut schema = schema;
-        schema.as_object_mut().map(|s| {
-            s.remove("$id");
-            s.remove("title")
-        });
-        one_of.push(json!({"$ref": format!("#/$defs/{title}")}));
-        defs.insert(title, schema);
-    }
-    let mut steps = generate::<StepsFixture>();
-    if let Some(nested) = steps.as_object_mut().and_then(|s| s.remove("$defs")) {
-        defs.extend(nested.as_object().cloned().unwrap_or_default());
-    }
-    for key in ["$schema", "title"] {
-        steps.as_object_mut().map(|s| s.remove(key));
-    }
+        schema
+    };
+    let suite = take(generate::<SuiteFields>());
+    let case_host = take(generate::<CaseHostFields>());
+    let agent = take(generate::<Agent>());
+    let mut steps = take(generate::<StepsFixture>());
     steps["properties"]["schemaVersion"] = json!({"const": id});
+
+    let mut variants = Vec::new();
+    let mut preset_defs = Map::new();
+    for preset in presets {
+        let (surface, name) = (preset.surface.as_str(), preset.preset.as_str());
+        let key = format!("{surface}-{name}");
+        let mut properties = suite["properties"].as_object().cloned().unwrap_or_default();
+        properties.insert("schemaVersion".into(), json!({"const": id}));
+        properties.insert("surface".into(), json!({"const": surface}));
+        properties.insert("preset".into(), json!({"const": name}));
+        if surface == "repo" {
+            properties.insert(
+                "agent".into(),
+                json!({"anyOf": [{"$ref": "#/$defs/Agent"}, {"type": "null"}]}),
+            );
+        }
+        for field in &preset.contract.fields {
+            properties.insert(
+                field.name.clone(),
+                json!({"anyOf": [field.schema, {"type": "null"}], "description": field.description}),
+            );
+        }
+        // The preset's case shape is embedded as its own resource (its
+        // `$id`), so its internal `$ref`s resolve within it.
+        let mut case = match &preset.contract.case_schema {
+            Value::Null => json!({}),
+            schema => schema.clone(),
+        };
+        case["$id"] = json!(format!(
+            "https://cautilus.dev/schemas/presets/{key}.case.schema.json"
+        ));
+        preset_defs.insert(format!("{key}-case-shape"), case);
+        let mut case_fields = case_host["properties"]
+            .as_object()
+            .cloned()
+            .unwrap_or_default();
+        case_fields.remove("$schema");
+        preset_defs.insert(
+            format!("{key}-case"),
+            json!({
+                "description": format!("One {surface}/{name} case: the preset's fields and the host's."),
+                "type": "object",
+                "$ref": format!("#/$defs/{key}-case-shape"),
+                "properties": case_fields,
+                "unevaluatedProperties": false,
+            }),
+        );
+        let cases = json!({"anyOf": [
+            {"type": "array", "items": {"$ref": format!("#/$defs/{key}-case")}},
+            {"type": "string", "description": "A path (relative to this file): a directory with one subdirectory per case (each with `case.yaml`), or a `.yaml`/`.json`/`.jsonl`/`.csv` file of cases."},
+            {"type": "null"}
+        ]});
+        properties.insert("cases".into(), cases.clone());
+        properties.insert("tests".into(), cases);
+        preset_defs.insert(
+            format!("{key}-fixture"),
+            json!({
+                "description": format!("A {surface}/{name} fixture."),
+                "type": "object",
+                "properties": properties,
+                "additionalProperties": preset.contract.undeclared,
+            }),
+        );
+        variants.push(json!({"$ref": format!("#/$defs/{key}-fixture")}));
+    }
+    defs.insert("Agent".into(), agent);
     defs.insert("StepsFixture".into(), steps);
-    one_of.push(json!({"$ref": "#/$defs/StepsFixture"}));
-    one_of.push(json!({
+    defs.extend(preset_defs);
+    variants.push(json!({"$ref": "#/$defs/StepsFixture"}));
+    variants.push(json!({
         "description": "A fixture that extends a base: any field may come from the base.",
         "type": "object",
         "required": ["extends"],
@@ -210,7 +280,7 @@ fn fixture_schema() -> Value {
         "$id": format!("https://cautilus.dev/schemas/{}", file_name(id)),
         "title": id,
         "description": "A cautilus fixture: suite fields and the cases of one (surface, preset) pair.",
-        "anyOf": one_of,
+        "anyOf": variants,
         "$defs": defs,
     })
 }
@@ -218,27 +288,60 @@ fn fixture_schema() -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fixture::SuiteField;
 
-    #[test]
-    fn every_id_has_a_schema_pinned_to_it() {
-        for id in IDS {
-            let schema = schema(id).unwrap_or_else(|| panic!("{id}"));
-            assert_eq!(schema["title"], *id);
-        }
-        assert!(schema("cautilus.unknown.v1").is_none());
+    fn catalog() -> Catalog {
+        Catalog::new(vec![PresetSchemas {
+            surface: "app".into(),
+            preset: "prompt".into(),
+            contract: SuiteContract {
+                fields: vec![SuiteField {
+                    name: "model".into(),
+                    schema: json!({"type": "string"}),
+                    description: "the model".into(),
+                    default_from: None,
+                    header: false,
+                    overridable: true,
+                }],
+                case_schema: json!({"type": "object", "properties": {"input": {"type": "string"}}, "required": ["input"]}),
+                snapshots: true,
+                schemas: vec![(
+                    "cautilus.app_prompt_evaluation_inputs.v1".into(),
+                    json!({"title": "cautilus.app_prompt_evaluation_inputs.v1"}),
+                )],
+                undeclared: false,
+            },
+        }])
     }
 
     #[test]
-    fn fixture_variants_pin_their_pair() {
-        let schema = schema("cautilus.evaluation_input.v1").unwrap();
-        let prompt = &schema["$defs"]["AppPromptFixture"];
-        assert_eq!(prompt["properties"]["preset"]["const"], "prompt");
-        assert_eq!(prompt["additionalProperties"], false);
+    fn every_id_has_a_schema_pinned_to_it() {
+        let catalog = catalog();
+        for id in catalog.ids() {
+            let schema = catalog.schema(&id).unwrap_or_else(|| panic!("{id}"));
+            assert_eq!(schema["title"], id.as_str());
+        }
         assert!(
-            schema["$defs"]["AppPromptCase"]["required"]
-                .as_array()
-                .unwrap()
-                .contains(&json!("input"))
+            catalog
+                .ids()
+                .contains(&"cautilus.app_prompt_evaluation_inputs.v1".to_string())
+        );
+        assert!(catalog.schema("cautilus.unknown.v1").is_none());
+    }
+
+    #[test]
+    fn the_fixture_composes_each_presets_fields_and_case_shape() {
+        let schema = catalog().schema(FIXTURE).unwrap();
+        let fixture = &schema["$defs"]["app-prompt-fixture"];
+        assert_eq!(fixture["properties"]["preset"]["const"], "prompt");
+        assert_eq!(fixture["additionalProperties"], false);
+        assert_eq!(fixture["properties"]["model"]["description"], "the model");
+        let case = &schema["$defs"]["app-prompt-case"];
+        assert_eq!(case["unevaluatedProperties"], false);
+        assert!(case["properties"]["assertions"].is_object());
+        assert_eq!(
+            schema["$defs"]["app-prompt-case-shape"]["required"][0],
+            "input"
         );
     }
 }

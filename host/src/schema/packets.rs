@@ -1,14 +1,14 @@
-//! The observed and summary packets each preset writes (and `eval evaluate`
-//! reads). The host writes the header and, for summaries, the counts and the
-//! recommendation; the preset writes each evaluation.
+//! The host's part of the observed and summary packets: the header, the
+//! summary's counts and recommendation, each evaluation's cross-runtime
+//! identity and verdict fields, and the multi-step summary. Each preset
+//! publishes its packets' full schemas in its suite contract (generated
+//! from types in `tests/integration/preset_schemas.rs` over these).
 
 use std::collections::BTreeMap;
 
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
-
-use super::fixture::{AppExpected, ExpectedRouting, Message, SkillThresholds};
 
 /// Fields every packet starts with.
 #[derive(Serialize, JsonSchema)]
@@ -20,9 +20,6 @@ pub struct Header {
     pub preset: String,
     pub suite_id: String,
     pub suite_display_name: Option<String>,
-    /// repo/skill only.
-    pub skill_id: Option<String>,
-    pub skill_display_name: Option<String>,
     /// The fixture's path relative to the workspace (`/`-separated).
     pub fixture_ref: Option<String>,
 }
@@ -123,43 +120,6 @@ pub struct Usage {
     pub llm_calls: Option<u64>,
 }
 
-/// What an app case's provider returned.
-#[derive(Serialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct AppObserved {
-    /// The whole conversation, the answer last.
-    pub messages: Vec<Message>,
-    /// The answer (null when the provider failed).
-    pub final_text: Option<String>,
-    /// app/prompt: the case's input.
-    pub input: Option<String>,
-    /// Structured output, when the provider returned JSON.
-    pub structured: Option<Value>,
-}
-
-/// An app evaluation of the observed packet.
-#[derive(Serialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct AppEvaluation {
-    #[serde(flatten)]
-    pub identity: Identity,
-    pub observed: AppObserved,
-    pub expected: Option<AppExpected>,
-}
-
-/// A scored app evaluation.
-#[derive(Serialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct AppScored {
-    #[serde(flatten)]
-    pub evaluation: AppEvaluation,
-    #[serde(flatten)]
-    pub verdict: Verdict,
-    /// Whether the final text contained `expected.finalText`.
-    #[serde(rename = "match")]
-    pub matched: Option<bool>,
-}
-
 /// A case's status and why.
 #[derive(Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -220,131 +180,6 @@ pub enum AssertionStatus {
     Uncaptured,
     /// The case was never answered (errored or blocked before its checks).
     NotEvaluated,
-}
-
-/// A repo/whole-repo evaluation of the observed packet.
-#[derive(Serialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct WholeRepoEvaluation {
-    /// Same as `caseId`.
-    pub evaluation_id: String,
-    #[serde(flatten)]
-    pub identity: Identity,
-    pub prompt: Option<String>,
-    pub task_path: Option<String>,
-    /// `observed` or `blocked`.
-    pub observation_status: String,
-    pub blocker_kind: Option<String>,
-    pub summary: Option<String>,
-    pub entry_file: Option<String>,
-    pub loaded_instruction_files: Option<Vec<String>>,
-    pub loaded_supporting_files: Option<Vec<String>>,
-    /// `{selectedSkill, bootstrapHelper, workSkill, selectedSupport, firstToolCall, reasonSummary}`.
-    pub routing_decision: Option<Value>,
-    /// `{surfaceLabel, files}`.
-    pub instruction_surface: Option<Value>,
-    pub reasoning_soundness: Option<Value>,
-    pub artifact_refs: Option<Vec<Value>>,
-    pub expected_entry_file: Option<String>,
-    pub required_instruction_files: Option<Vec<String>>,
-    pub forbidden_instruction_files: Option<Vec<String>>,
-    pub required_supporting_files: Option<Vec<String>>,
-    pub forbidden_supporting_files: Option<Vec<String>>,
-    pub allowed_first_tool_calls: Option<Vec<String>>,
-    pub expected_routing: Option<ExpectedRouting>,
-}
-
-/// A scored repo/whole-repo evaluation (`summary` is the verdict's reason).
-#[derive(Serialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct WholeRepoScored {
-    #[serde(flatten)]
-    pub evaluation: WholeRepoEvaluation,
-    pub status: Status,
-    /// One entry per checked expectation (`entryFile`, `routing` …).
-    pub expectation_results: BTreeMap<String, ExpectationResult>,
-}
-
-#[derive(Serialize, JsonSchema)]
-pub struct ExpectationResult {
-    /// `passed` or `failed`.
-    pub status: String,
-    pub detail: Option<String>,
-}
-
-/// A repo/skill evaluation of the observed packet: the case and its samples'
-/// aggregate.
-#[derive(Serialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct SkillEvaluation {
-    /// Same as `caseId`.
-    pub evaluation_id: String,
-    #[serde(flatten)]
-    pub identity: Identity,
-    /// `trigger` or `execution`.
-    pub evaluation_kind: String,
-    pub target_kind: String,
-    pub target_id: String,
-    pub prompt: Option<String>,
-    pub turns: Option<Vec<Value>>,
-    pub expected_trigger: Option<String>,
-    pub thresholds: Option<SkillThresholds>,
-    pub repeat_count: u32,
-    pub min_consensus_count: u32,
-    pub required_summary_fragments: Option<Vec<String>>,
-    pub forbidden_summary_fragments: Option<Vec<String>>,
-    pub required_command_fragments: Option<Vec<String>>,
-    pub forbidden_command_fragments: Option<Vec<String>>,
-    pub audit_kind: Option<String>,
-    /// The aggregate: whether the skill was invoked (by consensus).
-    pub invoked: bool,
-    /// Execution cases: the consensus outcome.
-    pub outcome: Option<String>,
-    /// Trigger cases without consensus because samples produced nothing.
-    pub blocked: Option<bool>,
-    pub sampling: Sampling,
-    /// The first sample's summary.
-    pub summary: String,
-    /// Every sample's commands, in order.
-    pub commands: Vec<Value>,
-    /// Summed metrics (`total_tokens`, `duration_ms`, `cost_usd`, `uncached_tokens` …).
-    pub metrics: BTreeMap<String, f64>,
-}
-
-#[derive(Serialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct Sampling {
-    pub sample_count: u32,
-    pub consensus_count: u32,
-    pub invoked_count: u32,
-    /// Trigger cases: samples that matched the expectation.
-    pub matching_count: Option<u32>,
-    /// Trigger cases: samples without an observation.
-    pub errored_count: Option<u32>,
-    /// Execution cases: samples per outcome.
-    pub status_counts: Option<BTreeMap<String, u32>>,
-    /// Consensus was reached.
-    pub stable: bool,
-}
-
-/// A scored repo/skill evaluation (`summary` is the verdict's reason).
-#[derive(Serialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct SkillScored {
-    #[serde(flatten)]
-    pub evaluation: SkillEvaluation,
-    pub status: Status,
-    /// The samples disagreed (no consensus): the suite defers at least.
-    pub unstable: Option<bool>,
-    /// Execution thresholds that were exceeded.
-    pub threshold_findings: Option<Vec<ThresholdFinding>>,
-}
-
-#[derive(Serialize, JsonSchema)]
-pub struct ThresholdFinding {
-    pub metric: String,
-    pub actual: f64,
-    pub limit: f64,
 }
 
 /// A packet: header, its evaluations, and (summaries) the trailer.

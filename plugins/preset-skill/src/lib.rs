@@ -91,9 +91,25 @@ impl Preset for Skill {
                     "how many samples must agree: a whole number from 1 to 100",
                 ),
             ],
+            case_schema: Value::Null,
             snapshots: false,
             schemas: Vec::new(),
         }
+        .with_case_schema(include_str!(
+            "../../../schemas/presets/repo-skill.case.schema.json"
+        ))
+        .with_schema(
+            OBSERVED,
+            include_str!(
+                "../../../schemas/presets/cautilus.skill_evaluation_inputs.v1.schema.json"
+            ),
+        )
+        .with_schema(
+            SUMMARY,
+            include_str!(
+                "../../../schemas/presets/cautilus.skill_evaluation_summary.v1.schema.json"
+            ),
+        )
     }
 }
 

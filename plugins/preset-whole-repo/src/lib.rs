@@ -20,7 +20,7 @@
 
 mod check;
 
-use cautilus_sdk::preset::{CasePlan, CaseRun, Preset, PresetInfo, Verdict};
+use cautilus_sdk::preset::{CasePlan, CaseRun, Preset, PresetInfo, SuiteContract, Verdict};
 use cautilus_sdk::{FieldError, export_preset, plugin_info};
 use serde_json::{Map, Value};
 
@@ -57,6 +57,25 @@ impl Preset for WholeRepo {
 
     fn evaluate(evaluation: Value, _at: &str) -> Verdict {
         check::evaluate(evaluation)
+    }
+
+    /// No suite fields of its own (`agent` is the host's, on the repo
+    /// surface); its case shape and packets' schemas.
+    fn contract() -> SuiteContract {
+        SuiteContract::default()
+            .with_case_schema(include_str!(
+                "../../../schemas/presets/repo-whole-repo.case.schema.json"
+            ))
+            .with_schema(
+                OBSERVED,
+                include_str!(
+                    "../../../schemas/presets/cautilus.evaluation_observed.v1.schema.json"
+                ),
+            )
+            .with_schema(
+                SUMMARY,
+                include_str!("../../../schemas/presets/cautilus.evaluation_summary.v1.schema.json"),
+            )
     }
 }
 

@@ -73,8 +73,9 @@ pub fn describe(shape: Shape, plugin: PluginInfo) -> PresetInfo {
 }
 
 /// The preset's suite contract: suite-level defaults a case may override,
-/// and golden-file snapshots.
-pub fn contract(_shape: Shape) -> SuiteContract {
+/// golden-file snapshots, its case shape and its packets' schemas (the
+/// committed files under `schemas/presets/`).
+pub fn contract(shape: Shape) -> SuiteContract {
     let name = json!({"type": "string", "minLength": 1});
     SuiteContract {
         fields: vec![
@@ -94,9 +95,36 @@ pub fn contract(_shape: Shape) -> SuiteContract {
                 "the system prompt of every case unless it gives its own",
             ),
         ],
+        case_schema: Value::Null,
         snapshots: true,
         schemas: Vec::new(),
     }
+    .with_case_schema(match shape {
+        Shape::Prompt => include_str!("../../../schemas/presets/app-prompt.case.schema.json"),
+        Shape::Chat => include_str!("../../../schemas/presets/app-chat.case.schema.json"),
+    })
+    .with_schema(
+        shape.observed_schema(),
+        match shape {
+            Shape::Prompt => include_str!(
+                "../../../schemas/presets/cautilus.app_prompt_evaluation_inputs.v1.schema.json"
+            ),
+            Shape::Chat => include_str!(
+                "../../../schemas/presets/cautilus.app_chat_evaluation_inputs.v1.schema.json"
+            ),
+        },
+    )
+    .with_schema(
+        shape.summary_schema(),
+        match shape {
+            Shape::Prompt => include_str!(
+                "../../../schemas/presets/cautilus.app_prompt_evaluation_summary.v1.schema.json"
+            ),
+            Shape::Chat => include_str!(
+                "../../../schemas/presets/cautilus.app_chat_evaluation_summary.v1.schema.json"
+            ),
+        },
+    )
 }
 
 /// A JSON value's kind, for messages.
