@@ -565,7 +565,7 @@ fn a_pack_preset_serves_its_pair_with_no_host_change_and_one_outside_the_taxonom
     assert_eq!(code, 2, "{stderr}");
     assert!(
         stderr.contains("`requireExpected` is not a suite field of app/prompt")
-            && stderr.contains("reads provider, model, system; remove it"),
+            && stderr.contains("reads system; remove it"),
         "{stderr}"
     );
 

@@ -786,3 +786,27 @@ cases:
     );
     assert_eq!(server.requests().len(), 2);
 }
+
+#[test]
+fn a_variant_setting_a_preset_field_against_its_schema_is_refused_before_anything_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    // The candidate's system prompt is not a string: the app/prompt preset
+    // declares `system` with `{"type": "string"}`.
+    let fixture = experiment(dir.path(), |text| {
+        text.replace(
+            "    system: You greet customers warmly, by name, in one short sentence.",
+            "    system: 3",
+        )
+    });
+    let (code, stdout, stderr, record) = run(dir.path(), &fixture, "out", &[]);
+    assert_eq!(code, 2, "{stdout}{stderr}");
+    assert!(
+        stderr.contains("variants.candidate.system: 3 is not of type \"string\""),
+        "{stderr}"
+    );
+    // Refused before the first variant ran: nothing was written.
+    assert!(
+        record.is_null() && !dir.path().join("out").exists(),
+        "{stdout}"
+    );
+}

@@ -164,6 +164,11 @@ fn proof_fixtures_and_their_packets_validate() {
             let packet = load(&out.path().join(file));
             let id = packet["schemaVersion"].as_str().unwrap().to_string();
             validates(&id, &packet).unwrap_or_else(|e| panic!("{fixture} {file}: {e}"));
+            // The skill preset's declared identity fields reach the header.
+            if id.starts_with("cautilus.skill_") {
+                assert_eq!(packet["skillId"], "release-notes", "{file}");
+                assert_eq!(packet["skillDisplayName"], "Release notes", "{file}");
+            }
         }
     }
 }

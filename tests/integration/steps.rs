@@ -158,3 +158,29 @@ fn a_steps_fixture_validates_offline() {
         "{stdout}"
     );
 }
+
+#[test]
+fn a_later_steps_bad_preset_field_is_refused_before_the_first_step_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        steps_fixture("first.fixture.yaml"),
+        dir.path().join("first.fixture.yaml"),
+    )
+    .unwrap();
+    let fixture = dir.path().join("bad-second.fixture.yaml");
+    std::fs::write(
+        &fixture,
+        "schemaVersion: cautilus.evaluation_input.v1\nsuiteId: bad-second\nsteps:\n  - $ref: ./first.fixture.yaml\n  - schemaVersion: cautilus.evaluation_input.v1\n    surface: app\n    preset: prompt\n    suiteId: second\n    provider: fixture\n    model: m\n    system: [not, a, string]\n    cases:\n      - {caseId: b, input: hi}\n",
+    )
+    .unwrap();
+    let run = eval_run(&fixture, &[]);
+    assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stderr
+            .contains("system: [\"not\",\"a\",\"string\"] is not of type \"string\""),
+        "{}",
+        run.stderr
+    );
+    // Step 0 never ran.
+    assert!(!run.stdout.contains("step 0"), "{}", run.stdout);
+}

@@ -77,6 +77,25 @@ fn inspect_shows_each_world() {
 }
 
 #[test]
+fn a_preset_whose_contract_redeclares_a_host_field_is_refused_at_load() {
+    let error = registry()
+        .load_path(&cautilus_tests::component("preset-bad-contract"))
+        .err()
+        .expect("refused");
+    assert!(matches!(error, PluginError::BadContract { .. }), "{error}");
+    assert!(error.is_definition_error());
+    let text = error.to_string();
+    assert!(
+        text.contains("suite contract declares suite field `suiteId`, which the host owns or reserves; rename it"),
+        "{text}"
+    );
+    // Through the CLI: a definition error, exit code 2.
+    let (code, _, stderr) = run(&["plugin", "inspect", &component("preset-bad-contract")]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("the host refuses it"), "{stderr}");
+}
+
+#[test]
 fn other_wit_version_is_a_clear_load_error() {
     let error = registry()
         .load_path(&cautilus_tests::component("wit-v2"))

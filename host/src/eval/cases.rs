@@ -13,8 +13,8 @@ use crate::plugin::bindings::preset::exports::cautilus::plugin::preset_api::{
 };
 use crate::plugin::bindings::provider::exports::cautilus::plugin::provider_api::Invocation;
 
-/// Most samples the host takes of one case, whatever a preset asks for
-/// (the fixture's `repeatCount` is checked against the same bound).
+/// Most samples the host takes of one case, whatever a preset's case plan
+/// asks for (a host limit, not a preset's field).
 const MAX_SAMPLES: u32 = 100;
 
 /// What every case run of a suite shares.

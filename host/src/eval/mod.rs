@@ -84,6 +84,7 @@ pub use pipeline::{
 };
 pub use run_records::CaseLines;
 pub use suite_run::resume_options;
+pub use validate::check_preset_fields;
 
 /// A JSON value in one line of at most 80 characters, for reports.
 pub(crate) fn report_excerpt(value: &Value) -> String {

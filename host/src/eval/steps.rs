@@ -90,6 +90,16 @@ pub fn run(
     let mut reports = Vec::with_capacity(fixture.steps.len());
     let mut failure = None;
     let mut stopped = false;
+    // A step's preset fields are checked before the first step runs, unless
+    // they wait on an earlier step's output (then when the step runs).
+    for step in &fixture.steps {
+        if let Ok(suite) = step.suite(&fixture.file, &[]) {
+            super::check_preset_fields(registry, suite).map_err(|error| EvalError::Step {
+                index: step.index,
+                error: Box::new(error),
+            })?;
+        }
+    }
     for step in &fixture.steps {
         let field = |key: &str| {
             step.document

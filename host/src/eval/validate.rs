@@ -360,6 +360,17 @@ fn judge(
 }
 
 /// The installed pack whose preset a suite runs on (`presetPack`), if any.
+/// Checks `suite`'s preset fields against the contract of the preset that
+/// would serve it, without reading its cases: for what must be refused
+/// before anything runs (every variant of an experiment, every step whose
+/// fields do not wait on an earlier step).
+pub fn check_preset_fields(registry: &Registry, mut suite: Suite) -> Result<(), EvalError> {
+    let preset = registry.preset_for(suite.pair, preset_pack(&suite.body))?;
+    let contract = &super::pipeline::preset_description(&preset).contract;
+    crate::fixture::apply_contract(&mut suite, contract, preset.id())?;
+    Ok(())
+}
+
 pub fn preset_pack(body: &serde_json::Map<String, serde_json::Value>) -> Option<&str> {
     body.get("presetPack")
         .and_then(serde_json::Value::as_str)

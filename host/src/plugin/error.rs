@@ -140,6 +140,7 @@ impl PluginError {
                 | Self::Link { .. }
                 | Self::UnknownScorer { .. }
                 | Self::OutsideTaxonomy { .. }
+                | Self::BadContract { .. }
                 | Self::InvalidConfig { .. }
                 | Self::Pack(_)
         )

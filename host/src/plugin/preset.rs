@@ -27,14 +27,25 @@ use crate::fixture::{SuiteContract, SuiteField};
 pub(crate) struct PresetPre {
     pre: InstancePre<StoreState>,
     api: preset_api::GuestIndices,
-    contract: Option<preset_contract::GuestIndices>,
+    /// `None`: no `preset-contract` export (a preset built against 0.1.0);
+    /// `Some(Err)`: an export this host cannot use (said at `describe`).
+    contract: Option<Result<preset_contract::GuestIndices, String>>,
 }
+
+/// The interface a preset declares its suite contract through.
+const CONTRACT_EXPORT: &str = "cautilus:plugin/preset-contract@0.1.1";
 
 impl PresetPre {
     pub(crate) fn new(pre: InstancePre<StoreState>) -> wasmtime::Result<Self> {
         let api = preset_api::GuestIndices::new(&pre)?;
         // Absent from presets built against 0.1.0: they declare nothing.
-        let contract = preset_contract::GuestIndices::new(&pre).ok();
+        let contract = pre
+            .component()
+            .get_export_index(None, CONTRACT_EXPORT)
+            .map(|_| {
+                preset_contract::GuestIndices::new(&pre)
+                    .map_err(|e| format!("its `preset-contract` export is unusable: {e:#}"))
+            });
         Ok(Self { pre, api, contract })
     }
 
@@ -50,27 +61,30 @@ impl PresetPre {
         self.api.load(&mut *store, &instance)
     }
 
-    /// `describe` and the suite contract, from one instance.
+    /// `describe` and the suite contract, from one instance. A trap is the
+    /// outer error; a contract the host cannot use is the inner one (what
+    /// is wrong with it).
     pub(crate) fn describe(
         &self,
         store: &mut Store<StoreState>,
-    ) -> wasmtime::Result<(PresetInfo, SuiteContract)> {
+    ) -> wasmtime::Result<(PresetInfo, Result<SuiteContract, String>)> {
         let instance = self.pre.instantiate(&mut *store)?;
         let info = self
             .api
             .load(&mut *store, &instance)?
             .call_describe(&mut *store)?;
         let contract = match &self.contract {
-            None => SuiteContract {
+            None => Ok(SuiteContract {
                 undeclared: true,
                 ..SuiteContract::default()
+            }),
+            Some(Err(why)) => Err(why.clone()),
+            Some(Ok(indices)) => match indices.load(&mut *store, &instance) {
+                Err(e) => Err(format!(
+                    "its `preset-contract` export has the wrong types: {e:#}"
+                )),
+                Ok(api) => contract_of(api.call_contract(&mut *store)?),
             },
-            Some(indices) => {
-                let declared = indices
-                    .load(&mut *store, &instance)?
-                    .call_contract(&mut *store)?;
-                contract_of(declared)?
-            }
         };
         Ok((info, contract))
     }
@@ -78,10 +92,9 @@ impl PresetPre {
 
 /// The declared contract as the host's type; a schema that is not JSON is
 /// an error naming the field.
-fn contract_of(declared: preset_contract::SuiteContract) -> wasmtime::Result<SuiteContract> {
+fn contract_of(declared: preset_contract::SuiteContract) -> Result<SuiteContract, String> {
     let parse = |what: &str, text: &str| {
-        serde_json::from_str(text)
-            .map_err(|e| wasmtime::format_err!("suite-contract: {what} is not JSON: {e}"))
+        serde_json::from_str(text).map_err(|e| format!("gives {what} that is not JSON: {e}"))
     };
     let mut fields = Vec::with_capacity(declared.fields.len());
     for field in declared.fields {

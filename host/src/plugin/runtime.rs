@@ -516,6 +516,10 @@ fn describe(pre: &PluginPre, label: &str) -> Result<Description, PluginError> {
             let (info, contract) = pre
                 .describe(&mut store)
                 .map_err(|e| classify(e, &store, &limits, label))?;
+            let contract = contract.map_err(|message| PluginError::BadContract {
+                plugin: label.to_string(),
+                message,
+            })?;
             Description::Preset(Box::new(super::preset::PresetDescription {
                 info,
                 contract,

@@ -147,6 +147,12 @@ fn run_experiment(
     committed: Option<Baseline>,
 ) -> Result<ExperimentOutcome, EvalError> {
     let started_at = records::now_rfc3339();
+    // Every variant's suite fields are checked before anything is written or run.
+    for (variant, _) in plan.variants.iter().enumerate() {
+        if let Some(group) = plan.groups.iter().find(|g| g.variant == variant) {
+            eval::check_preset_fields(registry, plan.suite_of(suite, group))?;
+        }
+    }
     let root = options
         .output_dir
         .clone()

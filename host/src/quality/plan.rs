@@ -227,6 +227,7 @@ impl Plan {
         Suite {
             body,
             overridden,
+            variant: Some(self.variants[group.variant].name.clone()),
             cases,
             warnings: Vec::new(),
             ..suite.clone()

@@ -17,6 +17,7 @@ use schemars::{JsonSchema, schema_for};
 use serde_json::{Map, Value, json};
 
 use crate::fixture::SuiteContract;
+use crate::taxonomy::Mode;
 
 /// The fixture schema's id.
 const FIXTURE: &str = "cautilus.evaluation_input.v1";
@@ -210,11 +211,19 @@ fn fixture_schema(presets: &[PresetSchemas]) -> Value {
         properties.insert("schemaVersion".into(), json!({"const": id}));
         properties.insert("surface".into(), json!({"const": surface}));
         properties.insert("preset".into(), json!({"const": name}));
-        if surface == "repo" {
-            properties.insert(
-                "agent".into(),
-                json!({"anyOf": [{"$ref": "#/$defs/Agent"}, {"type": "null"}]}),
-            );
+        // The host's fields scoped by the pair's mode (see fixture/suite.rs).
+        match crate::taxonomy::lookup(surface, name).map(|pair| pair.mode) {
+            Ok(Mode::Workspace) => {
+                properties.insert(
+                    "agent".into(),
+                    json!({"anyOf": [{"$ref": "#/$defs/Agent"}, {"type": "null"}]}),
+                );
+            }
+            Ok(Mode::Messaging) => {
+                properties.insert("provider".into(), json!({"type": ["string", "null"], "description": "The provider the cases are sent to (`anthropic`, `openai`, a pack's …) unless a case names its own."}));
+                properties.insert("model".into(), json!({"type": ["string", "null"], "description": "The model the cases ask for unless a case names its own."}));
+            }
+            Err(_) => {}
         }
         for field in &preset.contract.fields {
             properties.insert(
@@ -296,9 +305,9 @@ mod tests {
             preset: "prompt".into(),
             contract: SuiteContract {
                 fields: vec![SuiteField {
-                    name: "model".into(),
+                    name: "system".into(),
                     schema: json!({"type": "string"}),
-                    description: "the model".into(),
+                    description: "the system prompt".into(),
                     default_from: None,
                     header: false,
                     overridable: true,
@@ -335,7 +344,13 @@ mod tests {
         let fixture = &schema["$defs"]["app-prompt-fixture"];
         assert_eq!(fixture["properties"]["preset"]["const"], "prompt");
         assert_eq!(fixture["additionalProperties"], false);
-        assert_eq!(fixture["properties"]["model"]["description"], "the model");
+        assert_eq!(
+            fixture["properties"]["system"]["description"],
+            "the system prompt"
+        );
+        // The host's messaging-mode fields, and no workspace-mode one.
+        assert!(fixture["properties"]["provider"].is_object());
+        assert!(fixture["properties"]["agent"].is_null());
         let case = &schema["$defs"]["app-prompt-case"];
         assert_eq!(case["unevaluatedProperties"], false);
         assert!(case["properties"]["assertions"].is_object());

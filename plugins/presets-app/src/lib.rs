@@ -72,29 +72,18 @@ pub fn describe(shape: Shape, plugin: PluginInfo) -> PresetInfo {
     }
 }
 
-/// The preset's suite contract: suite-level defaults a case may override,
+/// The preset's suite contract: the suite-level system prompt,
 /// golden-file snapshots, its case shape and its packets' schemas (the
 /// committed files under `schemas/presets/`).
 pub fn contract(shape: Shape) -> SuiteContract {
-    let name = json!({"type": "string", "minLength": 1});
+    // `provider` and `model` are the host's (it picks the provider); the
+    // preset reads them as the cases' defaults all the same.
     SuiteContract {
-        fields: vec![
-            SuiteField::new(
-                "provider",
-                name.clone(),
-                "the provider every case uses unless it names its own",
-            ),
-            SuiteField::new(
-                "model",
-                name,
-                "the model every case asks for unless it names its own",
-            ),
-            SuiteField::new(
-                "system",
-                json!({"type": "string"}),
-                "the system prompt of every case unless it gives its own",
-            ),
-        ],
+        fields: vec![SuiteField::new(
+            "system",
+            json!({"type": "string"}),
+            "the system prompt of every case unless it gives its own",
+        )],
         case_schema: Value::Null,
         snapshots: true,
         schemas: Vec::new(),
