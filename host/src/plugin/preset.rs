@@ -164,10 +164,11 @@ impl PresetSession {
 
     /// What the preset said in `describe`.
     pub fn info(&self) -> &PresetInfo {
-        match &self.instance.plugin.description {
-            Description::Preset(preset) => &preset.info,
-            _ => unreachable!("checked in PresetSession::new"),
-        }
+        self.instance
+            .plugin
+            .description
+            .preset_info()
+            .expect("checked in PresetSession::new")
     }
 
     /// Validates and normalizes a batch of cases (`suite` without `cases`).

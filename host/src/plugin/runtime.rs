@@ -482,16 +482,21 @@ fn describe(pre: &PluginPre, label: &str) -> Result<Description, PluginError> {
     let limits = Limits::default();
     let grants = Arc::new(Grants::default());
     let name: Arc<str> = Arc::from(label);
+    // One throwaway store per world, armed with the default limits.
+    let fresh = |engine: &Engine| {
+        let mut store = new_store(
+            engine,
+            name.clone(),
+            &limits,
+            grants.clone(),
+            Requested::default(),
+        );
+        arm(&mut store, &limits);
+        store
+    };
     macro_rules! call {
         ($pre:expr, $accessor:ident, $wrap:path) => {{
-            let mut store = new_store(
-                $pre.engine(),
-                name.clone(),
-                &limits,
-                grants.clone(),
-                Requested::default(),
-            );
-            arm(&mut store, &limits);
+            let mut store = fresh($pre.engine());
             let instance = $pre
                 .instantiate(&mut store)
                 .map_err(|e| classify(e, &store, &limits, label))?;
@@ -505,14 +510,7 @@ fn describe(pre: &PluginPre, label: &str) -> Result<Description, PluginError> {
     Ok(match pre {
         PluginPre::Scorer(pre) => call!(pre, cautilus_plugin_scorer_api, Description::Scorer),
         PluginPre::Preset(pre) => {
-            let mut store = new_store(
-                pre.engine(),
-                name.clone(),
-                &limits,
-                grants.clone(),
-                Requested::default(),
-            );
-            arm(&mut store, &limits);
+            let mut store = fresh(pre.engine());
             let (info, contract) = pre
                 .describe(&mut store)
                 .map_err(|e| classify(e, &store, &limits, label))?;
@@ -526,14 +524,7 @@ fn describe(pre: &PluginPre, label: &str) -> Result<Description, PluginError> {
             }))
         }
         PluginPre::Provider(pre) => super::io::block_on(async {
-            let mut store = new_store(
-                pre.engine(),
-                name.clone(),
-                &limits,
-                grants.clone(),
-                Requested::default(),
-            );
-            arm(&mut store, &limits);
+            let mut store = fresh(pre.engine());
             let instance = pre
                 .instantiate_async(&mut store)
                 .await
