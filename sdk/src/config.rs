@@ -21,6 +21,11 @@ use crate::PluginError;
 /// ```
 pub fn parse_config<T: DeserializeOwned>(json: &str) -> Result<T, PluginError> {
     let json = if json.trim().is_empty() { "{}" } else { json };
+    // Most configs are valid: parse without tracking paths first, and only
+    // retrace a failure to name its field (the outcome is the same).
+    if let Ok(value) = serde_json::from_str(json) {
+        return Ok(value);
+    }
     let mut deserializer = serde_json::Deserializer::from_str(json);
     match serde_path_to_error::deserialize(&mut deserializer) {
         Ok(value) => Ok(value),

@@ -28,9 +28,10 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use serde_json::{Map, Value, json};
+use serde_json::Value;
 
 use super::EvalError;
+use super::assertion_syntax::{AssertionConfig, JUDGE, Parsed, parse};
 use super::host_checks::{Checked, CodeGrader, GraderCase, Metrics};
 use super::judge::{HOW_TO_CONFIGURE, JudgeModel, Spend};
 pub use super::outcome::Outcome;
@@ -42,9 +43,6 @@ use crate::plugin::scorer::split_host_keys;
 use crate::plugin::{
     GraderSpec, Grants, Limits, Plugin, PluginError, Registry, ScoreInput, reference_in,
 };
-
-/// Keys of an assertion the host reads; everything else is scorer config.
-const ASSERTION_KEYS: &[&str] = &["type", "name", "weight", "required"];
 
 /// One distinct assertion configuration.
 pub struct Spec {
@@ -230,7 +228,13 @@ impl Assertions {
         };
         for (j, raw) in list.iter().enumerate() {
             let at = format!("{}[{j}]", source.path);
-            let (reference, config, name, weight, required) = match parse(raw, &at) {
+            let Parsed {
+                reference,
+                config,
+                name,
+                weight,
+                required,
+            } = match parse(raw, &at) {
                 Ok(parsed) => parsed,
                 Err(problem) => {
                     problems.push(problem);
@@ -242,11 +246,11 @@ impl Assertions {
             // directory, so that counts.
             let resolved = reference_in(&source.base, &reference);
             let base = (reference == CODE_GRADER).then(|| source.base.clone());
-            let key = (resolved, config.to_string(), base);
+            let key = (resolved, config.text(), base);
             let spec = match keys.get(&key) {
                 Some(spec) => spec.clone(),
                 None => {
-                    let spec = self.resolve_spec(registry, &source.base, &key.0, &config);
+                    let spec = self.resolve_spec(registry, &source.base, &key.0, &config, &key.1);
                     match spec {
                         Ok(spec) => {
                             let spec = Arc::new(spec);
@@ -279,17 +283,19 @@ impl Assertions {
         registry: &Registry,
         base: &Path,
         reference: &str,
-        config: &Value,
+        config: &AssertionConfig<'_>,
+        config_text: &str,
     ) -> Result<Spec, String> {
         if reference == CODE_GRADER || reference == EXECUTION_METRICS {
             // `negate` is the host's for every assertion type, as for scorers.
-            let (config, negate) = split_host_keys(config).map_err(|(field, message)| {
-                if field.is_empty() {
-                    message
-                } else {
-                    format!("`{field}`: {message}")
-                }
-            })?;
+            let (config, negate) =
+                split_host_keys(&config.value()).map_err(|(field, message)| {
+                    if field.is_empty() {
+                        message
+                    } else {
+                        format!("`{field}`: {message}")
+                    }
+                })?;
             let check = if reference == CODE_GRADER {
                 Check::CodeGrader(CodeGrader::parse(&config, base)?)
             } else {
@@ -315,7 +321,13 @@ impl Assertions {
                 ));
             }
         };
-        let grader = GraderSpec::new(&plugin, &scorer, config).map_err(|e| e.to_string())?;
+        // A config without host-owned keys goes to the scorer as written.
+        let grader = if config.has_host_keys() {
+            GraderSpec::new(&plugin, &scorer, &config.value())
+        } else {
+            GraderSpec::with_text(&plugin, &scorer, config_text.to_string())
+        }
+        .map_err(|e| e.to_string())?;
         Ok(Spec {
             check: Check::Scorer(ScorerCheck {
                 plugin,
@@ -491,79 +503,6 @@ fn once_items<'a, S>(
     )
 }
 
-type Parsed = (String, Value, Option<String>, f64, bool);
-
-/// Splits an assertion into (type, scorer config, name, weight, required).
-fn parse(raw: &Value, at: &str) -> Result<Parsed, (String, String)> {
-    let problem = |path: String, message: String| (path, message);
-    if let Value::String(criterion) = raw {
-        if criterion.trim().is_empty() {
-            return Err(problem(
-                at.to_string(),
-                "an empty criterion; write what a good answer does, or use `{type: <scorer>, ...}`"
-                    .into(),
-            ));
-        }
-        return Ok((
-            JUDGE.into(),
-            json!({ "criteria": criterion }),
-            Some(criterion.clone()),
-            1.0,
-            true,
-        ));
-    }
-    let Some(object) = raw.as_object() else {
-        return Err(problem(
-            at.to_string(),
-            "an assertion is an object `{type: <scorer>, ...config}` or a plain-string criterion for the judge".into(),
-        ));
-    };
-    let reference = match object.get("type") {
-        Some(Value::String(t)) if !t.trim().is_empty() => t.clone(),
-        _ => {
-            return Err(problem(
-                format!("{at}.type"),
-                "is missing: name a scorer (e.g. `contains`, `regex`, `./my_scorer.wasm`)".into(),
-            ));
-        }
-    };
-    let name = match object.get("name") {
-        None | Some(Value::Null) => None,
-        Some(Value::String(n)) => Some(n.clone()),
-        Some(_) => return Err(problem(format!("{at}.name"), "must be a string".into())),
-    };
-    let weight = match object.get("weight") {
-        None | Some(Value::Null) => 1.0,
-        Some(w) => match w.as_f64().filter(|w| *w >= 0.0 && w.is_finite()) {
-            Some(w) => w,
-            None => {
-                return Err(problem(
-                    format!("{at}.weight"),
-                    "must be a non-negative number".into(),
-                ));
-            }
-        },
-    };
-    let required = match object.get("required") {
-        None | Some(Value::Null) => true,
-        Some(Value::Bool(b)) => *b,
-        Some(_) => {
-            return Err(problem(
-                format!("{at}.required"),
-                "must be true or false".into(),
-            ));
-        }
-    };
-    let config: Map<String, Value> = object
-        .iter()
-        .filter(|(k, _)| !ASSERTION_KEYS.contains(&k.as_str()))
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect();
-    Ok((reference, Value::Object(config), name, weight, required))
-}
-
-/// The built-in scorer that grades natural-language criteria.
-const JUDGE: &str = "judge";
 /// Assertion types the host runs itself.
 const CODE_GRADER: &str = "code-grader";
 const EXECUTION_METRICS: &str = "execution-metrics";

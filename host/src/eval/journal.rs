@@ -317,7 +317,7 @@ fn json_string(text: &str) -> String {
 /// output may be pretty-printed, and in JSON text a raw line break can only
 /// be whitespace between tokens (inside strings it is escaped).
 fn one_line(json: &str) -> std::borrow::Cow<'_, str> {
-    if !json.bytes().any(|b| b == b'\n' || b == b'\r') {
+    if memchr::memchr2(b'\n', b'\r', json.as_bytes()).is_none() {
         return std::borrow::Cow::Borrowed(json);
     }
     std::borrow::Cow::Owned(json.replace(['\n', '\r'], " "))

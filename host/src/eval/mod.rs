@@ -25,7 +25,8 @@
 //! - [`steps`]: multi-step fixtures, each step a suite of its own;
 //! - [`assertions`]: fixture assertions through scorer plugins;
 //!   [`scorer_pool`]: a worker's scorer instances and batched calls;
-//!   [`outcome`]: one assertion's result;
+//!   [`outcome`]: one assertion's result; `assertion_syntax`: one assertion
+//!   split into the fields the host reads and its scorer config;
 //! - [`host_checks`]: the assertion types the host runs (code graders,
 //!   execution metrics); [`judge`]: the suite's judge model
 //!   ([`embeddings`]: its `embed` calls);
@@ -35,6 +36,7 @@
 //! - [`records`]: run directories, streamed atomic packets, timestamps;
 //! - [`report`]: the terminal summary.
 
+mod assertion_syntax;
 pub mod assertions;
 pub mod batch;
 pub mod cases;

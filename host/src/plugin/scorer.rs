@@ -69,7 +69,7 @@ impl Observation {
 }
 
 /// Keys of a scorer config that the host consumes itself.
-const HOST_KEYS: &[&str] = &["negate"];
+pub(crate) const HOST_KEYS: &[&str] = &["negate"];
 
 /// One configuration of one scorer of a plugin: what a `grader` is
 /// prepared from. Checked against the plugin's `describe` when built; the
@@ -90,6 +90,21 @@ impl GraderSpec {
     /// Fails with a definition error when the plugin is not a scorer, has
     /// no such scorer, or `negate` is not a boolean.
     pub fn new(plugin: &Plugin, scorer: &str, config: &Value) -> Result<Self, PluginError> {
+        let mut spec = Self::with_text(plugin, scorer, String::new())?;
+        let (config, negate) =
+            split_host_keys(config).map_err(|(field, message)| PluginError::InvalidConfig {
+                plugin: scorer.to_string(),
+                field,
+                message,
+            })?;
+        spec.config = Value::Object(config).to_string();
+        spec.negate = negate;
+        Ok(spec)
+    }
+
+    /// A spec from a config's compact JSON text, which holds no host-owned
+    /// key (the caller took them off, [`HOST_KEYS`]).
+    pub fn with_text(plugin: &Plugin, scorer: &str, config: String) -> Result<Self, PluginError> {
         let Description::Scorer(pack) = &plugin.description else {
             return Err(PluginError::WrongWorld {
                 plugin: plugin.label.clone(),
@@ -109,16 +124,10 @@ impl GraderSpec {
                     .join(", "),
             });
         }
-        let (config, negate) =
-            split_host_keys(config).map_err(|(field, message)| PluginError::InvalidConfig {
-                plugin: scorer.to_string(),
-                field,
-                message,
-            })?;
         Ok(Self {
             scorer: scorer.to_string(),
-            config: Value::Object(config).to_string(),
-            negate,
+            config,
+            negate: false,
         })
     }
 

@@ -1,0 +1,170 @@
+//! The syntax of one assertion: `{type, ...config, name?, weight?,
+//! required?}` or a plain-string criterion for the judge, split into what
+//! the host reads and the scorer's config (kept as a view of the
+//! assertion, written as JSON text once).
+
+use serde_json::{Map, Value, json};
+
+/// Keys of an assertion the host reads; everything else is scorer config.
+const ASSERTION_KEYS: &[&str] = &["type", "name", "weight", "required"];
+
+/// The built-in scorer that grades natural-language criteria.
+pub(super) const JUDGE: &str = "judge";
+
+/// An assertion split into what the host reads and the scorer config.
+pub(super) struct Parsed<'a> {
+    pub(super) reference: String,
+    pub(super) config: AssertionConfig<'a>,
+    pub(super) name: Option<String>,
+    pub(super) weight: f64,
+    pub(super) required: bool,
+}
+
+/// The scorer config of an assertion: the criterion of a plain string, or
+/// the assertion's object without the keys the host reads (never copied
+/// unless a check needs it as a value).
+pub(super) enum AssertionConfig<'a> {
+    Criterion(&'a str),
+    Fields(&'a Map<String, Value>),
+}
+
+impl AssertionConfig<'_> {
+    fn entries(&self) -> impl Iterator<Item = (&str, &Value)> {
+        let fields = match self {
+            Self::Fields(object) => Some(object),
+            Self::Criterion(_) => None,
+        };
+        fields
+            .into_iter()
+            .flat_map(|object| object.iter())
+            .filter(|(k, _)| !ASSERTION_KEYS.contains(&k.as_str()))
+            .map(|(k, v)| (k.as_str(), v))
+    }
+
+    /// The config as compact JSON text (what identifies it in a suite).
+    pub(super) fn text(&self) -> String {
+        match self {
+            Self::Criterion(criterion) => json!({ "criteria": criterion }).to_string(),
+            Self::Fields(_) => {
+                let mut out = Vec::with_capacity(64);
+                let mut serializer = serde_json::Serializer::new(&mut out);
+                serde::Serializer::collect_map(&mut serializer, self.entries())
+                    .expect("a JSON map serializes");
+                String::from_utf8(out).expect("serde_json writes UTF-8")
+            }
+        }
+    }
+
+    /// The config as a JSON object.
+    pub(super) fn value(&self) -> Value {
+        match self {
+            Self::Criterion(criterion) => json!({ "criteria": criterion }),
+            Self::Fields(_) => Value::Object(
+                self.entries()
+                    .map(|(k, v)| (k.to_string(), v.clone()))
+                    .collect(),
+            ),
+        }
+    }
+
+    /// Whether it holds a key the host takes off a scorer's config.
+    pub(super) fn has_host_keys(&self) -> bool {
+        self.entries()
+            .any(|(k, _)| crate::plugin::scorer::HOST_KEYS.contains(&k))
+    }
+}
+
+/// Splits an assertion into its type, scorer config, name, weight and
+/// whether it is required.
+pub(super) fn parse<'a>(raw: &'a Value, at: &str) -> Result<Parsed<'a>, (String, String)> {
+    let problem = |path: String, message: String| (path, message);
+    if let Value::String(criterion) = raw {
+        if criterion.trim().is_empty() {
+            return Err(problem(
+                at.to_string(),
+                "an empty criterion; write what a good answer does, or use `{type: <scorer>, ...}`"
+                    .into(),
+            ));
+        }
+        return Ok(Parsed {
+            reference: JUDGE.into(),
+            config: AssertionConfig::Criterion(criterion),
+            name: Some(criterion.clone()),
+            weight: 1.0,
+            required: true,
+        });
+    }
+    let Some(object) = raw.as_object() else {
+        return Err(problem(
+            at.to_string(),
+            "an assertion is an object `{type: <scorer>, ...config}` or a plain-string criterion for the judge".into(),
+        ));
+    };
+    let reference = match object.get("type") {
+        Some(Value::String(t)) if !t.trim().is_empty() => t.clone(),
+        _ => {
+            return Err(problem(
+                format!("{at}.type"),
+                "is missing: name a scorer (e.g. `contains`, `regex`, `./my_scorer.wasm`)".into(),
+            ));
+        }
+    };
+    let name = match object.get("name") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(n)) => Some(n.clone()),
+        Some(_) => return Err(problem(format!("{at}.name"), "must be a string".into())),
+    };
+    let weight = match object.get("weight") {
+        None | Some(Value::Null) => 1.0,
+        Some(w) => match w.as_f64().filter(|w| *w >= 0.0 && w.is_finite()) {
+            Some(w) => w,
+            None => {
+                return Err(problem(
+                    format!("{at}.weight"),
+                    "must be a non-negative number".into(),
+                ));
+            }
+        },
+    };
+    let required = match object.get("required") {
+        None | Some(Value::Null) => true,
+        Some(Value::Bool(b)) => *b,
+        Some(_) => {
+            return Err(problem(
+                format!("{at}.required"),
+                "must be true or false".into(),
+            ));
+        }
+    };
+    Ok(Parsed {
+        reference,
+        config: AssertionConfig::Fields(object),
+        name,
+        weight,
+        required,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_config_is_the_assertion_without_the_host_keys_written_as_json() {
+        let raw = json!({"type": "regex", "value": "^a\"b", "name": "n", "weight": 2,
+                         "required": false, "negate": true, "flags": {"i": [1, 2.5, null]}});
+        let parsed = parse(&raw, "assertions[0]").unwrap();
+        let expected = json!({"value": "^a\"b", "negate": true, "flags": {"i": [1, 2.5, null]}});
+        assert_eq!(parsed.config.text(), expected.to_string());
+        assert_eq!(parsed.config.value(), expected);
+        assert!(parsed.config.has_host_keys());
+        let plain = json!({"type": "contains", "value": "x"});
+        let parsed = parse(&plain, "assertions[1]").unwrap();
+        assert_eq!(parsed.config.text(), r#"{"value":"x"}"#);
+        assert!(!parsed.config.has_host_keys());
+        let criterion = json!("is polite");
+        let parsed = parse(&criterion, "assertions[2]").unwrap();
+        assert_eq!(parsed.config.text(), r#"{"criteria":"is polite"}"#);
+        assert_eq!(parsed.reference, JUDGE);
+    }
+}
