@@ -14,12 +14,14 @@
 //! - [`pack`]: preset packs: manifest, archive, installed packs, lock file;
 //! - [`report`]: HTML, JUnit and Markdown reports of a run's records;
 //! - [`schema`]: JSON Schemas of the fixture and the packets;
+//! - [`file_names`]: file names made from user-written ids;
 //! - [`json_members`]: an object's members as raw text (editing top levels);
 //! - [`cli`]: the `cautilus` command line.
 
 pub mod cli;
 pub mod contract;
 pub mod eval;
+pub mod file_names;
 pub mod fixture;
 pub mod json_members;
 pub mod pack;

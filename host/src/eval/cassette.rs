@@ -418,16 +418,7 @@ fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
 /// `name` keeps letters, digits, `-`, `_` and `.` (anything else becomes
 /// `-`).
 pub fn default_path(records: &Path, name: &str) -> PathBuf {
-    let safe: String = name
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || "-_.".contains(c) {
-                c
-            } else {
-                '-'
-            }
-        })
-        .collect();
+    let safe = crate::file_names::sanitized(name, '-');
     records
         .join("cassettes")
         .join(format!("{}.json", safe.trim_matches('.')))

@@ -296,20 +296,9 @@ fn with_workspace_hash(request: &Invocation, copy: &WorkspaceCopy) -> Invocation
 /// relative path, or `None` (saying why) when it cannot be written: a lost
 /// transcript never fails the case.
 fn save_transcript(run_dir: &Path, case_id: &str, index: usize, text: &str) -> Option<String> {
-    let safe: String = case_id
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
-                c
-            } else {
-                '_'
-            }
-        })
-        .take(80)
-        .collect();
     // Two case ids that sanitize alike still get distinct names.
-    let tag = &hex::encode(<sha2::Sha256 as sha2::Digest>::digest(case_id.as_bytes()))[..8];
-    let relative = format!("{TRANSCRIPTS}/{safe}-{tag}-{}.jsonl", index + 1);
+    let name = crate::file_names::tagged(case_id);
+    let relative = format!("{TRANSCRIPTS}/{name}-{}.jsonl", index + 1);
     match super::records::write_bytes(&run_dir.join(&relative), text.as_bytes()) {
         Ok(()) => Some(relative),
         Err(error) => {

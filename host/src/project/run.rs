@@ -296,21 +296,7 @@ fn run_one(
 /// anything else `_`, and a tag of the id so two ids never share one (a
 /// `suiteId` of `../x` or `/tmp/x` stays inside the project run).
 pub fn safe_name(id: &str) -> String {
-    use sha2::Digest;
-    let safe: String = id
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || "-_.".contains(c) {
-                c
-            } else {
-                '_'
-            }
-        })
-        .take(80)
-        .collect();
-    let safe = safe.trim_matches('.');
-    let tag = &hex::encode(sha2::Sha256::digest(id.as_bytes()))[..8];
-    format!("{safe}-{tag}")
+    crate::file_names::tagged(id)
 }
 
 /// The worst recommendation and the exit code of the suites' results.

@@ -22,16 +22,7 @@ pub const SCHEMA: &str = "cautilus.baseline.v1";
 
 /// Where the baseline of `suite_id` lives under the records root.
 pub fn path(records_root: &Path, suite_id: &str) -> PathBuf {
-    let safe: String = suite_id
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || "-_.".contains(c) {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
+    let safe = crate::file_names::sanitized(suite_id, '_');
     let safe = safe.trim_start_matches('.');
     records_root.join("baselines").join(format!("{safe}.json"))
 }
