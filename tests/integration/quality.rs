@@ -810,3 +810,48 @@ fn a_variant_setting_a_preset_field_against_its_schema_is_refused_before_anythin
         "{stdout}"
     );
 }
+
+/// A case file is read for `skip`, `tags`, `trials` and `only` only when
+/// one of them is spelled as a key; text that spells one inside a string
+/// (`"input": "{\"skip\": …}"`) does not count, and a real key among such
+/// text is still found.
+#[test]
+fn host_owned_case_fields_are_found_among_text_that_spells_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let fixture = dir.path().join("scan.fixture.json");
+    std::fs::write(
+        &fixture,
+        r#"{"schemaVersion": "cautilus.evaluation_input.v1", "surface": "app", "preset": "prompt",
+ "suiteId": "scan", "provider": "anthropic", "model": "m",
+ "cases": [
+  {"caseId": "quoted", "input": "say {\"skip\": \"tags\"}", "expected": {"finalText": "say {\"skip"}},
+  {"caseId": "retired", "input": "hi\\", "skip": "the old portal is being retired"},
+  {"caseId": "tagged", "input": "hello", "tags": ["smoke"], "expected": {"finalText": "hello"}}
+ ]}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("canned.json"),
+        r#"{"quoted": "say {\"skip\": \"tags\"}", "retired": "hi", "tagged": "hello"}"#,
+    )
+    .unwrap();
+    let canned = dir.path().join("canned.json");
+    let (code, stdout, stderr, record) = run(
+        dir.path(),
+        &fixture,
+        "run",
+        &["--fixture-results", canned.to_str().unwrap()],
+    );
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert_eq!(
+        record["skipped"],
+        serde_json::json!([{"caseIndex": 1, "caseId": "retired", "reason": "the old portal is being retired"}])
+    );
+    let tagged = record["cells"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["caseId"] == "tagged")
+        .unwrap();
+    assert_eq!(tagged["tags"], serde_json::json!(["smoke"]));
+}

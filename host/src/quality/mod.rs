@@ -3,7 +3,8 @@
 //!
 //! - [`plan`]: the suite's experiment fields (`trials`, `variants`,
 //!   `baseline`, `gates`, `fixtureResults`) and the cells a run takes, in
-//!   groups of one variant's trial;
+//!   groups of one variant's trial; [`field_scan`]: whether a case file may set
+//!   a host-owned case field, without parsing it;
 //! - [`experiment`]: running the groups; [`record`]: what the cells
 //!   conclude and `experiment.json`;
 //! - [`aggregate`]: per-variant aggregates and the paired comparison with
@@ -17,6 +18,7 @@
 pub mod aggregate;
 pub mod baseline;
 pub mod experiment;
+pub mod field_scan;
 pub mod gates;
 pub mod merge;
 pub mod plan;

@@ -246,47 +246,6 @@ impl Plan {
     }
 }
 
-/// Whether any case of `source` may set a host-owned field: a streamed
-/// case file that never spells one of their names is not read for them
-/// (a suite of a million cases is then read only by its run).
-fn may_set_case_fields(source: &CaseSource) -> bool {
-    let CaseSource::Streamed(streamed) = source else {
-        return true;
-    };
-    let Ok(mut file) = std::fs::File::open(&streamed.path) else {
-        return true; // the run names the problem
-    };
-    // In JSON a field name is always quoted (`"only"`), so a word in a
-    // case's text does not count; a CSV header names its columns bare.
-    let needles: Vec<String> = case_fields::KEYS
-        .iter()
-        .map(|key| match streamed.format {
-            crate::fixture::stream::Format::Csv => (*key).to_string(),
-            _ => format!("\"{key}\""),
-        })
-        .collect();
-    // A chunk at a time, each starting with the previous chunk's last few
-    // bytes, so a name split across two reads is still found.
-    const CHUNK: usize = 1 << 20;
-    let overlap = needles.iter().map(String::len).max().unwrap_or(0);
-    let finders: Vec<_> = needles.iter().map(memchr::memmem::Finder::new).collect();
-    let mut buffer = vec![0u8; CHUNK + overlap];
-    let mut kept = 0;
-    loop {
-        let read = match std::io::Read::read(&mut file, &mut buffer[kept..]) {
-            Ok(0) => return false,
-            Ok(read) => read,
-            Err(_) => return true,
-        };
-        let filled = kept + read;
-        if finders.iter().any(|f| f.find(&buffer[..filled]).is_some()) {
-            return true;
-        }
-        kept = overlap.min(filled);
-        buffer.copy_within(filled - kept..filled, 0);
-    }
-}
-
 /// How many trials each case runs (0: not run), read from the cases.
 struct Selected {
     /// `None`: every case, `uniform` trials each.
@@ -311,7 +270,7 @@ fn select_cases(
     if filters.cases.is_empty()
         && filters.tags.is_empty()
         && filters.shard.is_none()
-        && !may_set_case_fields(&suite.cases)
+        && !super::field_scan::may_set_case_fields(&suite.cases)
     {
         return Ok(selected);
     }
