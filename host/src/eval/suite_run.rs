@@ -70,10 +70,9 @@ pub fn run_suite(
         crate::taxonomy::Mode::Workspace => 1,
         crate::taxonomy::Mode::Messaging => default_jobs(),
     });
-    let preset = registry.preset_for(suite.pair, super::validate::preset_pack(&suite.body))?;
-    let contract = &super::pipeline::preset_description(&preset).contract;
     // Checked before anything is written (the checking pass checks again).
-    crate::fixture::apply_contract(&mut suite, contract, preset.id())?;
+    let preset = super::validate::preset_applied(registry, &mut suite)?;
+    let contract = &super::pipeline::preset_description(&preset).contract;
     let redaction = options.redact.clone();
     let info = preset_info(&preset);
     let mut canned = read_fixture_results(options.fixture_results.as_deref())?;

@@ -127,9 +127,8 @@ pub fn validate_suite(
     for warning in &suite.warnings {
         eprintln!("warning: {warning}");
     }
-    let preset = registry.preset_for(suite.pair, preset_pack(&suite.body))?;
+    let preset = preset_applied(registry, &mut suite)?;
     let contract = &super::pipeline::preset_description(&preset).contract;
-    crate::fixture::apply_contract(&mut suite, contract, preset.id())?;
     let fixture = suite.file.as_path();
     let judge = judge(registry, &suite, options)?;
     let shared = suite.body.get("assertions").map(|list| Source {
@@ -359,18 +358,28 @@ fn judge(
     })))
 }
 
-/// The installed pack whose preset a suite runs on (`presetPack`), if any.
 /// Checks `suite`'s preset fields against the contract of the preset that
 /// would serve it, without reading its cases: for what must be refused
 /// before anything runs (every variant of an experiment, every step whose
 /// fields do not wait on an earlier step).
 pub fn check_preset_fields(registry: &Registry, mut suite: Suite) -> Result<(), EvalError> {
-    let preset = registry.preset_for(suite.pair, preset_pack(&suite.body))?;
-    let contract = &super::pipeline::preset_description(&preset).contract;
-    crate::fixture::apply_contract(&mut suite, contract, preset.id())?;
-    Ok(())
+    preset_applied(registry, &mut suite).map(drop)
 }
 
+/// The preset that serves `suite` (its pair, from `presetPack` when named),
+/// with the preset's contract applied to the suite's fields: checked, and
+/// defaults filled in.
+pub(super) fn preset_applied(
+    registry: &Registry,
+    suite: &mut Suite,
+) -> Result<Arc<Plugin>, EvalError> {
+    let preset = registry.preset_for(suite.pair, preset_pack(&suite.body))?;
+    let contract = &super::pipeline::preset_description(&preset).contract;
+    crate::fixture::apply_contract(suite, contract, preset.id())?;
+    Ok(preset)
+}
+
+/// The installed pack whose preset a suite runs on (`presetPack`), if any.
 pub fn preset_pack(body: &serde_json::Map<String, serde_json::Value>) -> Option<&str> {
     body.get("presetPack")
         .and_then(serde_json::Value::as_str)

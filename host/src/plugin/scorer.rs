@@ -90,40 +90,24 @@ impl GraderSpec {
     /// Fails with a definition error when the plugin is not a scorer, has
     /// no such scorer, or `negate` is not a boolean.
     pub fn new(plugin: &Plugin, scorer: &str, config: &Value) -> Result<Self, PluginError> {
-        let mut spec = Self::with_text(plugin, scorer, String::new())?;
+        check_scorer(plugin, scorer)?;
         let (config, negate) =
             split_host_keys(config).map_err(|(field, message)| PluginError::InvalidConfig {
                 plugin: scorer.to_string(),
                 field,
                 message,
             })?;
-        spec.config = Value::Object(config).to_string();
-        spec.negate = negate;
-        Ok(spec)
+        Ok(Self {
+            scorer: scorer.to_string(),
+            config: Value::Object(config).to_string(),
+            negate,
+        })
     }
 
     /// A spec from a config's compact JSON text, which holds no host-owned
     /// key (the caller took them off, [`HOST_KEYS`]).
     pub fn with_text(plugin: &Plugin, scorer: &str, config: String) -> Result<Self, PluginError> {
-        let Description::Scorer(pack) = &plugin.description else {
-            return Err(PluginError::WrongWorld {
-                plugin: plugin.label.clone(),
-                found: plugin.kind,
-                expected: PluginKind::Scorer,
-            });
-        };
-        if !pack.scorers.iter().any(|s| s.id == scorer) {
-            return Err(PluginError::UnknownScorer {
-                plugin: plugin.label.clone(),
-                scorer: scorer.to_string(),
-                available: pack
-                    .scorers
-                    .iter()
-                    .map(|s| s.id.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", "),
-            });
-        }
+        check_scorer(plugin, scorer)?;
         Ok(Self {
             scorer: scorer.to_string(),
             config,
@@ -192,6 +176,30 @@ impl ScorerSession {
     pub fn score_batch(&mut self, inputs: &[ScoreInput]) -> Vec<Result<Score, PluginError>> {
         self.instance.score_batch(&self.spec, inputs)
     }
+}
+
+/// Fails unless `plugin` is a scorer component with a scorer `scorer`.
+fn check_scorer(plugin: &Plugin, scorer: &str) -> Result<(), PluginError> {
+    let Description::Scorer(pack) = &plugin.description else {
+        return Err(PluginError::WrongWorld {
+            plugin: plugin.label.clone(),
+            found: plugin.kind,
+            expected: PluginKind::Scorer,
+        });
+    };
+    if !pack.scorers.iter().any(|s| s.id == scorer) {
+        return Err(PluginError::UnknownScorer {
+            plugin: plugin.label.clone(),
+            scorer: scorer.to_string(),
+            available: pack
+                .scorers
+                .iter()
+                .map(|s| s.id.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+        });
+    }
+    Ok(())
 }
 
 /// Splits host-owned keys (`negate`) off a config; returns the rest of the
