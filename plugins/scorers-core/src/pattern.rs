@@ -5,7 +5,9 @@
 //! case's own assertion, or the case's `expected` as the pattern) is built
 //! without the DFAs and the one-pass engine: same syntax and answers, a
 //! fraction of the build time, and the search over one output does not
-//! need them.
+//! need them. A pattern that is plain text (with `^`/`$` anchors and
+//! escaped punctuation at most, no flags that change its meaning) is not
+//! built at all: it is matched as the text it spells ([`Literal`]).
 
 use regex::{Regex, RegexBuilder};
 use regex_automata::meta;
@@ -49,6 +51,10 @@ impl RegexScorer {
     pub fn check(config: RegexConfig) -> Result<(), ConfigError> {
         let flags = check_flags(config.flags)?;
         if let Some(pattern) = &config.value {
+            let pattern = as_text(pattern);
+            if Literal::parse(&pattern, &flags).is_some() {
+                return Ok(()); // plain text always parses
+            }
             regex_syntax::ParserBuilder::new()
                 .case_insensitive(flags.contains('i'))
                 .multi_line(flags.contains('m'))
@@ -56,7 +62,7 @@ impl RegexScorer {
                 .ignore_whitespace(flags.contains('x'))
                 .swap_greed(flags.contains('U'))
                 .build()
-                .parse(&as_text(pattern))
+                .parse(&pattern)
                 .map_err(|e| ConfigError::new("value", format!("invalid regex: {e}")))?;
         }
         Ok(())
@@ -90,8 +96,70 @@ impl RegexScorer {
             Some(pattern) => (as_text(pattern), "value"),
             None => (as_text(reference(None, expected)?), "expected"),
         };
-        let matched = compile_once(&pattern, &flags, path)?.is_match(output);
+        let matched = match Literal::parse(&pattern, &flags) {
+            Some(literal) => literal.is_match(output),
+            None => compile_once(&pattern, &flags, path)?.is_match(output),
+        };
         Ok(verdict(matched, &pattern, &flags, output))
+    }
+}
+
+/// A pattern that spells plain text: optionally anchored at the start
+/// (`^`) and the end (`$`), its characters verbatim or escaped the way the
+/// `regex` syntax takes a superfluous escape (`\.`, `\ `, `\-`). Such a
+/// pattern matches exactly where its text occurs, so it needs no regex.
+#[derive(Debug, PartialEq)]
+struct Literal {
+    text: String,
+    start: bool,
+    end: bool,
+}
+
+impl Literal {
+    /// Longest pattern taken as text (a longer one is built, so the
+    /// engine's size limit still applies as it would).
+    const MAX_LEN: usize = 4096;
+
+    /// The text `pattern` spells, when it is plain text under `flags`
+    /// (none, or only those that cannot change what text matches: `s`
+    /// and `U` concern `.` and repetitions, `g` is ignored).
+    fn parse(pattern: &str, flags: &str) -> Option<Self> {
+        if pattern.len() > Self::MAX_LEN || flags.chars().any(|f| !"sUg".contains(f)) {
+            return None;
+        }
+        let (start, rest) = match pattern.strip_prefix('^') {
+            Some(rest) => (true, rest),
+            None => (false, pattern),
+        };
+        let mut text = String::with_capacity(rest.len());
+        let mut end = false;
+        let mut chars = rest.chars();
+        while let Some(c) = chars.next() {
+            match c {
+                '\\' => match chars.next() {
+                    Some(escaped) if regex_syntax::is_escapeable_character(escaped) => {
+                        text.push(escaped)
+                    }
+                    _ => return None, // `\d`, `\n`, `\x41`, `\<`, a trailing `\`
+                },
+                '$' if chars.as_str().is_empty() => end = true,
+                '.' | '+' | '*' | '?' | '(' | ')' | '|' | '[' | ']' | '{' | '}' | '^' | '$' => {
+                    return None;
+                }
+                c => text.push(c),
+            }
+        }
+        Some(Self { text, start, end })
+    }
+
+    /// Whether the text occurs in `haystack` where the anchors allow.
+    fn is_match(&self, haystack: &str) -> bool {
+        match (self.start, self.end) {
+            (true, true) => haystack == self.text,
+            (true, false) => haystack.starts_with(&self.text),
+            (false, true) => haystack.ends_with(&self.text),
+            (false, false) => haystack.contains(&self.text),
+        }
     }
 }
 
@@ -212,6 +280,105 @@ mod tests {
     }
 
     #[test]
+    fn plain_text_patterns_match_as_the_compiled_regex_does() {
+        let patterns = [
+            "",
+            "^",
+            "$",
+            "^$",
+            "abc",
+            "^abc",
+            "abc$",
+            "^abc$",
+            "^item 3: plu",
+            r#"^\{"id": 0"#,
+            r#"^\{\"id\": 0"#,
+            r"a\.b",
+            r"\^a",
+            r"a\$",
+            r"\$",
+            r"^\$$",
+            r"\ x\-y\&z\~\#",
+            r"%\%",
+            "é✓ x",
+            "^Ελλ",
+            "a]b",
+            "a}b",
+            "a#b c",
+            // not plain text: built as a regex
+            "a.b",
+            "a+",
+            "(a)",
+            "a|b",
+            "[ab]",
+            "a{2}",
+            "^^a",
+            "a$b",
+            r"\d",
+            r"\n",
+            r"\x41",
+            r"\<a",
+            r"a\",
+            r"\b",
+            "(?i)abc",
+        ];
+        let haystacks = [
+            "",
+            "abc",
+            "xabc",
+            "abcx",
+            "a.b",
+            "a+b",
+            "^a",
+            "a$",
+            "$",
+            "item 3: plugin",
+            "{\"id\": 0, \"t\": 1}",
+            " x-y&z~#",
+            "%%",
+            "é✓ x",
+            "Ελληνικά",
+            "a]b",
+            "a}b",
+            "a#b c",
+            "aab",
+            "1",
+            "\n",
+            "A",
+            "a",
+            "$x",
+        ];
+        for pattern in patterns {
+            for flags in ["", "g", "s", "U", "sUg", "i", "m", "x"] {
+                let literal = Literal::parse(pattern, flags);
+                let Ok(regex) = compile(pattern, flags, "value") else {
+                    assert_eq!(literal, None, "{pattern:?} does not compile");
+                    continue;
+                };
+                let Some(literal) = literal else { continue };
+                assert!(
+                    flags.chars().all(|f| "sUg".contains(f)),
+                    "{pattern:?} /{flags}: taken as text under a flag that changes it"
+                );
+                for haystack in haystacks {
+                    assert_eq!(
+                        literal.is_match(haystack),
+                        regex.is_match(haystack),
+                        "{pattern:?} /{flags} on {haystack:?}"
+                    );
+                }
+            }
+        }
+        let text = |p: &str| Literal::parse(p, "").map(|l| (l.start, l.text, l.end));
+        assert_eq!(text(r"^a\.b$"), Some((true, "a.b".to_string(), true)));
+        assert_eq!(text(r"\$"), Some((false, "$".to_string(), false)));
+        for not_text in ["a.b", r"\d", r"a\", "a$b", "(?i)a", r"\<"] {
+            assert_eq!(text(not_text), None, "{not_text:?}");
+        }
+        assert_eq!(Literal::parse(&"a".repeat(Literal::MAX_LEN + 1), ""), None);
+    }
+
+    #[test]
     fn a_pattern_used_once_answers_as_a_compiled_one() {
         let outputs = ["x\nHELLO\ny", "hello", "Ελληνικά", "", "a1b2", "{\"k\": 1}"];
         for config in [
@@ -221,6 +388,9 @@ mod tests {
             json!({"value": "(?x) a \\d # comment"}),
             json!({"value": "^\\{\"k\\\": \\d"}),
             json!({"value": "\\bhello\\b", "flags": "U"}),
+            json!({"value": "^hello"}),
+            json!({"value": "x\\nHELLO", "flags": "s"}),
+            json!({"value": "hello$", "flags": "i"}),
             json!({}),
             json!({"value": "(unclosed"}),
             json!({"value": "a", "flags": "q"}),
