@@ -73,24 +73,27 @@
 //!
 //! ## Features
 //!
-//! - `talc`: allocate with [talc](https://docs.rs/talc) instead of
-//!   wasi-libc's dlmalloc (faster for plugins that build many small values;
-//!   the built-in presets and scorers use it).
+//! - `talc`: allocate with [talc](https://docs.rs/talc), small blocks
+//!   recycled in front of it, instead of wasi-libc's dlmalloc (faster for
+//!   plugins that build many small values; the built-in presets and scorers
+//!   use it).
 
 // The generated bindings name this crate by path, also from inside it.
 extern crate self as cautilus_sdk;
 
-/// With the `talc` feature the component allocates with talc: a plugin that
-/// builds and drops many small values (JSON trees) spends about a third less
-/// time allocating than with wasi-libc's dlmalloc. Leave it off to bring
-/// your own `#[global_allocator]`.
+/// With the `talc` feature the component allocates with talc, small blocks
+/// recycled in front of it ([`small_blocks`]): a plugin that builds and
+/// drops many small values (JSON trees) spends far less time allocating
+/// than with wasi-libc's dlmalloc. Leave it off to bring your own
+/// `#[global_allocator]`.
 #[cfg(all(
     feature = "talc",
     target_family = "wasm",
     not(target_feature = "atomics")
 ))]
 #[global_allocator]
-static TALC: talc::wasm::WasmDynamicTalc = talc::wasm::new_wasm_dynamic_allocator();
+static ALLOCATOR: small_blocks::SmallBlocks<talc::wasm::WasmDynamicTalc> =
+    small_blocks::SmallBlocks::new(talc::wasm::new_wasm_dynamic_allocator());
 
 mod bindings;
 mod config;
@@ -100,6 +103,15 @@ pub mod model;
 pub mod preset;
 pub mod provider;
 mod scorer;
+#[cfg(any(
+    test,
+    all(
+        feature = "talc",
+        target_family = "wasm",
+        not(target_feature = "atomics")
+    )
+))]
+mod small_blocks;
 mod types;
 
 pub use config::parse_config;
