@@ -111,3 +111,34 @@ fn a_new_cache_directory_is_private() {
     let mode = std::fs::metadata(&cache).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode, 0o700);
 }
+
+#[test]
+fn built_ins_load_in_the_background_and_once() {
+    let registry = || -> &'static cautilus::plugin::Registry {
+        let runtime = Runtime::new(RuntimeConfig {
+            cache_dir: Some(crate::support::shared_cache_dir()),
+        })
+        .unwrap();
+        Box::leak(Box::new(cautilus::plugin::Registry::new(
+            std::sync::Arc::new(runtime),
+        )))
+    };
+    // Nobody asks: the guard's drop waits for the thread, which loaded them.
+    let idle = registry();
+    assert!(!idle.builtins_loaded());
+    drop(idle.preload_builtins());
+    assert!(idle.builtins_loaded());
+
+    // Asked for at once from here and from the loading thread: both get
+    // the same components.
+    let busy = registry();
+    let preloading = busy.preload_builtins();
+    let asked: Vec<_> = busy.builtins().unwrap().to_vec();
+    drop(preloading);
+    let after = busy.builtins().unwrap();
+    assert!(!asked.is_empty());
+    assert_eq!(asked.len(), after.len());
+    for (a, b) in asked.iter().zip(after) {
+        assert!(std::sync::Arc::ptr_eq(a, b), "{} differs", a.id());
+    }
+}

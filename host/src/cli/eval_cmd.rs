@@ -459,6 +459,7 @@ fn run_test(args: TestArgs) -> anyhow::Result<ExitCode> {
     // Ctrl-C stops the run between cases and keeps every finished one.
     eval::interrupt::install()?;
     let registry = registry()?;
+    let _preloading = registry.preload_builtins();
     let run = match crate::quality::test(registry, &options)? {
         crate::quality::Run::Plain(run) => run,
         crate::quality::Run::Experiment(outcome) => {
@@ -630,6 +631,7 @@ fn compare(args: CompareArgs) -> anyhow::Result<ExitCode> {
 
 fn validate(args: ValidateArgs) -> anyhow::Result<ExitCode> {
     let registry = registry()?;
+    let _preloading = registry.preload_builtins();
     let suite = match crate::fixture::load_fixture(&args.fixture).map_err(eval::EvalError::from)? {
         crate::fixture::Fixture::Suite(suite) => suite,
         crate::fixture::Fixture::Steps(steps, warnings) => {

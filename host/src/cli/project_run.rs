@@ -43,6 +43,7 @@ pub fn run(
     };
     crate::eval::interrupt::install()?;
     let registry = super::registry()?;
+    let _preloading = registry.preload_builtins();
     let at_once = suites_at_once(&suites, &options, parallel_suites);
     let parallel = project::run::Parallelism {
         suites: at_once,

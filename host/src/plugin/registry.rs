@@ -8,7 +8,7 @@
 //! (`./pack.wasm#rubric`) for components that carry several.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use super::builtin::BUILTIN_COMPONENTS;
 use super::error::PluginError;
@@ -21,8 +21,22 @@ use crate::pack::{ComponentKind, PackSet};
 pub struct Registry {
     runtime: Arc<Runtime>,
     builtins: OnceLock<Vec<Arc<Plugin>>>,
+    /// Held while the built-ins load, so they load once.
+    loading: Mutex<()>,
     /// Installed packs (`<pack>/<id>` references); none without a home.
     packs: Option<PackSet>,
+}
+
+/// The built-in components loading in the background (see
+/// [`Registry::preload_builtins`]); dropping it waits for them.
+pub struct Preloading(Option<std::thread::JoinHandle<()>>);
+
+impl Drop for Preloading {
+    fn drop(&mut self) {
+        if let Some(thread) = self.0.take() {
+            let _ = thread.join();
+        }
+    }
 }
 
 impl Registry {
@@ -30,6 +44,7 @@ impl Registry {
         Self {
             runtime,
             builtins: OnceLock::new(),
+            loading: Mutex::new(()),
             packs: None,
         }
     }
@@ -80,11 +95,43 @@ impl Registry {
         if let Some(loaded) = self.builtins.get() {
             return Ok(loaded);
         }
+        // A caller that finds them loading waits and takes them; after a
+        // failure, the next caller tries again (and reports its own error).
+        let _loading = self
+            .loading
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(loaded) = self.builtins.get() {
+            return Ok(loaded);
+        }
         let loaded = BUILTIN_COMPONENTS
             .iter()
             .map(|b| self.runtime.load(PluginSource::Builtin(b)))
             .collect::<Result<Vec<_>, _>>()?;
         Ok(self.builtins.get_or_init(|| loaded))
+    }
+
+    /// Whether the built-in components are loaded.
+    pub fn builtins_loaded(&self) -> bool {
+        self.builtins.get().is_some()
+    }
+
+    /// Starts loading the built-in components on a thread of their own,
+    /// for a command that will need them after reading its input: the
+    /// load (mapping, instantiating and describing each component) then
+    /// overlaps the reading. A failure is left for the command's own call
+    /// of [`Registry::builtins`] to report. Dropping the guard waits for
+    /// the load, so a command that stops early (a bad fixture) does not
+    /// exit while a component is being compiled into the cache.
+    #[must_use = "dropping the guard waits for the load"]
+    pub fn preload_builtins(&'static self) -> Preloading {
+        let thread = std::thread::Builder::new()
+            .name("cautilus-load".into())
+            .spawn(move || {
+                let _ = self.builtins();
+            });
+        // Without a thread the command loads them when it needs them.
+        Preloading(thread.ok())
     }
 
     /// What every built-in preset said about itself, in build order.
