@@ -359,6 +359,7 @@ impl RunPass<'_> {
             .into_iter()
             .map(|c| (c.evaluation, c.verdict))
             .unzip();
+        let mut body_checked = vec![false; verdicts.len()];
         if !validated.assertions.none_in(&batch.assertions) {
             let fixture_dir = validated
                 .suite
@@ -378,18 +379,22 @@ impl RunPass<'_> {
                 validated
                     .assertions
                     .run_batch(&batch.assertions, pool, &plans, &runs, &extras);
-            for (verdict, outcomes) in verdicts.iter_mut().zip(&outcomes) {
-                super::verdicts::apply(verdict, outcomes);
+            for ((verdict, outcomes), checked) in
+                verdicts.iter_mut().zip(&outcomes).zip(&mut body_checked)
+            {
+                *checked = super::verdicts::apply(verdict, outcomes);
             }
         }
         let ran = evaluations
             .into_iter()
             .zip(verdicts)
+            .zip(body_checked)
             .enumerate()
-            .map(|(k, (observed, verdict))| RanCase {
+            .map(|(k, ((observed, verdict), body_checked))| RanCase {
                 index: batch.indices[k],
                 observed,
                 verdict,
+                body_checked,
                 output: self
                     .keep_outputs
                     .then(|| super::steps::case_output(&plans[k].case_id, &runs[k])),

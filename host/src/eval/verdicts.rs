@@ -14,10 +14,11 @@ use crate::plugin::bindings::preset::exports::cautilus::plugin::preset_api::{
 
 /// Folds a case's assertion outcomes into its verdict: the list goes into
 /// the summary evaluation (`assertions`, `assertionScore`), and a failed
-/// required assertion fails a case its preset passed.
-pub fn apply(verdict: &mut Verdict, outcomes: &[Outcome]) {
+/// required assertion fails a case its preset passed. True when the body
+/// is now text the host rebuilt from the parsed body (known to be JSON).
+pub fn apply(verdict: &mut Verdict, outcomes: &[Outcome]) -> bool {
     if outcomes.is_empty() {
-        return;
+        return false;
     }
     // The answer never came (the provider failed, the runner was blocked,
     // a required field is missing): its assertions were not evaluated, and
@@ -35,10 +36,10 @@ pub fn apply(verdict: &mut Verdict, outcomes: &[Outcome]) {
                 ..Entry::from(o)
             })
             .collect();
-        if let Some(body) = set_members(&verdict.body, &[("assertions", json_text(&entries))]) {
-            verdict.body = body;
-        }
-        return;
+        return rebuilt(
+            verdict,
+            set_members(&verdict.body, &[("assertions", json_text(&entries))]),
+        );
     }
     let required = |o: &&Outcome| o.required;
     let errored: Vec<&Outcome> = outcomes
@@ -131,9 +132,18 @@ pub fn apply(verdict: &mut Verdict, outcomes: &[Outcome]) {
             fields.push(("costUsd", json_text(&(answered.unwrap_or(0.0) + judged))));
         }
     }
-    // A body that is not an object (a foreign preset's) is left as it is.
-    if let Some(body) = set_members(&verdict.body, &fields) {
-        verdict.body = body;
+    rebuilt(verdict, set_members(&verdict.body, &fields))
+}
+
+/// Takes the rebuilt body, if any: a body that is not an object (a foreign
+/// preset's) is left as it is.
+fn rebuilt(verdict: &mut Verdict, body: Option<String>) -> bool {
+    match body {
+        Some(body) => {
+            verdict.body = body;
+            true
+        }
+        None => false,
     }
 }
 
@@ -265,6 +275,19 @@ mod tests {
         apply(&mut empty, &[outcome("a", true, true)]);
         let body: Value = serde_json::from_str(&empty.body).unwrap();
         assert_eq!(body["assertions"][0]["name"], "a");
+    }
+
+    #[test]
+    fn only_a_body_rebuilt_from_a_parsed_object_counts_as_checked() {
+        let mut v = verdict(r#"{"caseId":"c"}"#);
+        assert!(apply(&mut v, &[outcome("a", true, true)]));
+        assert!(!apply(&mut verdict(r#"{"caseId":"c"}"#), &[]));
+        // Not an object, or not JSON: left as it is, for the writer to check.
+        for body in ["[1]", r#"{"caseId":"c""#, "{\"a\":tru}"] {
+            let mut v = verdict(body);
+            assert!(!apply(&mut v, &[outcome("a", true, true)]), "{body}");
+            assert_eq!(v.body, body);
+        }
     }
 
     #[test]
