@@ -10,9 +10,10 @@
 //! and merges free space. Larger blocks, and blocks aligned to more than
 //! [`GRANULE`], go straight to the allocator behind.
 //!
-//! A small block is never given back to the allocator behind: a class's
-//! list holds at most the most blocks of that class ever live at once,
-//! which is bounded by the instance's memory limit like any allocation.
+//! A class's list keeps at most [`KEPT_BYTES`] of blocks; a block freed
+//! past that goes back to the allocator behind, so a call that built and
+//! dropped a large tree does not leave its memory tied to one size class
+//! for the rest of the instance's life (at most 16 × 256 KiB stay kept).
 
 use std::alloc::{GlobalAlloc, Layout};
 use std::cell::UnsafeCell;
@@ -24,6 +25,8 @@ pub const GRANULE: usize = 16;
 const CLASSES: usize = 16;
 /// The largest block kept in a free list.
 pub const LARGEST: usize = GRANULE * CLASSES;
+/// The most bytes of free blocks one class keeps.
+pub const KEPT_BYTES: usize = 256 * 1024;
 
 /// An allocator that recycles small blocks and takes the rest from `A`.
 pub struct SmallBlocks<A> {
@@ -31,6 +34,8 @@ pub struct SmallBlocks<A> {
     /// The first free block of each class; a free block's first bytes
     /// hold the address of the next one (null ends the list).
     free: UnsafeCell<[*mut u8; CLASSES]>,
+    /// How many blocks each list holds.
+    kept: UnsafeCell<[usize; CLASSES]>,
 }
 
 impl<A> SmallBlocks<A> {
@@ -38,6 +43,7 @@ impl<A> SmallBlocks<A> {
         Self {
             inner,
             free: UnsafeCell::new([ptr::null_mut(); CLASSES]),
+            kept: UnsafeCell::new([0; CLASSES]),
         }
     }
 }
@@ -55,7 +61,7 @@ fn class(layout: Layout) -> Option<usize> {
 }
 
 /// The layout of the blocks of `class`, as the allocator behind gives them.
-fn block(class: usize) -> Layout {
+fn block_layout(class: usize) -> Layout {
     Layout::from_size_align((class + 1) * GRANULE, GRANULE).expect("a small power-of-two layout")
 }
 
@@ -67,15 +73,16 @@ unsafe impl<A: GlobalAlloc> GlobalAlloc for SmallBlocks<A> {
         };
         // SAFETY: single-threaded (see `Sync`), and no reference to the
         // lists outlives this call.
-        let free = unsafe { &mut *self.free.get() };
+        let (free, kept) = unsafe { (&mut *self.free.get(), &mut *self.kept.get()) };
         let head = free[class];
         if head.is_null() {
-            // SAFETY: `block(class)` has a non-zero size.
-            return unsafe { self.inner.alloc(block(class)) };
+            // SAFETY: `block_layout(class)` has a non-zero size.
+            return unsafe { self.inner.alloc(block_layout(class)) };
         }
         // SAFETY: `head` is a free block of this class, aligned to
         // `GRANULE`, whose first bytes `dealloc` set to the next one.
         free[class] = unsafe { head.cast::<*mut u8>().read() };
+        kept[class] -= 1;
         head
     }
 
@@ -100,12 +107,17 @@ unsafe impl<A: GlobalAlloc> GlobalAlloc for SmallBlocks<A> {
             return unsafe { self.inner.dealloc(block, layout) };
         };
         // SAFETY: single-threaded (see `Sync`); `block` is a block of this
-        // class (same layout as allocated), at least `GRANULE` bytes and
-        // aligned to it, and no longer used by the caller.
+        // class (same layout as allocated, so the allocator behind gave it
+        // as `block_layout(class)`), at least `GRANULE` bytes and aligned
+        // to it, and no longer used by the caller.
         unsafe {
-            let free = &mut *self.free.get();
+            let (free, kept) = (&mut *self.free.get(), &mut *self.kept.get());
+            if (kept[class] + 1) * block_layout(class).size() > KEPT_BYTES {
+                return self.inner.dealloc(block, block_layout(class));
+            }
             block.cast::<*mut u8>().write(free[class]);
             free[class] = block;
+            kept[class] += 1;
         }
     }
 
@@ -164,9 +176,8 @@ mod tests {
             assert_ne!(a, b);
             let c = blocks.alloc(layout(32, 16));
             assert_eq!(a, c);
-            for block in [(b, 8), (c, 32)] {
-                blocks.dealloc(block.0, layout(block.1, 8));
-            }
+            blocks.dealloc(b, layout(8, 8));
+            blocks.dealloc(c, layout(32, 16));
         }
     }
 
@@ -175,18 +186,53 @@ mod tests {
         let blocks = SmallBlocks::new(System);
         unsafe {
             // Grow from 1 byte through every class and past the largest,
-            // then shrink back: the bytes written first survive each move.
+            // then shrink back: every byte that fits survives each move.
+            let fill = |k: usize| (k % 251) as u8;
             let mut size = 1;
             let mut block = blocks.alloc(layout(size, 1));
-            block.write(7);
+            block.write(fill(0));
             for next in (2..=LARGEST + 64).chain((1..LARGEST + 64).rev()) {
                 block = blocks.realloc(block, layout(size, 1), next);
                 assert!(!block.is_null());
-                assert_eq!(block.read(), 7, "after {size} -> {next}");
-                block.add(next - 1).write(1);
+                for k in 0..size.min(next) {
+                    assert_eq!(
+                        block.add(k).read(),
+                        fill(k),
+                        "byte {k} after {size} -> {next}"
+                    );
+                }
+                for k in size.min(next)..next {
+                    block.add(k).write(fill(k));
+                }
                 size = next;
             }
             blocks.dealloc(block, layout(size, 1));
+        }
+    }
+
+    #[test]
+    fn a_class_keeps_a_bounded_number_of_free_blocks() {
+        let blocks = SmallBlocks::new(System);
+        let l = layout(LARGEST, 16);
+        let many = KEPT_BYTES / LARGEST + 10;
+        unsafe {
+            let live: Vec<*mut u8> = (0..many).map(|_| blocks.alloc(l)).collect();
+            for &p in &live {
+                blocks.dealloc(p, l);
+            }
+            let kept = (*blocks.kept.get())[CLASSES - 1];
+            assert_eq!(kept, KEPT_BYTES / LARGEST);
+            // The list still hands out each block it kept, once.
+            let again: Vec<*mut u8> = (0..kept).map(|_| blocks.alloc(l)).collect();
+            assert!(again.iter().all(|p| live.contains(p)));
+            let mut distinct = again.clone();
+            distinct.sort();
+            distinct.dedup();
+            assert_eq!(distinct.len(), again.len());
+            assert_eq!((*blocks.kept.get())[CLASSES - 1], 0);
+            for p in again {
+                blocks.dealloc(p, l);
+            }
         }
     }
 

@@ -113,7 +113,7 @@ fn a_new_cache_directory_is_private() {
 }
 
 #[test]
-fn built_ins_load_in_the_background_and_once() {
+fn built_ins_load_in_the_background() {
     let registry = || -> &'static cautilus::plugin::Registry {
         let runtime = Runtime::new(RuntimeConfig {
             cache_dir: Some(crate::support::shared_cache_dir()),
@@ -129,16 +129,11 @@ fn built_ins_load_in_the_background_and_once() {
     drop(idle.preload_builtins());
     assert!(idle.builtins_loaded());
 
-    // Asked for at once from here and from the loading thread: both get
-    // the same components.
+    // Asked for while they load: the command gets them (after the load
+    // under way, or by loading them itself), and the guard still returns.
     let busy = registry();
     let preloading = busy.preload_builtins();
-    let asked: Vec<_> = busy.builtins().unwrap().to_vec();
+    let asked = busy.builtins().unwrap().len();
     drop(preloading);
-    let after = busy.builtins().unwrap();
-    assert!(!asked.is_empty());
-    assert_eq!(asked.len(), after.len());
-    for (a, b) in asked.iter().zip(after) {
-        assert!(std::sync::Arc::ptr_eq(a, b), "{} differs", a.id());
-    }
+    assert_eq!(asked, idle.builtins().unwrap().len());
 }

@@ -176,7 +176,7 @@ impl PacketWriter {
 
     /// Appends one element the host knows is one JSON value (text it built
     /// from parsed JSON), without checking it again.
-    pub fn push_checked(&mut self, json: &str) -> Result<(), EvalError> {
+    pub(super) fn push_checked(&mut self, json: &str) -> Result<(), EvalError> {
         debug_assert!(serde_json::from_str::<serde::de::IgnoredAny>(json).is_ok());
         let redacted = self.redaction.apply_text(json);
         let json = redacted.as_deref().unwrap_or(json);

@@ -302,10 +302,10 @@ mod tests {
             r"%\%",
             "é✓ x",
             "^Ελλ",
-            "a]b",
-            "a}b",
             "a#b c",
             // not plain text: built as a regex
+            "a]b",
+            "a}b",
             "a.b",
             "a+",
             "(a)",
@@ -347,8 +347,26 @@ mod tests {
             "A",
             "a",
             "$x",
+            "abc\n",
+            "x\nabc",
+            "abc\r\n",
+            "\nabc\n",
         ];
-        for pattern in patterns {
+        // Every printable ASCII character escaped, and the text it may spell.
+        let escaped: Vec<String> = (b'!'..=b'~')
+            .map(|c| format!("a\\{}b", char::from(c)))
+            .collect();
+        let spelled: Vec<String> = (b' '..=b'~')
+            .map(|c| format!("xa{}b", char::from(c)))
+            .collect();
+        let haystacks: Vec<&str> = haystacks
+            .into_iter()
+            .chain(spelled.iter().map(String::as_str))
+            .collect();
+        for pattern in patterns
+            .into_iter()
+            .chain(escaped.iter().map(String::as_str))
+        {
             for flags in ["", "g", "s", "U", "sUg", "i", "m", "x"] {
                 let literal = Literal::parse(pattern, flags);
                 let Ok(regex) = compile(pattern, flags, "value") else {
@@ -360,11 +378,18 @@ mod tests {
                     flags.chars().all(|f| "sUg".contains(f)),
                     "{pattern:?} /{flags}: taken as text under a flag that changes it"
                 );
-                for haystack in haystacks {
+                // The builder a pattern used once would otherwise go to.
+                let once = compile_once(pattern, flags, "value").expect("it compiles");
+                for &haystack in &haystacks {
                     assert_eq!(
                         literal.is_match(haystack),
                         regex.is_match(haystack),
                         "{pattern:?} /{flags} on {haystack:?}"
+                    );
+                    assert_eq!(
+                        literal.is_match(haystack),
+                        once.is_match(haystack),
+                        "{pattern:?} /{flags} on {haystack:?} (one-shot build)"
                     );
                 }
             }
