@@ -8,6 +8,7 @@
 //! times faster in a guest, where the byte loop is the hot spot.
 
 use std::fmt::Write;
+use std::ops::Range;
 
 use serde_json::Value;
 
@@ -15,6 +16,84 @@ use serde_json::Value;
 pub fn to_text(value: &Value) -> String {
     let mut out = String::with_capacity(128);
     write_value(&mut out, value);
+    out
+}
+
+/// The JSON text of an object, with where each member's key (quoted) and
+/// value are in it, so a later object that carries some of those members
+/// unchanged can copy their text ([`to_text_carrying`]).
+pub struct Written {
+    pub text: String,
+    members: Vec<(Range<usize>, Range<usize>)>,
+}
+
+/// `value` as compact JSON text (as [`to_text`]), with its top-level
+/// members' places when it is an object.
+pub fn to_text_with_members(value: &Value) -> Written {
+    let Value::Object(map) = value else {
+        return Written {
+            text: to_text(value),
+            members: Vec::new(),
+        };
+    };
+    let mut out = String::with_capacity(128);
+    let mut members = Vec::with_capacity(map.len());
+    out.push('{');
+    for (i, (key, item)) in map.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        let key_start = out.len();
+        write_str(&mut out, key);
+        let key_end = out.len();
+        out.push(':');
+        write_value(&mut out, item);
+        members.push((key_start..key_end, key_end + 1..out.len()));
+    }
+    out.push('}');
+    Written { text: out, members }
+}
+
+/// `value` as compact JSON text (as [`to_text`]), where each of the first
+/// `carried` members of the object `value` is a member of the object
+/// `source` was written from, unchanged: its text is copied from
+/// `source.text` instead of being written again. A carried key that
+/// `source` lacks is written as usual.
+pub fn to_text_carrying(value: &Value, carried: usize, source: &Written) -> String {
+    let Value::Object(map) = value else {
+        return to_text(value);
+    };
+    let mut out = String::with_capacity(source.text.len() + 128);
+    // Carried members usually keep their order: search on from the last.
+    let mut next = 0;
+    out.push('{');
+    for (i, (key, item)) in map.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        let key_start = out.len();
+        write_str(&mut out, key);
+        let found = (i < carried)
+            .then(|| {
+                let quoted = &out[key_start..];
+                let n = source.members.len();
+                (0..n)
+                    .map(|k| (next + k) % n)
+                    .find(|&m| &source.text[source.members[m].0.clone()] == quoted)
+            })
+            .flatten();
+        out.push(':');
+        match found {
+            Some(m) => {
+                let text = &source.text[source.members[m].1.clone()];
+                debug_assert_eq!(text, to_text(item), "carried member `{key}` was changed");
+                out.push_str(text);
+                next = m + 1;
+            }
+            None => write_value(&mut out, item),
+        }
+    }
+    out.push('}');
     out
 }
 
@@ -143,6 +222,55 @@ mod tests {
             let value = Value::String(s.into());
             assert_eq!(to_text(&value), serde_json::to_string(&value).unwrap());
         }
+    }
+
+    #[test]
+    fn carried_members_are_copied_from_the_source_text() {
+        let source = json!({
+            "caseId": "c-1",
+            "observed": {"finalText": "say \"hi\"\n", "messages": [{"role": "user"}]},
+            "n": 1.5,
+            "quote\"key": [true, null],
+        });
+        let written = to_text_with_members(&source);
+        assert_eq!(written.text, serde_json::to_string(&source).unwrap());
+        // Carried members in any order, a carried key the source lacks (written
+        // as usual), and members past `carried` (never looked up).
+        let body = json!({
+            "quote\"key": [true, null],
+            "observed": {"finalText": "say \"hi\"\n", "messages": [{"role": "user"}]},
+            "absent": "x",
+            "caseId": "c-1",
+            "zz": 2,
+        });
+        // `zz` (not the source's) comes last in insertion and in key order.
+        for carried in 0..=4 {
+            assert_eq!(
+                to_text_carrying(&body, carried, &written),
+                serde_json::to_string(&body).unwrap(),
+                "carried {carried}"
+            );
+        }
+        // Not an object: written as usual, whatever the source.
+        let list = json!([1, "a"]);
+        assert_eq!(to_text_carrying(&list, 2, &written), "[1,\"a\"]");
+        assert_eq!(to_text_with_members(&list).text, "[1,\"a\"]");
+    }
+
+    #[test]
+    fn a_member_past_its_carried_count_is_written_from_its_value() {
+        // `n` differs from the source's: outside the carried prefix it is
+        // written from the body, never copied.
+        let written = to_text_with_members(&json!({"a": "1", "n": 1}));
+        let body = json!({"a": "1", "n": 2});
+        assert_eq!(to_text_carrying(&body, 1, &written), r#"{"a":"1","n":2}"#);
+    }
+
+    #[test]
+    #[should_panic(expected = "carried member `n` was changed")]
+    fn a_changed_carried_member_is_caught_in_debug_builds() {
+        let written = to_text_with_members(&json!({"n": 1}));
+        to_text_carrying(&json!({"n": 2}), 1, &written);
     }
 
     #[test]

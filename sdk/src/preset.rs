@@ -161,6 +161,9 @@ pub struct Verdict {
     pub summary: String,
     /// The scored evaluation written to the summary packet.
     pub body: Value,
+    /// How many of `body`'s first members the evaluation's own, unchanged
+    /// ([`Verdict::carrying`]).
+    carried: usize,
 }
 
 impl Verdict {
@@ -206,7 +209,21 @@ impl Verdict {
             tags: Vec::new(),
             summary,
             body,
+            carried: 0,
         }
+    }
+
+    /// Declares that the body's first `count` members are members of the
+    /// scored evaluation, moved into it unchanged (same key, same value;
+    /// `status` and `summary` excepted, which [`Verdict::new`] sets). When
+    /// the SDK has just written the evaluation (a run's `collect`), it then
+    /// copies those members' JSON text instead of writing them again. Keep
+    /// the promise: a member edited after the move would be written as the
+    /// evaluation had it (debug builds check and panic). Without serde_json's
+    /// `preserve_order` (members sorted by key) the declaration is ignored.
+    pub fn carrying(mut self, count: usize) -> Self {
+        self.carried = count;
+        self
     }
 
     /// Counts this case toward `evaluationCounts.<tag>` too.
@@ -400,11 +417,12 @@ impl<P: Preset> preset_api::Guest for PresetExport<P> {
                 let evaluation = P::collect(case, run);
                 // Scored from the value itself: the same verdict `evaluate`
                 // gives the text, without parsing it back.
-                let text = json_text(&evaluation);
+                let written = crate::json_text::to_text_with_members(&evaluation);
                 let at = format!("evaluations[{}]", first_index as usize + offset);
+                let verdict = exported(verdict_of::<P>(evaluation, &at), Some(&written));
                 Ok(preset_api::Collected {
-                    evaluation: text,
-                    verdict: verdict_of::<P>(evaluation, &at),
+                    evaluation: written.text,
+                    verdict,
                 })
             })
             .collect()
@@ -419,15 +437,16 @@ impl<P: Preset> preset_api::Guest for PresetExport<P> {
             .enumerate()
             .map(|(offset, text)| {
                 let at = format!("evaluations[{}]", first_index as usize + offset);
-                match serde_json::from_str::<Value>(text) {
+                let verdict = match serde_json::from_str::<Value>(text) {
                     Ok(evaluation) => verdict_of::<P>(evaluation, &at),
-                    Err(e) => exported(Verdict::new(
+                    Err(e) => Verdict::new(
                         "",
                         CaseStatus::Errored,
                         format!("{at} is not valid JSON: {e}"),
                         Value::Null,
-                    )),
-                }
+                    ),
+                };
+                exported(verdict, None)
             })
             .collect())
     }
@@ -435,8 +454,8 @@ impl<P: Preset> preset_api::Guest for PresetExport<P> {
 
 /// The verdict of the evaluation at `at`: anything but an object is an
 /// `errored` verdict.
-fn verdict_of<P: Preset>(evaluation: Value, at: &str) -> preset_api::Verdict {
-    exported(if evaluation.is_object() {
+fn verdict_of<P: Preset>(evaluation: Value, at: &str) -> Verdict {
+    if evaluation.is_object() {
         P::evaluate(evaluation, at)
     } else {
         Verdict::new(
@@ -445,17 +464,51 @@ fn verdict_of<P: Preset>(evaluation: Value, at: &str) -> preset_api::Verdict {
             format!("{at} must be an object (an evaluation)"),
             Value::Null,
         )
+    }
+}
+
+/// Whether objects keep their members in insertion order (serde_json's
+/// `preserve_order`, which presets enable): only then are "the body's first
+/// members" the ones the preset moved in first.
+fn keeps_insertion_order() -> bool {
+    static KEEPS: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *KEEPS.get_or_init(|| {
+        let mut map = Map::new();
+        map.insert("b".into(), Value::Null);
+        map.insert("a".into(), Value::Null);
+        map.keys().next().is_some_and(|key| key == "b")
     })
 }
 
-fn exported(verdict: Verdict) -> preset_api::Verdict {
+/// The verdict as the host takes it; `evaluation` is the scored
+/// evaluation's text when the SDK just wrote it, so that members the body
+/// carries are copied from it.
+fn exported(
+    verdict: Verdict,
+    evaluation: Option<&crate::json_text::Written>,
+) -> preset_api::Verdict {
+    // `Verdict::new` sets these two after the preset moved its members.
+    let carried = match &verdict.body {
+        Value::Object(map) if verdict.carried > 0 && keeps_insertion_order() => map
+            .keys()
+            .take(verdict.carried)
+            .take_while(|key| !matches!(key.as_str(), "status" | "summary"))
+            .count(),
+        _ => 0,
+    };
+    let body = match evaluation {
+        Some(written) if carried > 0 => {
+            crate::json_text::to_text_carrying(&verdict.body, carried, written)
+        }
+        _ => json_text(&verdict.body),
+    };
     preset_api::Verdict {
         case_id: verdict.case_id,
         status: verdict.status,
         recommendation: verdict.recommendation,
         tags: verdict.tags,
         summary: verdict.summary,
-        body: json_text(&verdict.body),
+        body,
     }
 }
 

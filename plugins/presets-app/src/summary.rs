@@ -96,6 +96,8 @@ pub fn evaluate(shape: Shape, e: Value, at: &str) -> Verdict {
             out.insert((*key).to_string(), value);
         }
     }
+    // Moved unchanged: the SDK copies their text from the evaluation's.
+    let carried = out.len();
     if let Some(matched) = matched {
         out.insert("match".into(), json!(matched));
     }
@@ -105,7 +107,7 @@ pub fn evaluate(shape: Shape, e: Value, at: &str) -> Verdict {
     if let Some(diff) = snapshot_diff {
         out.insert("snapshotDiff".into(), diff);
     }
-    Verdict::new(case_id, status, summary, Value::Object(out))
+    Verdict::new(case_id, status, summary, Value::Object(out)).carrying(carried)
 }
 
 /// Provider errors that mean the runner was unusable, by the prefix a
