@@ -54,6 +54,7 @@ fn registry() -> Registry {
     let dir = std::env::temp_dir().join("cautilus-bench-cache");
     let runtime = Runtime::new(RuntimeConfig {
         cache_dir: Some(dir),
+        fuel_metering: false,
     })
     .unwrap();
     Registry::new(Arc::new(runtime))
@@ -151,6 +152,7 @@ fn load_builtin_pack(c: &mut Criterion) {
             let dir = tempfile::tempdir().unwrap();
             let runtime = Runtime::new(RuntimeConfig {
                 cache_dir: Some(dir.path().to_path_buf()),
+                fuel_metering: false,
             })
             .unwrap();
             for component in BUILTIN_COMPONENTS {
@@ -161,6 +163,7 @@ fn load_builtin_pack(c: &mut Criterion) {
     let dir = tempfile::tempdir().unwrap();
     let config = RuntimeConfig {
         cache_dir: Some(dir.path().to_path_buf()),
+        fuel_metering: false,
     };
     for component in BUILTIN_COMPONENTS {
         Runtime::new(config.clone())

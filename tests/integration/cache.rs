@@ -10,6 +10,7 @@ fn second_runtime_loads_from_the_compiled_cache() {
     let dir = tempfile::tempdir().unwrap();
     let config = RuntimeConfig {
         cache_dir: Some(dir.path().to_path_buf()),
+        fuel_metering: false,
     };
     let source = PluginSource::File(cautilus_tests::component("preset-probe"));
 
@@ -24,7 +25,7 @@ fn second_runtime_loads_from_the_compiled_cache() {
     let second = Runtime::new(config).unwrap().load(source.clone()).unwrap();
     assert_eq!(second.cache, CacheStatus::Hit);
 
-    let uncached = Runtime::new(RuntimeConfig { cache_dir: None })
+    let uncached = Runtime::new(RuntimeConfig::default())
         .unwrap()
         .load(source)
         .unwrap();
@@ -36,6 +37,7 @@ fn a_corrupt_artifact_is_recompiled() {
     let dir = tempfile::tempdir().unwrap();
     let config = RuntimeConfig {
         cache_dir: Some(dir.path().to_path_buf()),
+        fuel_metering: false,
     };
     let source = PluginSource::File(cautilus_tests::component("preset-probe"));
     Runtime::new(config.clone())
@@ -78,6 +80,7 @@ fn a_cache_directory_others_can_write_is_not_trusted() {
     std::fs::set_permissions(&cache, std::fs::Permissions::from_mode(0o777)).unwrap();
     let config = RuntimeConfig {
         cache_dir: Some(cache.clone()),
+        fuel_metering: false,
     };
     let source = PluginSource::File(cautilus_tests::component("preset-probe"));
     let plugin = Runtime::new(config).unwrap().load(source).unwrap();
@@ -101,6 +104,7 @@ fn a_new_cache_directory_is_private() {
     let cache = dir.path().join("new-cache");
     let config = RuntimeConfig {
         cache_dir: Some(cache.clone()),
+        fuel_metering: false,
     };
     Runtime::new(config)
         .unwrap()
@@ -117,6 +121,7 @@ fn built_ins_load_in_the_background() {
     let registry = || -> &'static cautilus::plugin::Registry {
         let runtime = Runtime::new(RuntimeConfig {
             cache_dir: Some(crate::support::shared_cache_dir()),
+            fuel_metering: false,
         })
         .unwrap();
         Box::leak(Box::new(cautilus::plugin::Registry::new(

@@ -28,16 +28,26 @@ pub fn shared_cache_dir() -> PathBuf {
     dir
 }
 
-/// One registry for the whole test binary, so components compile once.
+/// One registry for the whole test binary, so components compile once
+/// (no fuel metering, as in a run whose limits set no fuel budget).
 pub fn registry() -> &'static Registry {
     static REGISTRY: OnceLock<Registry> = OnceLock::new();
-    REGISTRY.get_or_init(|| {
-        let runtime = Runtime::new(RuntimeConfig {
-            cache_dir: Some(shared_cache_dir()),
-        })
-        .expect("runtime");
-        Registry::new(Arc::new(runtime))
+    REGISTRY.get_or_init(|| new_registry(false))
+}
+
+/// The same with fuel metering, for fuel budgets.
+pub fn metered_registry() -> &'static Registry {
+    static REGISTRY: OnceLock<Registry> = OnceLock::new();
+    REGISTRY.get_or_init(|| new_registry(true))
+}
+
+fn new_registry(fuel_metering: bool) -> Registry {
+    let runtime = Runtime::new(RuntimeConfig {
+        cache_dir: Some(shared_cache_dir()),
+        fuel_metering,
     })
+    .expect("runtime");
+    Registry::new(Arc::new(runtime))
 }
 
 /// A session for `reference` (built-in id or path) with default limits.

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
 
-use super::{LimitArgs, registry};
+use super::{LimitArgs, registry, registry_for};
 use crate::eval::{self, EvaluateOptions, Outcome, TestOptions};
 
 const TEST_EXAMPLES: &str = "\
@@ -458,7 +458,7 @@ fn run_test(args: TestArgs) -> anyhow::Result<ExitCode> {
     };
     // Ctrl-C stops the run between cases and keeps every finished one.
     eval::interrupt::install()?;
-    let registry = registry()?;
+    let registry = registry_for(&options.limits)?;
     let _preloading = registry.preload_builtins();
     let run = match crate::quality::test(registry, &options)? {
         crate::quality::Run::Plain(run) => run,

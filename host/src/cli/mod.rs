@@ -131,14 +131,22 @@ fn exit_code_for(error: &anyhow::Error) -> u8 {
     2
 }
 
-/// The registry of this process (runtime with the default cache dir). It
-/// lives until the process exits and is never dropped: dropping it would
-/// only make exit wait while the engine unmaps its instance pool.
+/// The registry of this process (runtime with the default cache dir), for
+/// plugin calls with no fuel budget. It lives until the process exits and
+/// is never dropped: dropping it would only make exit wait while the engine
+/// unmaps its instance pool.
 ///
 /// `<pack>/<id>` references resolve in the user's installed packs, checked
 /// against the nearest `cautilus.lock` above the current directory.
 fn registry() -> anyhow::Result<&'static Registry> {
-    let runtime = Runtime::new(RuntimeConfig::from_env())?;
+    registry_for(&Limits::default())
+}
+
+/// The registry of this process for plugin calls under `limits`: its
+/// engine counts fuel only when they set a fuel budget.
+fn registry_for(limits: &Limits) -> anyhow::Result<&'static Registry> {
+    let config = RuntimeConfig::from_env().fuel_metering(limits.fuel.is_some());
+    let runtime = Runtime::new(config)?;
     let mut registry = Registry::new(Arc::new(runtime));
     let cwd = std::env::current_dir()?;
     match crate::pack::PackSet::from_env(&cwd) {

@@ -42,7 +42,7 @@ pub fn run(
         None => project::run::new_dir(&options.records_root()),
     };
     crate::eval::interrupt::install()?;
-    let registry = super::registry()?;
+    let registry = super::registry_for(&options.limits)?;
     let _preloading = registry.preload_builtins();
     let at_once = suites_at_once(&suites, &options, parallel_suites);
     let parallel = project::run::Parallelism {

@@ -7,7 +7,7 @@ use clap::Args;
 use serde::Serialize;
 
 use super::inputs::{json_arg, text_arg};
-use super::{LimitArgs, registry};
+use super::{LimitArgs, registry_for};
 use crate::plugin::{Grants, Score, ScoreInput, ScorerSession};
 
 const EXAMPLES: &str = "\
@@ -82,13 +82,14 @@ pub fn run(args: ScoreArgs) -> anyhow::Result<ExitCode> {
         None => serde_json::Value::Null,
     };
 
-    let registry = registry()?;
+    let limits = args.limits.limits(super::LimitArgs::SCORER_TIMEOUT_MS);
+    let registry = registry_for(&limits)?;
     let (plugin, scorer) = registry.resolve_scorer(&args.scorer)?;
     let mut session = ScorerSession::new(
         plugin.clone(),
         &scorer,
         &config,
-        args.limits.limits(super::LimitArgs::SCORER_TIMEOUT_MS),
+        limits,
         Arc::new(Grants::default()),
     )?;
     let mut score_input = ScoreInput::from_output("cli", Some(output));

@@ -373,7 +373,11 @@ mod tests {
             let cache_dir = std::env::current_exe()
                 .ok()
                 .and_then(|exe| Some(exe.parent()?.join("cautilus-unit-cache")));
-            let runtime = Runtime::new(RuntimeConfig { cache_dir }).expect("the plugin runtime");
+            let runtime = Runtime::new(RuntimeConfig {
+                cache_dir,
+                fuel_metering: false,
+            })
+            .expect("the plugin runtime");
             let registry = Registry::new(Arc::new(runtime));
             registry.builtins().expect("the built-in plugins load");
             registry

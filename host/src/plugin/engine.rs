@@ -1,5 +1,6 @@
-//! The one `Engine` of a process and the epoch ticker that enforces
-//! wall-clock deadlines.
+//! The one `Engine` of a process (with fuel metering only when a fuel
+//! budget may be set) and the epoch ticker that enforces wall-clock
+//! deadlines.
 //!
 //! Deadlines use epoch interruption: a background thread bumps the engine's
 //! epoch every [`EPOCH_TICK`], and each guest call is given a deadline of
@@ -15,29 +16,32 @@ pub const EPOCH_TICK: Duration = Duration::from_millis(5);
 
 /// Builds the engine every plugin of this process shares.
 ///
-/// Fuel metering is compiled in so that a per-store fuel budget can be set;
-/// stores without a budget get effectively unlimited fuel.
+/// With `fuel_metering`, every component is compiled with fuel counting so
+/// that a per-call fuel budget can be set (calls without one get effectively
+/// unlimited fuel). Counting costs every guest about a sixth of its time, so
+/// a process whose limits set no budget builds its engine without it (the
+/// compiled cache keeps the two kinds apart).
 ///
 /// Instances come from the pooling allocator: slots are reserved once
 /// (virtual memory only) and reused, which makes a fresh store several times
 /// cheaper than mapping memory per instance. Where the reservation is
 /// refused (e.g. under `ulimit -v`), the engine falls back to on-demand
 /// allocation, which behaves the same, only slower to instantiate.
-pub fn build_engine() -> wasmtime::Result<Engine> {
-    let engine = match Engine::new(&config(Some(pooling()))) {
+pub fn build_engine(fuel_metering: bool) -> wasmtime::Result<Engine> {
+    let engine = match Engine::new(&config(Some(pooling()), fuel_metering)) {
         Ok(engine) => engine,
-        Err(_) => Engine::new(&config(None))?,
+        Err(_) => Engine::new(&config(None, fuel_metering))?,
     };
     spawn_epoch_ticker(&engine);
     Ok(engine)
 }
 
-fn config(pooling: Option<PoolingAllocationConfig>) -> Config {
+fn config(pooling: Option<PoolingAllocationConfig>, fuel_metering: bool) -> Config {
     let mut config = Config::new();
     config
         .wasm_component_model(true)
         .epoch_interruption(true)
-        .consume_fuel(true)
+        .consume_fuel(fuel_metering)
         .cranelift_opt_level(OptLevel::Speed)
         .parallel_compilation(true);
     if let Some(pooling) = pooling {

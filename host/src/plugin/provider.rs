@@ -78,7 +78,7 @@ impl ProviderSession {
             let PluginPre::Provider(pre) = &self.plugin.pre else {
                 unreachable!("checked in ProviderSession::new")
             };
-            let mut store = self.plugin.armed_store(&self.limits, self.grants.clone());
+            let mut store = self.plugin.armed_store(&self.limits, self.grants.clone())?;
             let bindings = pre
                 .instantiate_async(&mut store)
                 .await

@@ -76,7 +76,13 @@ impl Plugin {
 
     /// A fresh store of this plugin with `limits` and `grants`, armed for
     /// its first call (instantiation runs the component's start code).
-    pub(crate) fn armed_store(&self, limits: &Limits, grants: Arc<Grants>) -> Store<StoreState> {
+    /// A fuel budget needs an engine built with fuel metering: refused
+    /// otherwise, never left unenforced.
+    pub(crate) fn armed_store(
+        &self,
+        limits: &Limits,
+        grants: Arc<Grants>,
+    ) -> Result<Store<StoreState>, PluginError> {
         let mut store = new_store(
             self.pre.engine(),
             Arc::from(self.id()),
@@ -84,8 +90,15 @@ impl Plugin {
             grants,
             self.requested(),
         );
+        if limits.fuel.is_some() && !store.engine().get_consume_fuel() {
+            return Err(PluginError::Host(format!(
+                "plugin `{}` was given a fuel budget, but this process's engine counts no fuel; \
+                 build the runtime with `RuntimeConfig::fuel_metering` whenever limits may set fuel",
+                self.label
+            )));
+        }
         arm(&mut store, limits);
-        store
+        Ok(store)
     }
 
     /// Capabilities the plugin requested (within its pack's grants).
@@ -180,14 +193,26 @@ impl PluginPre {
 pub struct RuntimeConfig {
     /// Compiled-component cache directory; `None` disables the cache.
     pub cache_dir: Option<PathBuf>,
+    /// Compile fuel counting into every component, so that [`Limits::fuel`]
+    /// can be set. Off, plugins run faster, and a store given a fuel budget
+    /// is refused.
+    pub fuel_metering: bool,
 }
 
 impl RuntimeConfig {
-    /// Cache in `$CAUTILUS_CACHE_DIR` or the platform cache directory.
+    /// Cache in `$CAUTILUS_CACHE_DIR` or the platform cache directory; no
+    /// fuel metering.
     pub fn from_env() -> Self {
         Self {
             cache_dir: CompiledCache::default_dir(),
+            fuel_metering: false,
         }
+    }
+
+    /// With fuel metering when `on` (see [`RuntimeConfig::fuel_metering`]).
+    pub fn fuel_metering(mut self, on: bool) -> Self {
+        self.fuel_metering = on;
+        self
     }
 }
 
@@ -203,7 +228,7 @@ pub struct Runtime {
 
 impl Runtime {
     pub fn new(config: RuntimeConfig) -> Result<Self, PluginError> {
-        let engine = build_engine().map_err(host_error)?;
+        let engine = build_engine(config.fuel_metering).map_err(host_error)?;
         let scorer_linker = scorer_linker(&engine).map_err(host_error)?;
         let preset_linker = preset_linker(&engine).map_err(host_error)?;
         let provider_linker = provider_linker(&engine).map_err(host_error)?;
@@ -428,8 +453,12 @@ pub(crate) fn new_store(
 pub(crate) fn arm(store: &mut Store<StoreState>, limits: &Limits) {
     store.set_epoch_deadline(deadline_ticks(limits.timeout));
     store.data_mut().deadline = std::time::Instant::now() + limits.timeout;
-    // Fuel is always compiled in; without a budget, give effectively unlimited fuel.
-    let _ = store.set_fuel(limits.fuel.unwrap_or(u64::MAX));
+    // Without a budget, a metered engine gets effectively unlimited fuel. An
+    // unmetered one has none to set (`armed_store` refuses a budget there);
+    // asking would build an error, with a backtrace under RUST_BACKTRACE.
+    if store.engine().get_consume_fuel() {
+        let _ = store.set_fuel(limits.fuel.unwrap_or(u64::MAX));
+    }
 }
 
 /// Turns a failed guest call into a typed error naming the cause.

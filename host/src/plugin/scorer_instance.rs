@@ -324,7 +324,7 @@ impl ScorerInstance {
             unreachable!("checked in ScorerInstance::new");
         };
         let name = self.plugin.id().to_string();
-        let mut store = self.plugin.armed_store(&self.limits, self.grants.clone());
+        let mut store = self.plugin.armed_store(&self.limits, self.grants.clone())?;
         let bindings = pre
             .instantiate(&mut store)
             .map_err(|e| classify(e, &store, &self.limits, &name))?;
