@@ -267,6 +267,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(debug_assertions)]
     #[should_panic(expected = "carried member `n` was changed")]
     fn a_changed_carried_member_is_caught_in_debug_builds() {
         let written = to_text_with_members(&json!({"n": 1}));

@@ -221,6 +221,8 @@ impl Verdict {
     /// the promise: a member edited after the move would be written as the
     /// evaluation had it (debug builds check and panic). Without serde_json's
     /// `preserve_order` (members sorted by key) the declaration is ignored.
+    /// A body that is not an object (which `new` replaces with one holding
+    /// `caseId`) carries nothing: call this only on an object body.
     pub fn carrying(mut self, count: usize) -> Self {
         self.carried = count;
         self
@@ -467,6 +469,30 @@ fn verdict_of<P: Preset>(evaluation: Value, at: &str) -> Verdict {
     }
 }
 
+/// The verdict body's JSON text. `ordered`: objects keep insertion order,
+/// so the body's first members are the ones the preset moved in first.
+fn body_text(
+    verdict: &Verdict,
+    evaluation: Option<&crate::json_text::Written>,
+    ordered: bool,
+) -> String {
+    // `Verdict::new` sets these two after the preset moved its members.
+    let carried = match &verdict.body {
+        Value::Object(map) if ordered && verdict.carried > 0 => map
+            .keys()
+            .take(verdict.carried)
+            .take_while(|key| !matches!(key.as_str(), "status" | "summary"))
+            .count(),
+        _ => 0,
+    };
+    match evaluation {
+        Some(written) if carried > 0 => {
+            crate::json_text::to_text_carrying(&verdict.body, carried, written)
+        }
+        _ => json_text(&verdict.body),
+    }
+}
+
 /// Whether objects keep their members in insertion order (serde_json's
 /// `preserve_order`, which presets enable): only then are "the body's first
 /// members" the ones the preset moved in first.
@@ -487,21 +513,7 @@ fn exported(
     verdict: Verdict,
     evaluation: Option<&crate::json_text::Written>,
 ) -> preset_api::Verdict {
-    // `Verdict::new` sets these two after the preset moved its members.
-    let carried = match &verdict.body {
-        Value::Object(map) if verdict.carried > 0 && keeps_insertion_order() => map
-            .keys()
-            .take(verdict.carried)
-            .take_while(|key| !matches!(key.as_str(), "status" | "summary"))
-            .count(),
-        _ => 0,
-    };
-    let body = match evaluation {
-        Some(written) if carried > 0 => {
-            crate::json_text::to_text_carrying(&verdict.body, carried, written)
-        }
-        _ => json_text(&verdict.body),
-    };
+    let body = body_text(&verdict, evaluation, keeps_insertion_order());
     preset_api::Verdict {
         case_id: verdict.case_id,
         status: verdict.status,
@@ -690,5 +702,42 @@ pub mod packet {
             }
         }
         Some(Value::Object(out))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::json_text::to_text_with_members;
+
+    #[test]
+    fn a_carried_body_is_written_as_serde_json_writes_it() {
+        // Members the preset moved, then `status` and `summary`, which
+        // `Verdict::new` sets over the evaluation's own: never copied.
+        let evaluation = json!({
+            "a": "say \"hi\"", "b": [1, {"c": null}], "status": "old", "summary": "old"
+        });
+        let written = to_text_with_members(&evaluation);
+        let Value::Object(mut moved) = evaluation else {
+            unreachable!()
+        };
+        moved.remove("summary");
+        let verdict =
+            Verdict::new("c-1", CaseStatus::Passed, "new", Value::Object(moved)).carrying(3);
+        // Members sorted by key here (no `preserve_order` in this crate's
+        // tests): a, b, status, summary, so the guard is what stops at
+        // `status`.
+        let text = body_text(&verdict, Some(&written), true);
+        assert_eq!(text, serde_json::to_string(&verdict.body).unwrap());
+        assert!(text.contains(r#""status":"passed""#), "{text}");
+        // Unordered maps, or no evaluation text: written from the values.
+        for text in [
+            body_text(&verdict, Some(&written), false),
+            body_text(&verdict, None, true),
+        ] {
+            assert_eq!(text, serde_json::to_string(&verdict.body).unwrap());
+        }
     }
 }

@@ -113,6 +113,92 @@ fn fuel_budget_is_enforced() {
 }
 
 #[test]
+fn output_over_the_limit_is_refused() {
+    let mut session = hostile(Limits {
+        output_bytes: 1024 * 1024,
+        ..Limits::default()
+    });
+    let error = session.score(&input("huge", None)).unwrap_err();
+    assert!(
+        matches!(
+            error,
+            PluginError::OutputTooLarge {
+                limit: 1_048_576,
+                ..
+            }
+        ),
+        "{error}"
+    );
+    assert_healthy(&mut session);
+}
+
+#[test]
+fn guest_returned_errors_are_typed() {
+    let mut session = hostile(Limits::default());
+    let error = session.score(&input("fail", None)).unwrap_err();
+    assert!(
+        matches!(&error, PluginError::Guest { message, .. } if message == "the hostile scorer refuses"),
+        "{error}"
+    );
+    let error = session.score(&input("unheard-of", None)).unwrap_err();
+    assert!(matches!(error, PluginError::InvalidInput { .. }), "{error}");
+    assert_healthy(&mut session);
+}
+
+#[test]
+fn no_host_files_are_visible() {
+    let mut session = hostile(Limits::default());
+    let score = session.score(&input("read-file", None)).unwrap();
+    let detail = score.detail.unwrap();
+    assert_eq!(
+        score.passed,
+        Some(true),
+        "the plugin saw something: {detail}"
+    );
+    assert!(detail.contains("file=Err"), "{detail}");
+    assert!(detail.contains("dir=Err"), "{detail}");
+}
+
+#[test]
+fn no_environment_or_arguments_are_visible() {
+    // Through the real binary, with a secret in its environment.
+    let mut command = crate::support::cautilus();
+    command
+        .args([
+            "score",
+            "--scorer",
+            &component("hostile"),
+            "--output",
+            "read-env",
+            "--json",
+        ])
+        .env("CAUTILUS_TEST_SECRET", "hunter2");
+    let (code, stdout, stderr) = crate::support::output(command.output().unwrap());
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert!(stdout.contains("vars=[]"), "{stdout}");
+    assert!(stdout.contains("args=[]"), "{stdout}");
+    assert!(!stdout.contains("hunter2"), "{stdout}");
+}
+
+#[test]
+fn a_trap_through_the_cli_exits_1_with_the_cause() {
+    let (code, _, stderr) = run(&[
+        "score",
+        "--scorer",
+        &component("hostile"),
+        "--output",
+        "spin",
+        "--timeout-ms",
+        "200",
+    ]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains("plugin `hostile` exceeded its deadline of 200 ms"),
+        "{stderr}"
+    );
+}
+
+#[test]
 fn a_fuel_budget_without_fuel_metering_is_refused_not_ignored() {
     // A runtime built without fuel counting cannot enforce a budget: the
     // session must not start rather than run unmetered.
@@ -137,7 +223,7 @@ fn a_fuel_budget_without_fuel_metering_is_refused_not_ignored() {
 #[test]
 fn fuel_budgets_from_the_command_line_are_enforced() {
     // `--fuel` builds a metered engine: a call past its budget is stopped,
-    // one within it runs; without `--fuel` nothing is metered.
+    // one within it runs; without `--fuel` nothing counts fuel.
     let hostile = component("hostile");
     let score = |output: &str, fuel: Option<&str>| {
         let mut args = vec!["score", "--scorer", &hostile, "--output", output];
@@ -154,6 +240,36 @@ fn fuel_budgets_from_the_command_line_are_enforced() {
     );
     let (code, stdout, stderr) = score("ok", Some("5000000"));
     assert_eq!(code, 0, "{stdout}{stderr}");
-    let (code, stdout, stderr) = score("ok", None);
-    assert_eq!(code, 0, "{stdout}{stderr}");
+    // Unmetered, the same loop runs until the deadline stops it.
+    let (code, _, stderr) = run(&[
+        "score",
+        "--scorer",
+        &hostile,
+        "--output",
+        "burn",
+        "--timeout-ms",
+        "300",
+    ]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains("exceeded its deadline of 300 ms") && !stderr.contains("fuel"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn eval_test_with_a_fuel_budget_runs_on_a_metered_engine() {
+    // The providers' calls get the budget: an ample one runs the suite (an
+    // unmetered engine would refuse it), a tiny one stops the provider.
+    let fixture = crate::support::repo().join("fixtures/eval/app/prompt/tagline.fixture.json");
+    let ample = crate::support::eval_run(&fixture, &["--fuel", "10000000000"]);
+    assert_eq!(ample.code, 0, "{}{}", ample.stdout, ample.stderr);
+    assert!(ample.stdout.contains("2 passed"), "{}", ample.stdout);
+    let tiny = crate::support::eval_run(&fixture, &["--fuel", "1000"]);
+    let said = format!("{}{}", tiny.stdout, tiny.stderr);
+    assert_ne!(tiny.code, 0, "{said}");
+    assert!(
+        said.contains("used up its fuel budget of 1000 units"),
+        "{said}"
+    );
 }

@@ -83,6 +83,13 @@ impl Plugin {
         limits: &Limits,
         grants: Arc<Grants>,
     ) -> Result<Store<StoreState>, PluginError> {
+        if limits.fuel.is_some() && !self.pre.engine().get_consume_fuel() {
+            return Err(PluginError::Host(format!(
+                "plugin `{}` was given a fuel budget, but this process's engine counts no fuel; \
+                 build the runtime with `RuntimeConfig::fuel_metering` whenever limits may set fuel",
+                self.label
+            )));
+        }
         let mut store = new_store(
             self.pre.engine(),
             Arc::from(self.id()),
@@ -90,13 +97,6 @@ impl Plugin {
             grants,
             self.requested(),
         );
-        if limits.fuel.is_some() && !store.engine().get_consume_fuel() {
-            return Err(PluginError::Host(format!(
-                "plugin `{}` was given a fuel budget, but this process's engine counts no fuel; \
-                 build the runtime with `RuntimeConfig::fuel_metering` whenever limits may set fuel",
-                self.label
-            )));
-        }
         arm(&mut store, limits);
         Ok(store)
     }

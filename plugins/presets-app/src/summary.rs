@@ -338,6 +338,47 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_members_it_carries_lead_the_body_unchanged() {
+        // `carrying(out.len())` promises the SDK that the body's first
+        // members are the evaluation's, moved as they were: check that
+        // promise on a passing, a failing and an errored evaluation.
+        let passing = json!({
+            "caseId": "c-1", "displayName": "c-1", "surface": "app", "preset": "prompt",
+            "fixtureRef": "f.json", "provider": "fixture", "model": "m",
+            "harness": "fixture-backend", "mode": "messaging", "durationMs": 3,
+            "extra": "not carried",
+            "observed": {
+                "messages": [{"role": "user", "content": "say \"hi\""},
+                             {"role": "assistant", "content": "hi"}],
+                "finalText": "hi", "input": "say \"hi\""
+            },
+            "expected": {"finalText": "hi"}, "metadata": {"k": [1, null]}
+        });
+        let mut failing = passing.clone();
+        failing["expected"]["finalText"] = json!("bye");
+        let mut errored = passing.clone();
+        errored["provider"] = Value::Null;
+        for evaluation in [passing, failing, errored] {
+            let verdict = evaluate(Shape::Prompt, evaluation.clone(), "evaluations[0]");
+            let body = verdict.body.as_object().unwrap();
+            let expected: Vec<&str> = COPIED
+                .iter()
+                .copied()
+                .filter(|key| evaluation.get(*key).is_some_and(|v| !v.is_null()))
+                .collect();
+            let leading: Vec<&str> = body
+                .keys()
+                .take(expected.len())
+                .map(String::as_str)
+                .collect();
+            assert_eq!(leading, expected);
+            for key in expected {
+                assert_eq!(body[key], evaluation[key], "{key}");
+            }
+        }
+    }
+
+    #[test]
     fn a_runner_blocker_is_found_inside_a_wrapped_provider_error() {
         assert_eq!(
             blocker_kind("plugin `claude-cli` reported an error: runner_auth_missing: log in"),
