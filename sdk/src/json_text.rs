@@ -36,22 +36,14 @@ pub fn to_text_with_members(value: &Value) -> Written {
             members: Vec::new(),
         };
     };
-    let mut out = String::with_capacity(128);
+    let mut text = String::with_capacity(128);
     let mut members = Vec::with_capacity(map.len());
-    out.push('{');
-    for (i, (key, item)) in map.iter().enumerate() {
-        if i > 0 {
-            out.push(',');
-        }
-        let key_start = out.len();
-        write_str(&mut out, key);
-        let key_end = out.len();
-        out.push(':');
-        write_value(&mut out, item);
-        members.push((key_start..key_end, key_end + 1..out.len()));
-    }
-    out.push('}');
-    Written { text: out, members }
+    write_object(&mut text, map, |out, key, item| {
+        let start = out.len();
+        write_value(out, item);
+        members.push((key, start..out.len()));
+    });
+    Written { text, members }
 }
 
 /// `value` as compact JSON text (as [`to_text`]), where each of the first
@@ -66,35 +58,54 @@ pub fn to_text_carrying(value: &Value, carried: usize, source: &Written) -> Stri
     let mut out = String::with_capacity(source.text.len() + 128);
     // Carried members usually keep their order: search on from the last.
     let mut next = 0;
+    let mut index = 0;
+    write_object(&mut out, map, |out, key, item| {
+        let n = source.members.len();
+        let found = (index < carried)
+            .then(|| {
+                (0..n)
+                    .map(|k| (next + k) % n)
+                    .find(|&m| source.text[source.members[m].0.clone()] == out[key.clone()])
+            })
+            .flatten();
+        index += 1;
+        match found {
+            Some(m) => {
+                let text = &source.text[source.members[m].1.clone()];
+                debug_assert_eq!(
+                    text,
+                    to_text(item),
+                    "carried member {} was changed",
+                    &out[key]
+                );
+                out.push_str(text);
+                next = m + 1;
+            }
+            None => write_value(out, item),
+        }
+    });
+    out
+}
+
+/// Writes `map` as a JSON object; `member` writes each member's value,
+/// given where its quoted key was written in `out`.
+fn write_object(
+    out: &mut String,
+    map: &serde_json::Map<String, Value>,
+    mut member: impl FnMut(&mut String, Range<usize>, &Value),
+) {
     out.push('{');
     for (i, (key, item)) in map.iter().enumerate() {
         if i > 0 {
             out.push(',');
         }
-        let key_start = out.len();
-        write_str(&mut out, key);
-        let found = (i < carried)
-            .then(|| {
-                let quoted = &out[key_start..];
-                let n = source.members.len();
-                (0..n)
-                    .map(|k| (next + k) % n)
-                    .find(|&m| &source.text[source.members[m].0.clone()] == quoted)
-            })
-            .flatten();
+        let start = out.len();
+        write_str(out, key);
+        let key = start..out.len();
         out.push(':');
-        match found {
-            Some(m) => {
-                let text = &source.text[source.members[m].1.clone()];
-                debug_assert_eq!(text, to_text(item), "carried member `{key}` was changed");
-                out.push_str(text);
-                next = m + 1;
-            }
-            None => write_value(&mut out, item),
-        }
+        member(out, key, item);
     }
     out.push('}');
-    out
 }
 
 fn write_value(out: &mut String, value: &Value) {
@@ -115,18 +126,7 @@ fn write_value(out: &mut String, value: &Value) {
             }
             out.push(']');
         }
-        Value::Object(map) => {
-            out.push('{');
-            for (i, (key, item)) in map.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_str(out, key);
-                out.push(':');
-                write_value(out, item);
-            }
-            out.push('}');
-        }
+        Value::Object(map) => write_object(out, map, |out, _, item| write_value(out, item)),
     }
 }
 
@@ -268,7 +268,7 @@ mod tests {
 
     #[test]
     #[cfg(debug_assertions)]
-    #[should_panic(expected = "carried member `n` was changed")]
+    #[should_panic(expected = "carried member \"n\" was changed")]
     fn a_changed_carried_member_is_caught_in_debug_builds() {
         let written = to_text_with_members(&json!({"n": 1}));
         to_text_carrying(&json!({"n": 2}), 1, &written);
