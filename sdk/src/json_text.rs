@@ -146,10 +146,36 @@ fn needs_escape(word: u64) -> bool {
 }
 
 fn write_str(out: &mut String, s: &str) {
-    let bytes = s.as_bytes();
+    // SAFETY: `write_escaped` writes ASCII bytes and runs of `s` that end
+    // before an ASCII byte or at the end of `s` (on char boundaries), so
+    // `out` stays UTF-8.
+    write_escaped(unsafe { out.as_mut_vec() }, s.as_bytes());
+}
+
+/// What each byte is escaped with after a `\`: 0 = not escaped, `u` =
+/// `\u00XX`.
+const ESCAPES: [u8; 256] = {
+    let mut table = [0u8; 256];
+    let mut byte = 0;
+    while byte < 0x20 {
+        table[byte] = b'u';
+        byte += 1;
+    }
+    table[0x08] = b'b';
+    table[0x09] = b't';
+    table[0x0a] = b'n';
+    table[0x0c] = b'f';
+    table[0x0d] = b'r';
+    table[b'"' as usize] = b'"';
+    table[b'\\' as usize] = b'\\';
+    table
+};
+
+fn write_escaped(out: &mut Vec<u8>, bytes: &[u8]) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
     out.reserve(bytes.len() + 2);
-    out.push('"');
-    // `start..i` is the pending run of bytes copied as they are.
+    out.push(b'"');
+    // `start..` is the pending run of bytes copied as they are.
     let mut start = 0;
     let mut i = 0;
     while i < bytes.len() {
@@ -161,35 +187,43 @@ fn write_str(out: &mut String, s: &str) {
             }
         }
         // A word with something to escape (or the tail): byte by byte.
-        for j in i..(i + 8).min(bytes.len()) {
-            let byte = bytes[j];
-            let escape = match byte {
-                b'"' => "\\\"",
-                b'\\' => "\\\\",
-                b'\n' => "\\n",
-                b'\r' => "\\r",
-                b'\t' => "\\t",
-                0x08 => "\\b",
-                0x0c => "\\f",
-                0x00..=0x1f => "",
-                _ => continue,
-            };
-            // Escaped bytes are ASCII, so `start..j` ends on a char boundary.
-            out.push_str(&s[start..j]);
-            if escape.is_empty() {
-                const HEX: &[u8; 16] = b"0123456789abcdef";
-                out.push_str("\\u00");
-                out.push(char::from(HEX[usize::from(byte >> 4)]));
-                out.push(char::from(HEX[usize::from(byte & 0xf)]));
+        for (j, &byte) in bytes.iter().enumerate().skip(i).take(8) {
+            let escape = ESCAPES[usize::from(byte)];
+            if escape == 0 {
+                continue;
+            }
+            copy_run(out, &bytes[start..j]);
+            if escape == b'u' {
+                out.extend_from_slice(&[
+                    b'\\',
+                    b'u',
+                    b'0',
+                    b'0',
+                    HEX[usize::from(byte >> 4)],
+                    HEX[usize::from(byte & 0xf)],
+                ]);
             } else {
-                out.push_str(escape);
+                out.extend_from_slice(&[b'\\', escape]);
             }
             start = j + 1;
         }
         i += 8;
     }
-    out.push_str(&s[start..]);
-    out.push('"');
+    copy_run(out, &bytes[start..]);
+    out.push(b'"');
+}
+
+/// Appends `run`: a short one byte by byte, since a guest's copy of a few
+/// bytes costs more as a call out to the runtime's `memory.copy` than as
+/// a loop.
+fn copy_run(out: &mut Vec<u8>, run: &[u8]) {
+    if run.len() < 16 {
+        for &byte in run {
+            out.push(byte);
+        }
+    } else {
+        out.extend_from_slice(run);
+    }
 }
 
 #[cfg(test)]
@@ -218,6 +252,11 @@ mod tests {
             "\u{2028}\u{7f}",
             "\"\"\\\\",
             "naïve café ✓ 🎉 \u{1}",
+            // Dense escapes (JSON in a string) and runs either side of the
+            // byte-by-byte limit, with multi-byte chars at their edges.
+            r#"{"id": 0, "tags": ["a", "b"], "body": "x\ny"}"#,
+            "é✓é✓é✓é✓é✓é✓é✓é\"\t✓é✓é✓é✓é✓é✓é✓é✓é✓é✓é✓é✓é✓é\\",
+            "0123456789abcde\"0123456789abcdef\"🎉0123456789ab\n",
         ] {
             let value = Value::String(s.into());
             assert_eq!(to_text(&value), serde_json::to_string(&value).unwrap());

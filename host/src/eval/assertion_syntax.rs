@@ -76,7 +76,10 @@ impl AssertionConfig<'_> {
 
 /// Splits an assertion into its type, scorer config, name, weight and
 /// whether it is required.
-pub(super) fn parse<'a>(raw: &'a Value, at: &str) -> Result<Parsed<'a>, (String, String)> {
+pub(super) fn parse<'a>(
+    raw: &'a Value,
+    at: &(impl std::fmt::Display + ?Sized),
+) -> Result<Parsed<'a>, (String, String)> {
     let problem = |path: String, message: String| (path, message);
     if let Value::String(criterion) = raw {
         if criterion.trim().is_empty() {

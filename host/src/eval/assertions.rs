@@ -99,7 +99,7 @@ type SpecKey = (String, String, Option<PathBuf>);
 /// each batch needs to resolve its cases' own lists.
 pub struct Assertions {
     shared: Vec<CaseAssertion>,
-    shared_keys: HashMap<SpecKey, Arc<Spec>>,
+    shared_keys: foldhash::HashMap<SpecKey, Arc<Spec>>,
     judge: Option<Arc<JudgeModel>>,
     /// Grants of scorers that request nothing, and of those granted the judge.
     plain: Arc<Grants>,
@@ -141,14 +141,14 @@ impl Assertions {
         });
         let mut assertions = Self {
             shared: Vec::new(),
-            shared_keys: HashMap::new(),
+            shared_keys: foldhash::HashMap::default(),
             judge,
             plain: Arc::new(Grants::default()),
             judged,
             resolved: Mutex::new(HashMap::new()),
         };
         if let Some(source) = suite {
-            let mut keys = HashMap::new();
+            let mut keys = foldhash::HashMap::default();
             let mut problems = Vec::new();
             let mut new = Vec::new();
             let shared =
@@ -217,7 +217,7 @@ impl Assertions {
         &self,
         registry: &Registry,
         source: &Source<'_>,
-        keys: &mut HashMap<SpecKey, Arc<Spec>>,
+        keys: &mut foldhash::HashMap<SpecKey, Arc<Spec>>,
         new: &mut Vec<(Arc<Spec>, String)>,
         problems: &mut Vec<(String, String)>,
     ) -> Vec<CaseAssertion> {
@@ -227,7 +227,8 @@ impl Assertions {
             return out;
         };
         for (j, raw) in list.iter().enumerate() {
-            let at = format!("{}[{j}]", source.path);
+            // Spelled only for a problem or a new spec.
+            let at = ItemPath(&source.path, j);
             let Parsed {
                 reference,
                 config,
@@ -255,11 +256,11 @@ impl Assertions {
                         Ok(spec) => {
                             let spec = Arc::new(spec);
                             keys.insert(key, spec.clone());
-                            new.push((spec.clone(), at.clone()));
+                            new.push((spec.clone(), at.to_string()));
                             spec
                         }
                         Err(message) => {
-                            problems.push((at, message));
+                            problems.push((at.to_string(), message));
                             continue;
                         }
                     }
@@ -378,7 +379,7 @@ impl Assertions {
         // This batch's assertions by config, in order of first use.
         type Users<'a> = Vec<(usize, usize, &'a CaseAssertion)>;
         let mut groups: Vec<(&Arc<Spec>, Users<'_>)> = Vec::new();
-        let mut index: HashMap<*const Spec, usize> = HashMap::new();
+        let mut index: foldhash::HashMap<*const Spec, usize> = foldhash::HashMap::default();
         for k in 0..plans.len() {
             for (j, assertion) in self.of_case(plan, k).enumerate() {
                 let slot = *index
@@ -568,6 +569,15 @@ fn score_input(plan: &CasePlan, run: &CaseRun) -> ScoreInput {
             metadata: None,
         },
         observation,
+    }
+}
+
+/// The path of a list's item, `cases[3].assertions[1]`.
+struct ItemPath<'a>(&'a str, usize);
+
+impl std::fmt::Display for ItemPath<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}[{}]", self.0, self.1)
     }
 }
 

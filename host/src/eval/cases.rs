@@ -57,11 +57,20 @@ fn options_text(provider: &Map<String, Value>, canned: Option<&Value>) -> Option
     if provider.is_empty() && canned.is_none() {
         return None;
     }
-    let mut options = provider.clone();
-    if let Some(canned) = canned {
-        options.insert("canned".into(), canned.clone());
-    }
-    Some(Value::Object(options).to_string())
+    // Written as `provider` with `canned` set (in place, as a map insert
+    // would), without copying either.
+    let own = provider.iter().map(|(key, value)| match canned {
+        Some(canned) if key == "canned" => (key.as_str(), canned),
+        _ => (key.as_str(), value),
+    });
+    let added = canned.filter(|_| !provider.contains_key("canned"));
+    let mut out = Vec::with_capacity(256);
+    serde::Serializer::collect_map(
+        &mut serde_json::Serializer::new(&mut out),
+        own.chain(added.map(|canned| ("canned", canned))),
+    )
+    .expect("a JSON map serializes");
+    Some(String::from_utf8(out).expect("serde_json writes UTF-8"))
 }
 
 /// The invocations of a case, one per sample (`repeat-count` of them).
@@ -136,4 +145,50 @@ pub fn run_cases(
         workspaces.push(workspace);
     }
     Ok((runs, workspaces))
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    /// What `options_text` must write: the provider's options with
+    /// `canned` inserted as a map insert would.
+    fn inserted(provider: &Map<String, Value>, canned: Option<&Value>) -> Option<String> {
+        if provider.is_empty() && canned.is_none() {
+            return None;
+        }
+        let mut options = provider.clone();
+        if let Some(canned) = canned {
+            options.insert("canned".into(), canned.clone());
+        }
+        Some(Value::Object(options).to_string())
+    }
+
+    #[test]
+    fn options_are_the_providers_with_the_canned_result_set_in_place() {
+        let providers = [
+            json!({}),
+            json!({"baseUrl": "http://127.0.0.1:9", "n": [1, "\"q\""]}),
+            json!({"a": 1, "canned": "old", "z": null}),
+        ];
+        let canned = [
+            None,
+            Some(json!("an \"answer\"\n")),
+            Some(json!({"k": [1]})),
+        ];
+        for provider in &providers {
+            let provider = provider.as_object().unwrap();
+            for canned in &canned {
+                assert_eq!(
+                    options_text(provider, canned.as_ref()),
+                    inserted(provider, canned.as_ref()),
+                    "{provider:?} {canned:?}"
+                );
+            }
+        }
+        let kept = options_text(providers[2].as_object().unwrap(), Some(&json!(2))).unwrap();
+        assert_eq!(kept, r#"{"a":1,"canned":2,"z":null}"#);
+    }
 }
