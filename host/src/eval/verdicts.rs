@@ -6,6 +6,8 @@
 //! wrote (never rebuilt as a tree), so folding costs a scan of the body,
 //! not a parse and a re-serialization.
 
+use std::borrow::Cow;
+
 use super::assertions::Outcome;
 use crate::json_members::Members;
 use crate::plugin::bindings::preset::exports::cautilus::plugin::preset_api::{
@@ -199,27 +201,36 @@ fn set_members(object: &str, fields: &[(&str, String)]) -> Option<String> {
         String::with_capacity(object.len() + fields.iter().map(|f| f.1.len() + 24).sum::<usize>());
     let mut set = vec![false; fields.len()];
     out.push('{');
-    let push = |out: &mut String, key: &str, value: &str| {
+    // `verbatim`: a key borrowed from the text, so without an escape, and
+    // nothing in it needs one.
+    let push = |out: &mut String, key: &str, verbatim: bool, value: &str| {
         if out.len() > 1 {
             out.push(',');
         }
-        out.push_str(&json_text(key));
+        if verbatim {
+            out.push('"');
+            out.push_str(key);
+            out.push('"');
+        } else {
+            out.push_str(&json_text(key));
+        }
         out.push(':');
         out.push_str(value);
     };
     for (key, raw) in &members {
+        let verbatim = matches!(key, Cow::Borrowed(_));
         match fields.iter().position(|(k, _)| k == key) {
             Some(i) if set[i] => {} // a duplicate key: the new value once
             Some(i) => {
                 set[i] = true;
-                push(&mut out, key, &fields[i].1);
+                push(&mut out, key, verbatim, &fields[i].1);
             }
-            None => push(&mut out, key, raw.get()),
+            None => push(&mut out, key, verbatim, raw.get()),
         }
     }
     for ((key, value), done) in fields.iter().zip(&set) {
         if !done {
-            push(&mut out, key, value);
+            push(&mut out, key, false, value);
         }
     }
     out.push('}');
@@ -375,6 +386,12 @@ mod tests {
         assert_eq!(
             out,
             r#"{"a\"b":{"x": [1, 2.50]},"status":"failed","n":1e3,"new":[]}"#
+        );
+        // Keys are written as serde_json writes them: an escape it would
+        // not write is undone, a key without one is copied.
+        assert_eq!(
+            set_members(r#"{"\u0061": 1, "é\t": 2, "ü": 3}"#, &[]).unwrap(),
+            r#"{"a":1,"é\t":2,"ü":3}"#
         );
         assert_eq!(
             set_members("{ }", &[("k", "1".into())]).unwrap(),

@@ -2,14 +2,14 @@
 //! the host ran.
 
 use cautilus_sdk::preset::CaseRun;
-use cautilus_sdk::preset::packet::{copy_fields, run_fields};
+use cautilus_sdk::preset::packet::run_fields;
 use serde_json::{Map, Value, json};
 
 use crate::Shape;
 
-pub fn collect(shape: Shape, case: Value, run: CaseRun) -> Value {
+pub fn collect(shape: Shape, mut case: Value, run: CaseRun) -> Value {
     let mut out = Map::new();
-    copy_fields(&case, &mut out, &["caseId", "displayName"]);
+    move_fields(&mut case, &mut out, &["caseId", "displayName"]);
     out.insert("surface".into(), json!("app"));
     out.insert("preset".into(), json!(shape.preset()));
     out.insert("fixtureRef".into(), json!(run.fixture_ref));
@@ -33,7 +33,8 @@ pub fn collect(shape: Shape, case: Value, run: CaseRun) -> Value {
     observed.insert("messages".into(), messages);
     observed.insert("finalText".into(), final_text);
     if shape == Shape::Prompt {
-        observed.insert("input".into(), case["input"].clone());
+        let input = case.get_mut("input").map_or(Value::Null, Value::take);
+        observed.insert("input".into(), input);
     }
     if let Some(structured) = observation.and_then(|o| o.structured) {
         observed.insert(
@@ -42,8 +43,18 @@ pub fn collect(shape: Shape, case: Value, run: CaseRun) -> Value {
         );
     }
     out.insert("observed".into(), Value::Object(observed));
-    copy_fields(&case, &mut out, &["expected", "metadata"]);
+    move_fields(&mut case, &mut out, &["expected", "metadata"]);
     Value::Object(out)
+}
+
+/// Moves `from`'s non-null `keys` to `to`, in that order (what
+/// `packet::copy_fields` does, without copying: the case is not read again).
+fn move_fields(from: &mut Value, to: &mut Map<String, Value>, keys: &[&str]) {
+    for key in keys {
+        if let Some(value) = from.get_mut(*key).map(Value::take).filter(|v| !v.is_null()) {
+            to.insert((*key).to_string(), value);
+        }
+    }
 }
 
 /// The conversation when the provider did not return one: the case's turns
