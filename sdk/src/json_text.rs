@@ -146,10 +146,12 @@ fn needs_escape(word: u64) -> bool {
 }
 
 fn write_str(out: &mut String, s: &str) {
-    // SAFETY: `write_escaped` writes ASCII bytes and runs of `s` that end
-    // before an ASCII byte or at the end of `s` (on char boundaries), so
-    // `out` stays UTF-8.
+    let at = out.len();
+    // SAFETY: `write_escaped` writes ASCII bytes and runs of `s` that start
+    // at its start or after an ASCII byte, and end before an ASCII byte or
+    // at its end: on char boundaries, so `out` stays UTF-8.
     write_escaped(unsafe { out.as_mut_vec() }, s.as_bytes());
+    debug_assert!(std::str::from_utf8(&out.as_bytes()[at..]).is_ok());
 }
 
 /// What each byte is escaped with after a `\`: 0 = not escaped, `u` =

@@ -69,3 +69,85 @@ fn transcript(shape: Shape, case: &Value, final_text: &Value) -> Value {
     }
     Value::Array(messages)
 }
+
+#[cfg(test)]
+mod tests {
+    use cautilus_sdk::preset::Sample;
+    use cautilus_sdk::{Message, Observation};
+
+    use super::*;
+
+    fn run(samples: Vec<Sample>) -> CaseRun {
+        CaseRun {
+            case_id: "c-1".into(),
+            fixture_ref: "suite.json".into(),
+            provider: "fixture".into(),
+            model: Some("m".into()),
+            harness: "fixture-backend".into(),
+            mode: "messaging".into(),
+            samples,
+        }
+    }
+
+    fn answered(text: &str) -> Sample {
+        let message = |role: &str, content: &str| Message {
+            role: role.into(),
+            content: content.into(),
+        };
+        Sample {
+            outcome: Ok(Observation {
+                final_text: Some(text.into()),
+                messages: vec![message("user", "say \"hi\""), message("assistant", text)],
+                tool_calls: None,
+                usage: None,
+                cost_usd: None,
+                cost_source: None,
+                retries: None,
+                duration_ms: Some(1),
+                provider: None,
+                model: None,
+                harness: None,
+                mode: None,
+                structured: None,
+                trace: None,
+            }),
+            duration_ms: 5,
+            transcript: None,
+        }
+    }
+
+    #[test]
+    fn the_case_fields_move_into_the_evaluation_in_order() {
+        let case = json!({
+            "caseId": "c-1", "displayName": null, "input": "say \"hi\"",
+            "expected": {"finalText": "hi"}, "metadata": {"k": 1}, "system": "s"
+        });
+        let evaluation = collect(Shape::Prompt, case, run(vec![answered("hi")]));
+        assert_eq!(
+            serde_json::to_string(&evaluation).unwrap(),
+            concat!(
+                r#"{"caseId":"c-1","surface":"app","preset":"prompt","fixtureRef":"suite.json","#,
+                r#""provider":"fixture","model":"m","harness":"fixture-backend","mode":"messaging","#,
+                r#""durationMs":1,"observed":{"messages":[{"role":"user","content":"say \"hi\""},"#,
+                r#"{"role":"assistant","content":"hi"}],"finalText":"hi","input":"say \"hi\""},"#,
+                r#""expected":{"finalText":"hi"},"metadata":{"k":1}}"#
+            )
+        );
+        // No answer: the transcript is the case's turn, read before `input`
+        // moves into `observed`.
+        let failed = Sample {
+            outcome: Err("down".into()),
+            duration_ms: 2,
+            transcript: None,
+        };
+        let evaluation = collect(
+            Shape::Prompt,
+            json!({"caseId": "c-2", "input": "q"}),
+            run(vec![failed]),
+        );
+        assert_eq!(
+            evaluation["observed"],
+            json!({"messages": [{"role": "user", "content": "q"}], "finalText": null, "input": "q"})
+        );
+    }
+}
