@@ -24,6 +24,7 @@ pub mod eval;
 pub mod file_names;
 pub mod fixture;
 pub mod json_members;
+pub mod json_text;
 pub mod pack;
 pub mod plugin;
 pub mod project;

@@ -122,6 +122,29 @@ impl Score {
     }
 }
 
+impl Observation {
+    /// An observation that reports nothing: start from it and set what a
+    /// provider captured (`Observation { final_text: …, ..Observation::empty() }`).
+    pub fn empty() -> Self {
+        Self {
+            final_text: None,
+            messages: Vec::new(),
+            tool_calls: None,
+            usage: None,
+            cost_usd: None,
+            cost_source: None,
+            retries: None,
+            duration_ms: None,
+            provider: None,
+            model: None,
+            harness: None,
+            mode: None,
+            structured: None,
+            trace: None,
+        }
+    }
+}
+
 impl ScoreInput {
     /// The observed final text; empty when none was captured.
     pub fn output(&self) -> &str {

@@ -45,13 +45,7 @@ impl AssertionConfig<'_> {
     pub(super) fn text(&self) -> String {
         match self {
             Self::Criterion(criterion) => json!({ "criteria": criterion }).to_string(),
-            Self::Fields(_) => {
-                let mut out = Vec::with_capacity(64);
-                let mut serializer = serde_json::Serializer::new(&mut out);
-                serde::Serializer::collect_map(&mut serializer, self.entries())
-                    .expect("a JSON map serializes");
-                String::from_utf8(out).expect("serde_json writes UTF-8")
-            }
+            Self::Fields(_) => crate::json_text::object_text(self.entries()),
         }
     }
 

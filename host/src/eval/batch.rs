@@ -14,6 +14,7 @@ use super::assertions::{Assertions, BatchPlan, ScorerPool, Source};
 use super::origins::{self, CaseOrigin};
 use super::snapshots::{self, Snapshot};
 use crate::fixture::case_fields;
+use crate::json_text::to_text;
 use crate::plugin::Registry;
 
 /// Cases read from the source, with their indices in the suite (ascending
@@ -158,8 +159,8 @@ impl Preparer<'_> {
             .map_err(&located)?;
         drop(sources);
         let metadata = cases.iter().map(|c| c.get("metadata").cloned()).collect();
-        let texts = cases.iter().map(json_text).collect();
-        let assertion_texts = own.iter().map(|a| a.as_ref().map(json_text)).collect();
+        let texts = cases.iter().map(to_text).collect();
+        let assertion_texts = own.iter().map(|a| a.as_ref().map(to_text)).collect();
         Ok(Batch {
             indices,
             origins,
@@ -170,9 +171,4 @@ impl Preparer<'_> {
             texts,
         })
     }
-}
-
-/// Compact JSON text of a value (into a byte buffer: faster than `Display`).
-fn json_text(value: &Value) -> String {
-    serde_json::to_string(value).expect("a JSON value serializes")
 }

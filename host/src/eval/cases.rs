@@ -64,13 +64,9 @@ fn options_text(provider: &Map<String, Value>, canned: Option<&Value>) -> Option
         _ => (key.as_str(), value),
     });
     let added = canned.filter(|_| !provider.contains_key("canned"));
-    let mut out = Vec::with_capacity(256);
-    serde::Serializer::collect_map(
-        &mut serde_json::Serializer::new(&mut out),
+    Some(crate::json_text::object_text(
         own.chain(added.map(|canned| ("canned", canned))),
-    )
-    .expect("a JSON map serializes");
-    Some(String::from_utf8(out).expect("serde_json writes UTF-8"))
+    ))
 }
 
 /// The invocations of a case, one per sample (`repeat-count` of them).

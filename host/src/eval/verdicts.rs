@@ -10,6 +10,7 @@ use std::borrow::Cow;
 
 use super::assertions::Outcome;
 use crate::json_members::Members;
+use crate::json_text::to_text as json_text;
 use crate::plugin::bindings::preset::exports::cautilus::plugin::preset_api::{
     CaseStatus, Recommendation, Verdict,
 };
@@ -147,10 +148,6 @@ fn rebuilt(verdict: &mut Verdict, body: Option<String>) -> bool {
         }
         None => false,
     }
-}
-
-fn json_text<T: serde::Serialize + ?Sized>(value: &T) -> String {
-    serde_json::to_string(value).expect("outcomes serialize to JSON")
 }
 
 /// The status of an assertion whose case was never answered.

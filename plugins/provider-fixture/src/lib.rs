@@ -38,21 +38,11 @@ struct Fixture;
 
 fn observation(mode: &str) -> Observation {
     Observation {
-        final_text: None,
-        messages: Vec::new(),
-        tool_calls: None,
-        usage: None,
-        cost_usd: None,
-        cost_source: None,
-        retries: None,
         // Deterministic, like the upstream fixture backend.
         duration_ms: Some(1),
-        provider: None,
-        model: None,
         harness: Some("fixture-backend".into()),
         mode: Some(mode.into()),
-        structured: None,
-        trace: None,
+        ..Observation::empty()
     }
 }
 

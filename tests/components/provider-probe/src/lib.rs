@@ -11,19 +11,11 @@ pub struct Probe;
 fn observation(text: String) -> Observation {
     Observation {
         final_text: Some(text),
-        messages: Vec::new(),
-        tool_calls: None,
-        usage: None,
-        cost_usd: None,
-        cost_source: None,
-        retries: None,
         duration_ms: Some(1),
         provider: Some("probe".into()),
-        model: None,
         harness: Some("probe".into()),
         mode: Some("messaging".into()),
-        structured: None,
-        trace: None,
+        ..Observation::empty()
     }
 }
 
