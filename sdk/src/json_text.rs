@@ -108,7 +108,9 @@ fn write_object(
     out.push('}');
 }
 
-fn write_value(out: &mut String, value: &Value) {
+/// Appends `value` as compact JSON text (what `serde_json::to_string`
+/// writes).
+pub fn write_value(out: &mut String, value: &Value) {
     match value {
         Value::Null => out.push_str("null"),
         Value::Bool(true) => out.push_str("true"),
@@ -145,7 +147,9 @@ fn needs_escape(word: u64) -> bool {
     (below(0x20) | equal(b'"') | equal(b'\\')) & HIGH != 0
 }
 
-fn write_str(out: &mut String, s: &str) {
+/// Appends `s` as a JSON string literal, quoted and escaped as
+/// `serde_json` escapes it.
+pub fn write_str(out: &mut String, s: &str) {
     let at = out.len();
     // SAFETY: `write_escaped` writes ASCII bytes and runs of `s` that start
     // at its start or after an ASCII byte, and end before an ASCII byte or

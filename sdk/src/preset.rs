@@ -21,6 +21,8 @@ use serde_json::{Map, Value};
 use crate::bindings::preset::exports::cautilus::plugin::{preset_api, preset_contract};
 use crate::types::{FieldError, Message, PluginError};
 
+/// A [`CasePlan`] with its body and values as JSON text, as the host takes it.
+pub use preset_api::CasePlan as WrittenPlan;
 pub use preset_api::{CaseRun, CaseStatus, PresetInfo, Recommendation, Sample};
 
 /// What a preset declares about its suites (see [`Preset::contract`]): the
@@ -130,6 +132,23 @@ pub struct CasePlan {
 }
 
 impl CasePlan {
+    /// The plan as the host takes it: the body and values as JSON text
+    /// (what [`Preset::translate_written`] gives).
+    pub fn written(self) -> WrittenPlan {
+        WrittenPlan {
+            case_id: self.case_id,
+            body: json_text(&self.body),
+            messages: self.messages,
+            system: self.system,
+            provider: self.provider,
+            model: self.model,
+            input: self.input.as_ref().map(json_text),
+            expected: self.expected.as_ref().map(json_text),
+            reference: self.reference.as_ref().map(json_text),
+            repeat_count: self.repeat_count.max(1),
+        }
+    }
+
     /// A plan sampled once with no turns; set the other fields as needed.
     pub fn new(case_id: impl Into<String>, body: Value) -> Self {
         Self {
@@ -164,6 +183,8 @@ pub struct Verdict {
     /// How many of `body`'s first members the evaluation's own, unchanged
     /// ([`Verdict::carrying`]).
     carried: usize,
+    /// The body as JSON text, when the preset wrote it ([`Verdict::written`]).
+    written: Option<String>,
 }
 
 impl Verdict {
@@ -195,22 +216,43 @@ impl Verdict {
             map.insert("status".into(), Value::String(status_name(status).into()));
             map.insert("summary".into(), Value::String(summary.clone()));
         }
-        let recommendation = match status {
-            CaseStatus::Passed => Recommendation::AcceptNow,
-            CaseStatus::Blocked | CaseStatus::Degraded | CaseStatus::Unchecked => {
-                Recommendation::Defer
-            }
-            CaseStatus::Failed | CaseStatus::Errored => Recommendation::Reject,
-        };
         Self {
             case_id,
             status,
-            recommendation,
+            recommendation: recommendation_of(status),
             tags: Vec::new(),
             summary,
             body,
             carried: 0,
+            written: None,
         }
+    }
+
+    /// A verdict whose summary entry the preset wrote itself as JSON text:
+    /// an object that ends with the `status` and `summary` members
+    /// [`Verdict::new`] would set (see [`Preset::collect_written`]). The
+    /// recommendation follows the status as in `new`; `body` is `Null`.
+    pub fn written(
+        case_id: impl Into<String>,
+        status: CaseStatus,
+        summary: impl Into<String>,
+        body: String,
+    ) -> Self {
+        Self {
+            case_id: case_id.into(),
+            status,
+            recommendation: recommendation_of(status),
+            tags: Vec::new(),
+            summary: summary.into(),
+            body: Value::Null,
+            carried: 0,
+            written: Some(body),
+        }
+    }
+
+    /// The summary entry's text of a [`Verdict::written`] verdict.
+    pub fn written_body(&self) -> Option<&str> {
+        self.written.as_deref()
     }
 
     /// Declares that the body's first `count` members are members of the
@@ -240,6 +282,16 @@ impl Verdict {
             self.recommendation = recommendation;
         }
         self
+    }
+}
+
+/// What a case with `status` asks of the suite: `passed` → accept-now,
+/// `blocked`/`degraded`/`unchecked` → defer, `failed`/`errored` → reject.
+fn recommendation_of(status: CaseStatus) -> Recommendation {
+    match status {
+        CaseStatus::Passed => Recommendation::AcceptNow,
+        CaseStatus::Blocked | CaseStatus::Degraded | CaseStatus::Unchecked => Recommendation::Defer,
+        CaseStatus::Failed | CaseStatus::Errored => Recommendation::Reject,
     }
 }
 
@@ -278,9 +330,33 @@ pub trait Preset: 'static {
         at: &str,
     ) -> Result<CasePlan, Vec<FieldError>>;
 
+    /// Optional fast path of [`Preset::translate`] for a preset whose
+    /// suites are large: the plan of one case written straight from `case`,
+    /// the compact JSON text of the case the host sends. It must give what
+    /// `translate` gives ([`CasePlan::written`]), byte for byte; return
+    /// `None` for any case it does not handle, and always for a case with a
+    /// problem, and the SDK runs `translate`, which names the problems. The
+    /// default handles none.
+    fn translate_written(suite: &Map<String, Value>, case: &str) -> Option<WrittenPlan> {
+        let _ = (suite, case);
+        None
+    }
+
     /// The observed evaluation of one case: `case` is the body from
     /// [`Preset::translate`], `run` what the host ran (one sample per repeat).
     fn collect(case: Value, run: CaseRun) -> Value;
+
+    /// Optional fast path of [`Preset::collect`] for a preset whose cases
+    /// are many: the observed evaluation's JSON text and its verdict
+    /// ([`Verdict::written`]), written straight from `case`, the compact
+    /// JSON text of the body [`Preset::translate`] gave (the SDK's
+    /// [`crate::json`] writers help). It must give what `collect` and then
+    /// `evaluate` give, byte for byte; return `None` for any case it does
+    /// not handle, and the SDK runs those two. The default handles none.
+    fn collect_written(case: &str, run: &CaseRun) -> Option<(String, Verdict)> {
+        let _ = (case, run);
+        None
+    }
 
     /// Scores one observed evaluation (always a JSON object: the SDK makes
     /// anything else an `errored` verdict); `at` is its JSON path
@@ -355,6 +431,13 @@ impl<P: Preset> preset_api::Guest for PresetExport<P> {
         let mut plans = Vec::with_capacity(cases.len());
         let mut problems = Vec::new();
         for (offset, text) in cases.iter().enumerate() {
+            if let Some(mut plan) = P::translate_written(&suite, text) {
+                if problems.is_empty() {
+                    plan.repeat_count = plan.repeat_count.max(1);
+                    plans.push(plan);
+                }
+                continue;
+            }
             let at = format!("cases[{}]", first_index as usize + offset);
             let case: Value = match serde_json::from_str(text) {
                 Ok(case) => case,
@@ -367,18 +450,7 @@ impl<P: Preset> preset_api::Guest for PresetExport<P> {
                 }
             };
             match P::translate(&suite, &case, &at) {
-                Ok(plan) if problems.is_empty() => plans.push(preset_api::CasePlan {
-                    case_id: plan.case_id,
-                    body: json_text(&plan.body),
-                    messages: plan.messages,
-                    system: plan.system,
-                    provider: plan.provider,
-                    model: plan.model,
-                    input: plan.input.as_ref().map(json_text),
-                    expected: plan.expected.as_ref().map(json_text),
-                    reference: plan.reference.as_ref().map(json_text),
-                    repeat_count: plan.repeat_count.max(1),
-                }),
+                Ok(plan) if problems.is_empty() => plans.push(plan.written()),
                 Ok(_) => {}
                 Err(errors) => problems.extend(errors),
             }
@@ -410,6 +482,12 @@ impl<P: Preset> preset_api::Guest for PresetExport<P> {
             .zip(runs)
             .enumerate()
             .map(|(offset, (text, run))| {
+                if let Some((evaluation, verdict)) = P::collect_written(text, &run) {
+                    return Ok(preset_api::Collected {
+                        evaluation,
+                        verdict: exported(verdict, None),
+                    });
+                }
                 let case = serde_json::from_str(text).map_err(|e| {
                     PluginError::input(
                         "cases",
@@ -510,10 +588,13 @@ fn keeps_insertion_order() -> bool {
 /// evaluation's text when the SDK just wrote it, so that members the body
 /// carries are copied from it.
 fn exported(
-    verdict: Verdict,
+    mut verdict: Verdict,
     evaluation: Option<&crate::json_text::Written>,
 ) -> preset_api::Verdict {
-    let body = body_text(&verdict, evaluation, keeps_insertion_order());
+    let body = match verdict.written.take() {
+        Some(written) => written,
+        None => body_text(&verdict, evaluation, keeps_insertion_order()),
+    };
     preset_api::Verdict {
         case_id: verdict.case_id,
         status: verdict.status,
@@ -711,6 +792,25 @@ mod tests {
 
     use super::*;
     use crate::json_text::to_text_with_members;
+
+    #[test]
+    fn a_written_verdict_crosses_with_its_own_text() {
+        let body = r#"{"caseId":"c-1","status":"failed","summary":"no"}"#;
+        let verdict = Verdict::written("c-1", CaseStatus::Failed, "no", body.into());
+        assert_eq!(verdict.written_body(), Some(body));
+        assert!(verdict.body.is_null());
+        let crossed = exported(verdict, None);
+        assert_eq!(crossed.body, body);
+        assert_eq!(crossed.recommendation, Recommendation::Reject);
+        assert_eq!(crossed.summary, "no");
+        // Without a text, the body value is written.
+        let crossed = exported(
+            Verdict::new("c-2", CaseStatus::Unchecked, "?", json!({})),
+            None,
+        );
+        assert_eq!(crossed.body, r#"{"status":"unchecked","summary":"?"}"#);
+        assert_eq!(crossed.recommendation, Recommendation::Defer);
+    }
 
     #[test]
     fn a_carried_body_is_written_as_serde_json_writes_it() {

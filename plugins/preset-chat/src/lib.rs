@@ -1,7 +1,11 @@
 //! The app/chat preset: system prompt + a multi-turn `messages` list.
 
-use cautilus_presets_app::{Shape, collect, contract, describe, evaluate, translate};
-use cautilus_sdk::preset::{CasePlan, CaseRun, Preset, PresetInfo, SuiteContract, Verdict};
+use cautilus_presets_app::{
+    Shape, collect, collect_written, contract, describe, evaluate, translate, translate_written,
+};
+use cautilus_sdk::preset::{
+    CasePlan, CaseRun, Preset, PresetInfo, SuiteContract, Verdict, WrittenPlan,
+};
 use cautilus_sdk::{FieldError, export_preset, plugin_info};
 use serde_json::{Map, Value};
 
@@ -20,8 +24,16 @@ impl Preset for Chat {
         translate(Shape::Chat, suite, case, at)
     }
 
+    fn translate_written(suite: &Map<String, Value>, case: &str) -> Option<WrittenPlan> {
+        translate_written(Shape::Chat, suite, case)
+    }
+
     fn collect(case: Value, run: CaseRun) -> Value {
         collect(Shape::Chat, case, run)
+    }
+
+    fn collect_written(case: &str, run: &CaseRun) -> Option<(String, Verdict)> {
+        collect_written(Shape::Chat, case, run)
     }
 
     fn evaluate(evaluation: Value, at: &str) -> Verdict {

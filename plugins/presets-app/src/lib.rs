@@ -10,20 +10,29 @@
 //!   (the golden file's text, read by the host; see [`snapshot`]) for the summary
 //!   (`cautilus.app_{chat,prompt}_evaluation_summary.v1`); a failed or
 //!   errored case makes the recommendation `reject`, a case with no
-//!   expectations is `unchecked` and makes it `defer`.
+//!   expectations is `unchecked` and makes it `defer`;
+//! - `translate_written` is `translate`'s fast path for a well-formed case
+//!   (see [`translate_text`]);
+//! - `collect_written` is the fast path of the two in one: the evaluation
+//!   and its summary entry written straight to text when the provider
+//!   answered (see [`collect_text`]).
 
 mod cases;
+mod collect_text;
 mod observed;
 mod snapshot;
 mod summary;
+mod translate_text;
 
 use cautilus_sdk::PluginInfo;
 use cautilus_sdk::preset::{PresetInfo, SuiteContract, SuiteField};
 use serde_json::{Value, json};
 
 pub use cases::translate;
+pub use collect_text::collect_written;
 pub use observed::collect;
 pub use summary::evaluate;
+pub use translate_text::translate_written;
 
 /// The turn shape of an app preset.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -10,79 +10,37 @@ use serde_json::{Map, Value, json};
 use crate::{Shape, kind, non_empty_str, snapshot};
 
 pub fn evaluate(shape: Shape, e: Value, at: &str) -> Verdict {
-    let mut matched = None;
-    let mut snapshot_diff = None;
     let problems = must_problems(shape, &e);
     let mut blocker = None;
-    let (status, summary) = if let Some(error) = non_empty_str(e.get("error")) {
+    let judged = if let Some(error) = non_empty_str(e.get("error")) {
         match blocker_kind(error) {
             // The runner could not be used at all (e.g. a CLI not logged in):
             // nothing was asked, so the case is blocked, not errored.
             Some((kind, why)) => {
                 blocker = Some(kind);
-                (CaseStatus::Blocked, format!("blocked ({kind}): {why}"))
+                Judged::unmatched(CaseStatus::Blocked, format!("blocked ({kind}): {why}"))
             }
-            None => (CaseStatus::Errored, format!("the provider failed: {error}")),
+            None => Judged::unmatched(CaseStatus::Errored, format!("the provider failed: {error}")),
         }
     } else if !problems.is_empty() {
-        (CaseStatus::Errored, must_message(shape, at, &problems))
+        Judged::unmatched(CaseStatus::Errored, must_message(shape, at, &problems))
     } else {
-        match expectation(&e, at) {
-            Expectation::FinalText(want) => {
+        match expectation(e.get("expected")) {
+            Ok(expectation) => {
                 let got = packet::at(&e, &["observed", "finalText"])
                     .and_then(Value::as_str)
                     .unwrap_or_default();
-                let found = got.contains(want);
-                matched = Some(found);
-                if found {
-                    (
-                        CaseStatus::Passed,
-                        format!("final text contains {}", excerpt(want, 160)),
-                    )
-                } else {
-                    (
-                        CaseStatus::Failed,
-                        format!(
-                            "final text does not contain {}; got {}",
-                            excerpt(want, 160),
-                            excerpt(got, 160)
-                        ),
-                    )
-                }
+                judge(expectation, got)
             }
-            Expectation::Snapshot { path, golden } => {
-                let got = packet::at(&e, &["observed", "finalText"])
-                    .and_then(Value::as_str)
-                    .unwrap_or_default();
-                match snapshot::compare(path, golden, got) {
-                    Ok(()) => {
-                        matched = Some(true);
-                        (
-                            CaseStatus::Passed,
-                            format!("final text matches snapshot {path}"),
-                        )
-                    }
-                    Err(mismatch) => {
-                        matched = Some(false);
-                        let summary = format!(
-                            "final text differs from snapshot {path} ({}):\n{}",
-                            mismatch.kind,
-                            mismatch.diff.trim_end()
-                        );
-                        snapshot_diff = Some(mismatch.to_json(golden, got));
-                        (CaseStatus::Failed, summary)
-                    }
-                }
-            }
-            Expectation::Invalid(why) => (CaseStatus::Errored, why),
-            Expectation::Nothing => (
-                CaseStatus::Unchecked,
-                "observed, but nothing was checked: the case declares no expectations \
-                 (add `expected.finalText`, `expected.snapshot` or assertions)"
-                    .to_string(),
-            ),
+            Err(why) => Judged::unmatched(CaseStatus::Errored, format!("{at}{why}")),
         }
     };
+    let Judged {
+        status,
+        summary,
+        matched,
+        snapshot_diff,
+    } = judged;
     // The summary entry keeps the evaluation's fields (moved, not copied).
     let Value::Object(mut fields) = e else {
         unreachable!("the SDK passes objects only")
@@ -147,34 +105,35 @@ const COPIED: &[&str] = &[
 ];
 
 /// What an evaluation expects of its final text.
-enum Expectation<'a> {
+pub(crate) enum Expectation<'a> {
     /// `expected.finalText`: a case-sensitive substring.
     FinalText(&'a str),
     /// `expected.snapshot` with the golden text the host froze into
     /// `expected.snapshotText`.
     Snapshot { path: &'a str, golden: &'a str },
-    /// An expectation that cannot be checked (the message names the field).
-    Invalid(String),
     /// No `expected` at all (or one that declares neither field).
     Nothing,
 }
 
-fn expectation<'a>(e: &'a Value, at: &str) -> Expectation<'a> {
-    let expected = match e.get("expected") {
-        None | Some(Value::Null) => return Expectation::Nothing,
+/// What the evaluation's `expected` member asks, or why it cannot be
+/// checked: a message that follows the evaluation's path
+/// (`.expected.finalText must be …`).
+pub(crate) fn expectation(expected: Option<&Value>) -> Result<Expectation<'_>, String> {
+    let expected = match expected {
+        None | Some(Value::Null) => return Ok(Expectation::Nothing),
         Some(Value::Object(expected)) => expected,
         Some(other) => {
-            return Expectation::Invalid(format!(
-                "{at}.expected must be an object with `finalText` or `snapshot`, got {}",
+            return Err(format!(
+                ".expected must be an object with `finalText` or `snapshot`, got {}",
                 kind(other)
             ));
         }
     };
     if let Some(want) = expected.get("finalText") {
         return match want.as_str() {
-            Some(want) if !want.is_empty() => Expectation::FinalText(want),
-            _ => Expectation::Invalid(format!(
-                "{at}.expected.finalText must be a non-empty string, got {}",
+            Some(want) if !want.is_empty() => Ok(Expectation::FinalText(want)),
+            _ => Err(format!(
+                ".expected.finalText must be a non-empty string, got {}",
                 if want.as_str().is_some() {
                     "an empty string"
                 } else {
@@ -184,22 +143,95 @@ fn expectation<'a>(e: &'a Value, at: &str) -> Expectation<'a> {
         };
     }
     match (expected.get("snapshot"), expected.get("snapshotText")) {
-        (_, Some(Value::String(golden))) => Expectation::Snapshot {
+        (_, Some(Value::String(golden))) => Ok(Expectation::Snapshot {
             path: expected
                 .get("snapshot")
                 .and_then(Value::as_str)
                 .unwrap_or("snapshot"),
             golden,
-        },
-        (Some(_), Some(other)) => Expectation::Invalid(format!(
-            "{at}.expected.snapshotText must be the golden file's text (a string), got {}",
+        }),
+        (Some(_), Some(other)) => Err(format!(
+            ".expected.snapshotText must be the golden file's text (a string), got {}",
             kind(other)
         )),
-        (Some(_), None) => Expectation::Invalid(format!(
-            "{at}.expected.snapshot has no `snapshotText`: the golden file's text must be in \
+        (Some(_), None) => Err(
+            ".expected.snapshot has no `snapshotText`: the golden file's text must be in \
              the packet (`cautilus eval test` reads it in), so the snapshot cannot be compared"
-        )),
-        (None, _) => Expectation::Nothing,
+                .to_string(),
+        ),
+        (None, _) => Ok(Expectation::Nothing),
+    }
+}
+
+/// How an evaluation fared: its status and summary line, whether the final
+/// text met the expectation (when one was checked), and a snapshot's diff.
+pub(crate) struct Judged {
+    pub status: CaseStatus,
+    pub summary: String,
+    pub matched: Option<bool>,
+    pub snapshot_diff: Option<Value>,
+}
+
+impl Judged {
+    fn unmatched(status: CaseStatus, summary: String) -> Self {
+        Self {
+            status,
+            summary,
+            matched: None,
+            snapshot_diff: None,
+        }
+    }
+}
+
+/// Checks the final text `got` against what the evaluation expects.
+pub(crate) fn judge(expectation: Expectation<'_>, got: &str) -> Judged {
+    match expectation {
+        Expectation::FinalText(want) => {
+            let found = got.contains(want);
+            let summary = if found {
+                format!("final text contains {}", excerpt(want, 160))
+            } else {
+                format!(
+                    "final text does not contain {}; got {}",
+                    excerpt(want, 160),
+                    excerpt(got, 160)
+                )
+            };
+            Judged {
+                status: if found {
+                    CaseStatus::Passed
+                } else {
+                    CaseStatus::Failed
+                },
+                summary,
+                matched: Some(found),
+                snapshot_diff: None,
+            }
+        }
+        Expectation::Snapshot { path, golden } => match snapshot::compare(path, golden, got) {
+            Ok(()) => Judged {
+                status: CaseStatus::Passed,
+                summary: format!("final text matches snapshot {path}"),
+                matched: Some(true),
+                snapshot_diff: None,
+            },
+            Err(mismatch) => Judged {
+                status: CaseStatus::Failed,
+                summary: format!(
+                    "final text differs from snapshot {path} ({}):\n{}",
+                    mismatch.kind,
+                    mismatch.diff.trim_end()
+                ),
+                matched: Some(false),
+                snapshot_diff: Some(mismatch.to_json(golden, got)),
+            },
+        },
+        Expectation::Nothing => Judged::unmatched(
+            CaseStatus::Unchecked,
+            "observed, but nothing was checked: the case declares no expectations \
+             (add `expected.finalText`, `expected.snapshot` or assertions)"
+                .to_string(),
+        ),
     }
 }
 
