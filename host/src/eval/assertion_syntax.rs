@@ -97,7 +97,18 @@ pub(super) fn parse<'a>(
             "an assertion is an object `{type: <scorer>, ...config}` or a plain-string criterion for the judge".into(),
         ));
     };
-    let reference = match object.get("type") {
+    // One pass over the members (a lookup per key would hash each).
+    let (mut kind, mut name, mut weight, mut required) = (None, None, None, None);
+    for (key, value) in object {
+        match key.as_str() {
+            "type" => kind = Some(value),
+            "name" => name = Some(value),
+            "weight" => weight = Some(value),
+            "required" => required = Some(value),
+            _ => {}
+        }
+    }
+    let reference = match kind {
         Some(Value::String(t)) if !t.trim().is_empty() => t.clone(),
         _ => {
             return Err(problem(
@@ -106,12 +117,12 @@ pub(super) fn parse<'a>(
             ));
         }
     };
-    let name = match object.get("name") {
+    let name = match name {
         None | Some(Value::Null) => None,
         Some(Value::String(n)) => Some(n.clone()),
         Some(_) => return Err(problem(format!("{at}.name"), "must be a string".into())),
     };
-    let weight = match object.get("weight") {
+    let weight = match weight {
         None | Some(Value::Null) => 1.0,
         Some(w) => match w.as_f64().filter(|w| *w >= 0.0 && w.is_finite()) {
             Some(w) => w,
@@ -123,7 +134,7 @@ pub(super) fn parse<'a>(
             }
         },
     };
-    let required = match object.get("required") {
+    let required = match required {
         None | Some(Value::Null) => true,
         Some(Value::Bool(b)) => *b,
         Some(_) => {

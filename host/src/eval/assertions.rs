@@ -213,19 +213,19 @@ impl Assertions {
 
     /// Resolves one assertion list; specs it creates are added to `new`
     /// with the path of their first assertion (for checking).
-    fn resolve_list(
+    fn resolve_list<'s>(
         &self,
         registry: &Registry,
-        source: &Source<'_>,
+        source: &'s Source<'_>,
         keys: &mut foldhash::HashMap<SpecKey, Arc<Spec>>,
-        new: &mut Vec<(Arc<Spec>, String)>,
+        new: &mut Vec<(Arc<Spec>, ItemPath<'s>)>,
         problems: &mut Vec<(String, String)>,
     ) -> Vec<CaseAssertion> {
-        let mut out = Vec::new();
         let Some(list) = source.list.as_array() else {
             problems.push((source.path.clone(), "must be a list of assertions".into()));
-            return out;
+            return Vec::new();
         };
+        let mut out = Vec::with_capacity(list.len());
         for (j, raw) in list.iter().enumerate() {
             // Spelled only for a problem or a new spec.
             let at = ItemPath(&source.path, j);
@@ -256,7 +256,7 @@ impl Assertions {
                         Ok(spec) => {
                             let spec = Arc::new(spec);
                             keys.insert(key, spec.clone());
-                            new.push((spec.clone(), at.to_string()));
+                            new.push((spec.clone(), at));
                             spec
                         }
                         Err(message) => {
@@ -573,7 +573,7 @@ fn score_input(plan: &CasePlan, run: &CaseRun) -> ScoreInput {
 }
 
 /// The path of a list's item, `cases[3].assertions[1]`.
-struct ItemPath<'a>(&'a str, usize);
+pub(super) struct ItemPath<'a>(&'a str, usize);
 
 impl std::fmt::Display for ItemPath<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

@@ -106,15 +106,15 @@ impl ScorerPool {
 
 /// Checks the scorer configs of `new` (spec, path of its first
 /// assertion): one `check` call per scorer plugin and scorer.
-pub(super) fn check_new(
+pub(super) fn check_new<P: std::fmt::Display>(
     pool: &mut ScorerPool,
-    new: &[(Arc<Spec>, String)],
+    new: &[(Arc<Spec>, P)],
     problems: &mut Vec<(String, String)>,
 ) {
-    let mut groups: Vec<(CallKey<'_>, Vec<(&ScorerCheck, &str)>)> = Vec::new();
+    let mut groups: Vec<(CallKey<'_>, Vec<(&ScorerCheck, &P)>)> = Vec::new();
     for (spec, at) in new {
         if let Check::Scorer(check) = &spec.check {
-            group(&mut groups, check.call_key(), (check, at.as_str()));
+            group(&mut groups, check.call_key(), (check, at));
         }
     }
     for (_, list) in groups {
@@ -128,7 +128,7 @@ pub(super) fn check_new(
         };
         for ((_, at), result) in list.iter().zip(results) {
             if let Err(error) = result {
-                problems.push(((*at).to_string(), error.to_string()));
+                problems.push((at.to_string(), error.to_string()));
             }
         }
     }

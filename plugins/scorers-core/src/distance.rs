@@ -74,17 +74,32 @@ pub fn levenshtein_score(
 /// Character-level Levenshtein distance (two-row dynamic programming after
 /// stripping the common prefix and suffix).
 pub fn levenshtein(a: &str, b: &str) -> usize {
-    let a: Vec<char> = a.chars().collect();
-    let b: Vec<char> = b.chars().collect();
-    let prefix = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
+    // The common ends are found on bytes, then cut back to whole chars
+    // (equal chars are equal bytes in UTF-8), so only the part that differs
+    // is decoded.
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    let mut prefix = a.iter().zip(b).take_while(|(x, y)| x == y).count();
+    while !is_char_start(a, prefix) {
+        prefix -= 1;
+    }
     let (a, b) = (&a[prefix..], &b[prefix..]);
-    let suffix = a
+    let mut suffix = a
         .iter()
         .rev()
         .zip(b.iter().rev())
         .take_while(|(x, y)| x == y)
         .count();
-    let (a, b) = (&a[..a.len() - suffix], &b[..b.len() - suffix]);
+    while !is_char_start(a, a.len() - suffix) {
+        suffix -= 1;
+    }
+    let chars = |bytes: &[u8]| -> Vec<char> {
+        std::str::from_utf8(bytes)
+            .expect("cut at char boundaries of a str")
+            .chars()
+            .collect()
+    };
+    let a = chars(&a[..a.len() - suffix]);
+    let b = chars(&b[..b.len() - suffix]);
     let (short, long) = if a.len() <= b.len() { (a, b) } else { (b, a) };
     if short.is_empty() {
         return long.len();
@@ -103,6 +118,11 @@ pub fn levenshtein(a: &str, b: &str) -> usize {
     row[short.len()]
 }
 
+/// Whether byte `at` of UTF-8 text starts a char (or is its end).
+fn is_char_start(text: &[u8], at: usize) -> bool {
+    text.get(at).is_none_or(|byte| (*byte as i8) >= -0x40)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -114,6 +134,51 @@ mod tests {
         assert_eq!(levenshtein("", "abc"), 3);
         assert_eq!(levenshtein("same", "same"), 0);
         assert_eq!(levenshtein("héllo wörld", "hello world"), 2);
+        // Common ends that stop inside a char: é (c3 a9) and è (c3 a8)
+        // share their first byte, ü (c3 bc) and ö (c3 b6) too.
+        assert_eq!(levenshtein("aé", "aè"), 1);
+        assert_eq!(levenshtein("éa", "èa"), 1);
+        assert_eq!(levenshtein("xüy", "xöy"), 1);
+        assert_eq!(levenshtein("ab", "a"), 1);
+        assert_eq!(levenshtein("ü", "üü"), 1);
+        assert_eq!(levenshtein("üü", "ü"), 1);
+        assert_eq!(levenshtein("a😀b", "a😁b"), 1);
+    }
+
+    /// The distance of the plain dynamic programme over every char.
+    fn reference(a: &str, b: &str) -> usize {
+        let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+        let mut row: Vec<usize> = (0..=b.len()).collect();
+        for (i, x) in a.iter().enumerate() {
+            let mut diagonal = row[0];
+            row[0] = i + 1;
+            for (j, y) in b.iter().enumerate() {
+                let above = row[j + 1];
+                row[j + 1] = (above + 1)
+                    .min(row[j] + 1)
+                    .min(diagonal + usize::from(x != y));
+                diagonal = above;
+            }
+        }
+        row[b.len()]
+    }
+
+    #[test]
+    fn distances_match_the_plain_programme_on_mixed_widths() {
+        let pieces = ["a", "é", "è", "ü", "😀", "😁", "ab", ""];
+        let mut words = Vec::new();
+        for x in pieces {
+            for y in pieces {
+                for z in pieces {
+                    words.push(format!("{x}{y}{z}"));
+                }
+            }
+        }
+        for a in &words {
+            for b in &words {
+                assert_eq!(levenshtein(a, b), reference(a, b), "{a:?} {b:?}");
+            }
+        }
     }
 
     #[test]
