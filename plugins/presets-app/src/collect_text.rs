@@ -11,8 +11,9 @@
 //!
 //! The case's own members (`caseId`, `displayName`, `input`, `expected`,
 //! `metadata`) are copied as they stand in the case's text, which is the
-//! compact JSON `translate` wrote: the same bytes writing them again would
-//! give. The tests hold both paths to the same output.
+//! compact JSON `translate` wrote with the SDK's writer: the same bytes
+//! reading and writing them again gives (`float_roundtrip` keeps a number's
+//! digits). The tests hold both paths to the same output.
 //!
 //! [`Preset::collect_written`]: cautilus_sdk::preset::Preset::collect_written
 
@@ -245,6 +246,8 @@ mod tests {
             json!({"caseId": "c-6", "expected": {"snapshot": "g.json", "snapshotText": "{\"a\": 1}"}}),
             json!({"caseId": "c-7", "expected": {"sources": ["s-1", {"sourceId": "s-2"}]}}),
             json!({"caseId": "c-8", "system": "be brief", "model": "other", "expected": {"finalText": "\"there\""}}),
+            // Numbers a plain parse would not give back digit for digit.
+            json!({"caseId": "c-9", "metadata": {"w": 0.09144338512092887, "x": 7.370437700706684e208, "n": -0.0}}),
         ];
         cases
             .into_iter()
@@ -259,10 +262,12 @@ mod tests {
             .collect()
     }
 
-    /// What `collect` then `evaluate` give: the evaluation's text, and the
+    /// What the SDK's `collect` export gives through `collect` then
+    /// `evaluate` for the case text `text`: the evaluation's text, and the
     /// verdict's id, status, recommendation, summary and entry text.
-    fn reference(shape: Shape, body: &Value, run: &CaseRun) -> (String, String) {
-        let evaluation = collect(shape, body.clone(), run.clone());
+    fn reference(shape: Shape, text: &str, run: &CaseRun) -> (String, String) {
+        let case: Value = serde_json::from_str(text).unwrap();
+        let evaluation = collect(shape, case, run.clone());
         let text = to_text(&evaluation);
         let verdict = evaluate(shape, evaluation, "evaluations[0]");
         (text, verdict_line(&verdict, &to_text(&verdict.body)))
@@ -305,22 +310,38 @@ mod tests {
             })]),
             run(vec![Ok(costly.clone()), Ok(costly)]),
             run(vec![Ok(answer("say \"hi\"\n", "{\"a\":1}"))]),
+            // The answer repeats the input; the answer given twice.
+            run(vec![Ok(answer("say \"hi\"\n", "say \"hi\"\n"))]),
+            run(vec![Ok(Observation {
+                messages: vec![
+                    message("user", "say \"hi\"\n"),
+                    message("assistant", "hi"),
+                    message("assistant", "hi"),
+                ],
+                ..answer("", "hi")
+            })]),
         ];
         let mut handled = 0;
         for shape in [Shape::Prompt, Shape::Chat] {
-            for body in bodies(shape) {
+            let mut texts: Vec<String> = bodies(shape).iter().map(to_text).collect();
+            // Members given as null are left out, as `collect` leaves them.
+            texts.push(match shape {
+                Shape::Prompt => r#"{"caseId":"c-10","displayName":null,"input":"say \"hi\"\n","expected":null,"metadata":null}"#,
+                Shape::Chat => r#"{"caseId":"c-10","displayName":null,"messages":[{"role":"user","content":"q"}],"expected":null,"metadata":null}"#,
+            }.to_string());
+            for text in &texts {
                 for run in &answered {
-                    let (text, verdict) = collect_written(shape, &to_text(&body), run)
-                        .unwrap_or_else(|| panic!("{shape:?} {body} was not handled"));
-                    let (want_text, want_verdict) = reference(shape, &body, run);
-                    assert_eq!(text, want_text, "{shape:?} {body}");
+                    let (written, verdict) = collect_written(shape, text, run)
+                        .unwrap_or_else(|| panic!("{shape:?} {text} was not handled"));
+                    let (want_text, want_verdict) = reference(shape, text, run);
+                    assert_eq!(written, want_text, "{shape:?} {text}");
                     let line = verdict_line(&verdict, verdict.written_body().unwrap());
-                    assert_eq!(line, want_verdict, "{shape:?} {body}");
+                    assert_eq!(line, want_verdict, "{shape:?} {text}");
                     handled += 1;
                 }
             }
         }
-        assert_eq!(handled, 2 * 8 * 4);
+        assert_eq!(handled, 2 * 10 * 6);
     }
 
     #[test]
@@ -349,6 +370,18 @@ mod tests {
             })]),
             run(vec![Ok(Observation {
                 mode: Some("workspace".into()),
+                ..good()
+            })]),
+            run(vec![Ok(Observation {
+                mode: Some(" messaging".into()),
+                ..good()
+            })]),
+            run(vec![Ok(Observation {
+                provider: Some(" ".into()),
+                ..good()
+            })]),
+            run(vec![Ok(Observation {
+                messages: vec![message("user", "say"), message("assistant", " ")],
                 ..good()
             })]),
             run(vec![Ok(Observation {

@@ -3,14 +3,15 @@
 //! between.
 //!
 //! It takes a case only when nothing in it can be a problem: the fields of
-//! its shape with the types they must have, an `expected` that is exactly
-//! `{"finalText": "…"}` (snapshots and sources go the long way), no
-//! explicit `null` where the suite's value would be used. Anything else is
-//! left to [`crate::translate`], which names every problem at its path.
+//! its shape with the types they must have, and an `expected` that is
+//! exactly `{"finalText": "…"}` (snapshots and sources go the long way).
+//! Anything else is left to [`crate::translate`], which names every problem
+//! at its path.
 //!
-//! The case's members are copied as they stand in its text, the compact
-//! JSON the host writes: the same bytes writing them again would give. The
-//! tests hold both paths to the same plans.
+//! The case's members are copied as they stand in its text, which the host
+//! writes with `serde_json` (compact, canonical escapes and numbers): the
+//! same bytes reading and writing them again gives (`float_roundtrip` keeps
+//! a number's digits). The tests hold both paths to the same plans.
 //!
 //! [`Preset::translate_written`]: cautilus_sdk::preset::Preset::translate_written
 
@@ -224,7 +225,9 @@ mod tests {
         let Some(plan) = translate_written(shape, suite, &to_text(case)) else {
             return false;
         };
-        let reference = translate(shape, suite, case, "cases[0]")
+        // As the SDK's `translate` export reads the case text.
+        let parsed: Value = serde_json::from_str(&to_text(case)).unwrap();
+        let reference = translate(shape, suite, &parsed, "cases[0]")
             .unwrap_or_else(|e| panic!("{case}: taken, but translate says {e:?}"));
         assert_eq!(
             format!("{plan:?}"),
@@ -250,6 +253,9 @@ mod tests {
                    "metadata": {"k": [1, null, "é"], "n": 1.5}}),
             json!({"caseId": "c-3", "displayName": null, "system": null, "metadata": null,
                    "input": "q"}),
+            json!({"caseId": "c-4", "displayName": "", "system": "", "input": "q"}),
+            json!({"caseId": "c-5", "displayName": "Five", "input": "q",
+                   "metadata": {"w": 0.09144338512092887, "x": 7.370437700706684e208}}),
         ];
         let chat = [
             json!({"caseId": "c-1", "messages": [{"role": "user", "content": "hi \"x\""}]}),
@@ -258,6 +264,12 @@ mod tests {
                 {"content": "c", "role": "user"}],
                 "expected": {"finalText": "c"}, "metadata": {}}),
         ];
+        // A suite value the cases do not use is not looked at.
+        let unused = suite_of(json!({"provider": "fixture", "model": "m", "displayName": 7}));
+        for case in &prompt[1..] {
+            assert!(taken(Shape::Prompt, &unused, case), "{case}");
+        }
+        assert!(!taken(Shape::Prompt, &unused, &prompt[0]));
         for suite in &suites {
             for case in &prompt {
                 assert!(taken(Shape::Prompt, suite, case), "{case}");
@@ -291,6 +303,8 @@ mod tests {
             json!({"caseId": "c", "input": "q", "displayName": []}),
             json!({"caseId": "c", "input": "q", "metadata": [1]}),
             json!({"caseId": "c", "messages": [{"role": "user", "content": "q"}]}),
+            json!({"caseId": "c", "input": "q", "messages": null}),
+            json!({"caseId": "c", "input": "q", "expected": {"finalText": 3}}),
         ];
         for case in &prompt {
             assert!(!taken(Shape::Prompt, &suite, case), "{case}");
@@ -304,10 +318,24 @@ mod tests {
             json!({"caseId": "c", "messages": [{"role": "user", "content": "q", "name": "x"}]}),
             json!({"caseId": "c", "messages": [{"role": "user"}]}),
             json!({"caseId": "c", "messages": "q"}),
+            json!({"caseId": "c", "messages": [{"role": "user", "content": "q"}], "input": null}),
         ];
         for case in &chat {
             assert!(!taken(Shape::Chat, &suite, case), "{case}");
         }
+        // Duplicate members, which a value keeps the last of: left to
+        // `translate`.
+        for text in [
+            r#"{"caseId":"c","caseId":"d","input":"q"}"#,
+            r#"{"caseId":"c","input":"q","expected":{"finalText":"a","finalText":"b"}}"#,
+        ] {
+            assert!(
+                translate_written(Shape::Prompt, &suite, text).is_none(),
+                "{text}"
+            );
+        }
+        let text = r#"{"caseId":"c","messages":[{"role":"user","role":"user","content":"q"}]}"#;
+        assert!(translate_written(Shape::Chat, &suite, text).is_none());
         // The suite's own values are checked too.
         for given in [
             json!({"provider": 1, "model": "m"}),
