@@ -231,7 +231,9 @@ impl Verdict {
     /// A verdict whose summary entry the preset wrote itself as JSON text:
     /// an object that ends with the `status` and `summary` members
     /// [`Verdict::new`] would set (see [`Preset::collect_written`]). The
-    /// recommendation follows the status as in `new`; `body` is `Null`.
+    /// recommendation follows the status as in `new`; `body` is `Null`, and
+    /// the text is what crosses: a status or summary changed afterwards is
+    /// not written into it.
     pub fn written(
         case_id: impl Into<String>,
         status: CaseStatus,
@@ -332,7 +334,8 @@ pub trait Preset: 'static {
 
     /// Optional fast path of [`Preset::translate`] for a preset whose
     /// suites are large: the plan of one case written straight from `case`,
-    /// the compact JSON text of the case the host sends. It must give what
+    /// the case's JSON text as the host sends it (written by `serde_json`:
+    /// compact, canonical escapes and numbers). It must give what
     /// `translate` gives ([`CasePlan::written`]), byte for byte; return
     /// `None` for any case it does not handle, and always for a case with a
     /// problem, and the SDK runs `translate`, which names the problems. The
@@ -348,11 +351,14 @@ pub trait Preset: 'static {
 
     /// Optional fast path of [`Preset::collect`] for a preset whose cases
     /// are many: the observed evaluation's JSON text and its verdict
-    /// ([`Verdict::written`]), written straight from `case`, the compact
-    /// JSON text of the body [`Preset::translate`] gave (the SDK's
-    /// [`crate::json`] writers help). It must give what `collect` and then
-    /// `evaluate` give, byte for byte; return `None` for any case it does
-    /// not handle, and the SDK runs those two. The default handles none.
+    /// ([`Verdict::written`]), written straight from `case`, the JSON text
+    /// of the body [`Preset::translate`] gave, as the SDK wrote it (the
+    /// SDK's [`crate::json`] writers help). It must give what `collect` and
+    /// then `evaluate` give, byte for byte, members in the same order; read
+    /// numbers with `serde_json`'s `float_roundtrip` if it copies any, so
+    /// that the value path writes the same digits. Return `None` for any
+    /// case it does not handle, and the SDK runs those two. The default
+    /// handles none.
     fn collect_written(case: &str, run: &CaseRun) -> Option<(String, Verdict)> {
         let _ = (case, run);
         None
