@@ -183,7 +183,8 @@ pub struct Verdict {
     /// How many of `body`'s first members the evaluation's own, unchanged
     /// ([`Verdict::carrying`]).
     carried: usize,
-    /// The body as JSON text, when the preset wrote it ([`Verdict::written`]).
+    /// The body as JSON text without `status` and `summary`, when the
+    /// preset wrote it ([`Verdict::written`]).
     written: Option<String>,
 }
 
@@ -228,18 +229,18 @@ impl Verdict {
         }
     }
 
-    /// A verdict whose summary entry the preset wrote itself as JSON text:
-    /// an object that ends with the `status` and `summary` members
-    /// [`Verdict::new`] would set (see [`Preset::collect_written`]). The
-    /// recommendation follows the status as in `new`; `body` is `Null`, and
-    /// the text is what crosses: a status or summary changed afterwards is
-    /// not written into it.
+    /// A verdict whose summary entry the preset wrote itself as JSON text
+    /// (see [`Preset::collect_written`]): `body` is the text of an object
+    /// without `status` and `summary`, which the SDK appends as
+    /// [`Verdict::new`] sets them. The recommendation follows the status as
+    /// in `new`; `body` (the value) is `Null`.
     pub fn written(
         case_id: impl Into<String>,
         status: CaseStatus,
         summary: impl Into<String>,
         body: String,
     ) -> Self {
+        debug_assert!(body.starts_with('{') && body.ends_with('}'), "{body}");
         Self {
             case_id: case_id.into(),
             status,
@@ -252,9 +253,9 @@ impl Verdict {
         }
     }
 
-    /// The summary entry's text of a [`Verdict::written`] verdict.
-    pub fn written_body(&self) -> Option<&str> {
-        self.written.as_deref()
+    /// The summary entry's JSON text, as the host receives it.
+    pub fn entry_text(&self) -> String {
+        body_text(self, None, keeps_insertion_order())
     }
 
     /// Declares that the body's first `count` members are members of the
@@ -356,9 +357,10 @@ pub trait Preset: 'static {
     /// SDK's [`crate::json`] writers help). It must give what `collect` and
     /// then `evaluate` give, byte for byte, members in the same order; read
     /// numbers with `serde_json`'s `float_roundtrip` if it copies any, so
-    /// that the value path writes the same digits. Return `None` for any
-    /// case it does not handle, and the SDK runs those two. The default
-    /// handles none.
+    /// that the value path writes the same digits ([`Verdict::entry_text`]
+    /// gives either verdict's entry for a test). Return `None` for any case
+    /// it does not handle, and the SDK runs those two. The default handles
+    /// none.
     fn collect_written(case: &str, run: &CaseRun) -> Option<(String, Verdict)> {
         let _ = (case, run);
         None
@@ -560,6 +562,9 @@ fn body_text(
     evaluation: Option<&crate::json_text::Written>,
     ordered: bool,
 ) -> String {
+    if let Some(written) = &verdict.written {
+        return with_status(written, verdict);
+    }
     // `Verdict::new` sets these two after the preset moved its members.
     let carried = match &verdict.body {
         Value::Object(map) if ordered && verdict.carried > 0 => map
@@ -575,6 +580,23 @@ fn body_text(
         }
         _ => json_text(&verdict.body),
     }
+}
+
+/// `object` (an object's JSON text) with the verdict's `status` and
+/// `summary` appended, as [`Verdict::new`] sets them.
+fn with_status(object: &str, verdict: &Verdict) -> String {
+    let members = object.strip_suffix('}').unwrap_or(object);
+    let mut out = String::with_capacity(members.len() + verdict.summary.len() + 32);
+    out.push_str(members);
+    if !members.trim_end().ends_with('{') {
+        out.push(',');
+    }
+    out.push_str("\"status\":");
+    crate::json_text::write_str(&mut out, status_name(verdict.status));
+    out.push_str(",\"summary\":");
+    crate::json_text::write_str(&mut out, &verdict.summary);
+    out.push('}');
+    out
 }
 
 /// Whether objects keep their members in insertion order (serde_json's
@@ -594,13 +616,10 @@ fn keeps_insertion_order() -> bool {
 /// evaluation's text when the SDK just wrote it, so that members the body
 /// carries are copied from it.
 fn exported(
-    mut verdict: Verdict,
+    verdict: Verdict,
     evaluation: Option<&crate::json_text::Written>,
 ) -> preset_api::Verdict {
-    let body = match verdict.written.take() {
-        Some(written) => written,
-        None => body_text(&verdict, evaluation, keeps_insertion_order()),
-    };
+    let body = body_text(&verdict, evaluation, keeps_insertion_order());
     preset_api::Verdict {
         case_id: verdict.case_id,
         status: verdict.status,
@@ -801,15 +820,22 @@ mod tests {
 
     #[test]
     fn a_written_verdict_crosses_with_its_own_text() {
-        let body = r#"{"caseId":"c-1","status":"failed","summary":"no"}"#;
-        let verdict = Verdict::written("c-1", CaseStatus::Failed, "no", body.into());
-        assert_eq!(verdict.written_body(), Some(body));
+        let body = r#"{"caseId":"c-1","match":false}"#;
+        let verdict = Verdict::written("c-1", CaseStatus::Failed, "no \"x\"", body.into());
         assert!(verdict.body.is_null());
+        let entry = r#"{"caseId":"c-1","match":false,"status":"failed","summary":"no \"x\""}"#;
+        assert_eq!(verdict.entry_text(), entry);
         let crossed = exported(verdict, None);
-        assert_eq!(crossed.body, body);
+        assert_eq!(crossed.body, entry);
         assert_eq!(crossed.recommendation, Recommendation::Reject);
-        assert_eq!(crossed.summary, "no");
-        // Without a text, the body value is written.
+        assert_eq!(crossed.summary, "no \"x\"");
+        // An empty object takes the two members alone; a value is written
+        // with them as `new` sets them.
+        let verdict = Verdict::written("c-2", CaseStatus::Unchecked, "?", "{}".into());
+        assert_eq!(
+            verdict.entry_text(),
+            r#"{"status":"unchecked","summary":"?"}"#
+        );
         let crossed = exported(
             Verdict::new("c-2", CaseStatus::Unchecked, "?", json!({})),
             None,

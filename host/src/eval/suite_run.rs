@@ -71,27 +71,11 @@ pub fn run_suite(
         crate::taxonomy::Mode::Messaging => default_jobs(),
     });
     // Checked before anything is written (the checking pass checks again).
-    // The canned results are read meanwhile (the preset may still be
-    // loading); a preset error is still the one reported first.
-    let (preset, canned) = match options.fixture_results.as_deref() {
-        None => (
-            super::validate::preset_applied(registry, &mut suite),
-            Ok(None),
-        ),
-        Some(file) => std::thread::scope(|scope| {
-            let canned = scope.spawn(|| read_fixture_results(Some(file)));
-            let preset = super::validate::preset_applied(registry, &mut suite);
-            let canned = canned
-                .join()
-                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-            (preset, canned)
-        }),
-    };
-    let preset = preset?;
+    let preset = super::validate::preset_applied(registry, &mut suite)?;
     let contract = &super::pipeline::preset_description(&preset).contract;
     let redaction = options.redact.clone();
     let info = preset_info(&preset);
-    let mut canned = canned?;
+    let mut canned = read_fixture_results(options.fixture_results.as_deref())?;
     if let Some(canned) = &mut canned {
         super::pipeline::canned_for_trial(canned, options.trial);
     }

@@ -19,13 +19,13 @@
 
 use cautilus_sdk::json::{write_str, write_value};
 use cautilus_sdk::preset::packet::run_fields;
-use cautilus_sdk::preset::{CaseRun, Verdict, status_name};
+use cautilus_sdk::preset::{CaseRun, Verdict};
 use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
 use crate::Shape;
-use crate::summary::{Judged, expectation, judge};
+use crate::summary::{expectation, judge};
 
 /// The members of a normalized case (see `cases::check_case`) that
 /// `collect` moves, kept as text; it reads no others.
@@ -156,30 +156,16 @@ pub fn collect_written(shape: Shape, case: &str, run: &CaseRun) -> Option<(Strin
     text.push('}');
 
     // The summary entry: every member of the evaluation (all are carried),
-    // then what `evaluate` adds.
-    let Judged {
-        status,
-        summary,
-        matched,
-        snapshot_diff,
-    } = judged;
-    let mut entry = String::with_capacity(text.len() + summary.len() + 64);
+    // then what `evaluate` adds (the SDK appends `status` and `summary`).
+    let (status, summary, added) = judged.into_entry(None);
+    let mut entry = String::with_capacity(text.len() + 64);
     entry.push_str(&text[..text.len() - 1]);
-    if let Some(matched) = matched {
-        entry.push_str(if matched {
-            ",\"match\":true"
-        } else {
-            ",\"match\":false"
-        });
+    for (key, value) in &added {
+        entry.push(',');
+        write_str(&mut entry, key);
+        entry.push(':');
+        write_value(&mut entry, value);
     }
-    if let Some(diff) = &snapshot_diff {
-        entry.push_str(",\"snapshotDiff\":");
-        write_value(&mut entry, diff);
-    }
-    entry.push_str(",\"status\":");
-    write_str(&mut entry, status_name(status));
-    entry.push_str(",\"summary\":");
-    write_str(&mut entry, &summary);
     entry.push('}');
     Some((text, Verdict::written(case_id, status, summary, entry)))
 }
@@ -187,7 +173,7 @@ pub fn collect_written(shape: Shape, case: &str, run: &CaseRun) -> Option<(Strin
 #[cfg(test)]
 mod tests {
     use cautilus_sdk::json::to_text;
-    use cautilus_sdk::preset::Sample;
+    use cautilus_sdk::preset::{Sample, status_name};
     use cautilus_sdk::{Message, Observation, Usage};
     use serde_json::{Map, json};
 
@@ -270,16 +256,17 @@ mod tests {
         let evaluation = collect(shape, case, run.clone());
         let text = to_text(&evaluation);
         let verdict = evaluate(shape, evaluation, "evaluations[0]");
-        (text, verdict_line(&verdict, &to_text(&verdict.body)))
+        (text, verdict_line(&verdict))
     }
 
-    fn verdict_line(verdict: &Verdict, body: &str) -> String {
+    fn verdict_line(verdict: &Verdict) -> String {
         format!(
-            "{} {} {:?} {:?} {body}",
+            "{} {} {:?} {:?} {}",
             verdict.case_id,
             status_name(verdict.status),
             verdict.recommendation,
-            verdict.summary
+            verdict.summary,
+            verdict.entry_text()
         )
     }
 
@@ -335,7 +322,7 @@ mod tests {
                         .unwrap_or_else(|| panic!("{shape:?} {text} was not handled"));
                     let (want_text, want_verdict) = reference(shape, text, run);
                     assert_eq!(written, want_text, "{shape:?} {text}");
-                    let line = verdict_line(&verdict, verdict.written_body().unwrap());
+                    let line = verdict_line(&verdict);
                     assert_eq!(line, want_verdict, "{shape:?} {text}");
                     handled += 1;
                 }

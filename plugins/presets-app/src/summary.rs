@@ -5,7 +5,7 @@
 
 use cautilus_sdk::excerpt;
 use cautilus_sdk::preset::{CaseStatus, Verdict, packet};
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 use crate::{Shape, kind, non_empty_str, snapshot};
 
@@ -35,12 +35,7 @@ pub fn evaluate(shape: Shape, e: Value, at: &str) -> Verdict {
             Err(why) => Judged::unmatched(CaseStatus::Errored, format!("{at}{why}")),
         }
     };
-    let Judged {
-        status,
-        summary,
-        matched,
-        snapshot_diff,
-    } = judged;
+    let (status, summary, added) = judged.into_entry(blocker);
     // The summary entry keeps the evaluation's fields (moved, not copied).
     let Value::Object(mut fields) = e else {
         unreachable!("the SDK passes objects only")
@@ -56,15 +51,11 @@ pub fn evaluate(shape: Shape, e: Value, at: &str) -> Verdict {
     }
     // Moved unchanged: the SDK copies their text from the evaluation's.
     let carried = out.len();
-    if let Some(matched) = matched {
-        out.insert("match".into(), json!(matched));
-    }
-    if let Some(kind) = blocker {
-        out.insert("blockerKind".into(), json!(kind));
-    }
-    if let Some(diff) = snapshot_diff {
-        out.insert("snapshotDiff".into(), diff);
-    }
+    out.extend(
+        added
+            .into_iter()
+            .map(|(key, value)| (key.to_string(), value)),
+    );
     Verdict::new(case_id, status, summary, Value::Object(out)).carrying(carried)
 }
 
@@ -173,6 +164,25 @@ pub(crate) struct Judged {
 }
 
 impl Judged {
+    /// The status, the summary line, and the members the summary entry
+    /// adds after the evaluation's own, in order (`status` and `summary`
+    /// are then set by the SDK); `blocker` is a runner blocker's kind.
+    pub(crate) fn into_entry(
+        self,
+        blocker: Option<&'static str>,
+    ) -> (CaseStatus, String, Vec<(&'static str, Value)>) {
+        let added = [
+            self.matched.map(|matched| ("match", Value::Bool(matched))),
+            blocker.map(|kind| ("blockerKind", Value::String(kind.into()))),
+            self.snapshot_diff.map(|diff| ("snapshotDiff", diff)),
+        ];
+        (
+            self.status,
+            self.summary,
+            added.into_iter().flatten().collect(),
+        )
+    }
+
     fn unmatched(status: CaseStatus, summary: String) -> Self {
         Self {
             status,
@@ -367,6 +377,8 @@ fn must_message(shape: Shape, at: &str, problems: &[MustProblem]) -> String {
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
 
     #[test]

@@ -15,6 +15,8 @@
 //!
 //! [`Preset::translate_written`]: cautilus_sdk::preset::Preset::translate_written
 
+use std::borrow::Cow;
+
 use cautilus_sdk::Message;
 use cautilus_sdk::json::write_str;
 use cautilus_sdk::preset::WrittenPlan;
@@ -78,30 +80,11 @@ pub fn translate_written(
 ) -> Option<WrittenPlan> {
     let case: Case = serde_json::from_str(case).ok()?;
     let case_id = non_empty_string(case.case_id)?;
-    // (text as written in the body, its value); `None`: null.
-    let text_field = |raw: Option<&RawValue>, key: &str| -> Option<Option<(String, String)>> {
-        match raw {
-            Some(raw) if raw.get() == "null" => Some(None),
-            Some(raw) => {
-                let value: String = serde_json::from_str(raw.get()).ok()?;
-                Some(Some((raw.get().to_string(), value)))
-            }
-            None => match suite.get(key) {
-                None | Some(Value::Null) => Some(None),
-                Some(Value::String(value)) => {
-                    let mut text = String::with_capacity(value.len() + 2);
-                    write_str(&mut text, value);
-                    Some(Some((text, value.clone())))
-                }
-                Some(_) => None,
-            },
-        }
-    };
-    let provider = text_field(case.provider, "provider")?;
-    let model = text_field(case.model, "model")?;
-    let system = text_field(case.system, "system")?;
-    let display_name = text_field(case.display_name, "displayName")?;
-    let named = |field: &Option<(String, String)>| {
+    let provider = text_field(case.provider, suite, "provider")?;
+    let model = text_field(case.model, suite, "model")?;
+    let system = text_field(case.system, suite, "system")?;
+    let display_name = text_field(case.display_name, suite, "displayName")?;
+    let named = |field: &Option<(Cow<str>, String)>| {
         field.as_ref().is_some_and(|(_, v)| !v.trim().is_empty())
     };
     if !named(&provider) || !named(&model) {
@@ -199,6 +182,32 @@ pub fn translate_written(
         reference,
         repeat_count: 1,
     })
+}
+
+/// A string field of the case, else of the suite: (its text as the body
+/// writes it, its value), `Some(None)` for null or absent, `None` for
+/// anything but a string (a problem `translate` names).
+fn text_field<'a>(
+    raw: Option<&'a RawValue>,
+    suite: &Map<String, Value>,
+    key: &str,
+) -> Option<Option<(Cow<'a, str>, String)>> {
+    match raw {
+        Some(raw) if raw.get() == "null" => Some(None),
+        Some(raw) => {
+            let value: String = serde_json::from_str(raw.get()).ok()?;
+            Some(Some((Cow::Borrowed(raw.get()), value)))
+        }
+        None => match suite.get(key) {
+            None | Some(Value::Null) => Some(None),
+            Some(Value::String(value)) => {
+                let mut text = String::with_capacity(value.len() + 2);
+                write_str(&mut text, value);
+                Some(Some((Cow::Owned(text), value.clone())))
+            }
+            Some(_) => None,
+        },
+    }
 }
 
 /// The string `raw` holds, when it is one with more than whitespace.
