@@ -256,7 +256,13 @@ fn every_scorer_that_requests_a_model_gets_the_suite_judge() {
     // Your own judge-like scorer (it requests `model` and asks it to repeat
     // the output): granted the suite's judge, refused without one.
     let dir = tempfile::tempdir().unwrap();
-    let probe = crate::support::component("judge-probe");
+    // Beside the fixture: a fixture names components inside its root.
+    std::fs::copy(
+        crate::support::component("judge-probe"),
+        dir.path().join("probe.wasm"),
+    )
+    .unwrap();
+    let probe = "./probe.wasm";
     let fixture = dir.path().join("own-judge.yaml");
     let suite = |judge: &str| {
         format!(

@@ -34,7 +34,9 @@
 //! - `reports`: the HTML report in headless Chromium, JUnit against its
 //!   schema, the Markdown summary, `cautilus report`, live progress under a
 //!   pseudo-terminal;
-//! - `scaffold`: `plugin new scorer` builds and loads.
+//! - `scaffold`: `plugin new scorer` builds and loads;
+//! - `untrusted_fixtures`: fixtures written by an attacker: host keys, paths
+//!   leading out of the root, workspace templates, goldens, encodings.
 
 mod agents;
 mod assertions;
@@ -63,4 +65,5 @@ mod scorers;
 mod snapshots;
 mod steps;
 mod support;
+mod untrusted_fixtures;
 mod worlds;

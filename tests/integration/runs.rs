@@ -113,10 +113,12 @@ fn per_case_assertion_configs_at_scale_keep_every_verdict() {
     }
 }
 
-/// A suite whose one assertion is the hostile test scorer, which misbehaves
-/// as the answer says.
+/// A suite whose one assertion is the hostile test scorer (copied beside
+/// the fixture: a fixture names components inside its root), which
+/// misbehaves as the answer says.
 fn hostile_suite(dir: &Path, answers: &[&str]) -> (PathBuf, PathBuf) {
-    let hostile = component("hostile");
+    std::fs::copy(component("hostile"), dir.join("hostile.wasm")).unwrap();
+    let hostile = "./hostile.wasm";
     let answers: Vec<String> = answers.iter().map(|a| a.to_string()).collect();
     prompt_suite(
         dir,

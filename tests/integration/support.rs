@@ -80,9 +80,13 @@ pub fn score(scorer: &str, config: Value, output: &str, expected: Option<Value>)
         .unwrap_or_else(|e| panic!("{scorer}: {e}"))
 }
 
-/// The `cautilus` binary with the shared cache.
+/// The `cautilus` binary with the shared cache: the one this build made,
+/// or another given in `CAUTILUS_TEST_BINARY` (an installed binary, or an
+/// older one to see a regression test fail before its fix).
 pub fn cautilus() -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_cautilus"));
+    let binary = std::env::var_os("CAUTILUS_TEST_BINARY")
+        .unwrap_or_else(|| env!("CARGO_BIN_EXE_cautilus").into());
+    let mut command = Command::new(binary);
     command.env("CAUTILUS_CACHE_DIR", shared_cache_dir());
     command.env_remove("CAUTILUS_PLUGIN_LOG");
     command

@@ -162,6 +162,12 @@ pub struct TestArgs {
     /// The workspace under test (default: the current directory)
     #[arg(long, value_name = "DIR")]
     workspace: Option<PathBuf>,
+    /// Every path the fixture names (extends, case files, goldens,
+    /// templates, graders, .wasm files) must lie inside DIR, symbolic links
+    /// followed (default: the project root, else the git work tree, else
+    /// the fixture's directory)
+    #[arg(long, value_name = "DIR", conflicts_with = "resume")]
+    path_root: Option<PathBuf>,
     /// Where to write eval-cases.json, eval-observed.json, eval-summary.json
     /// (default: <workspace>/.cautilus/runs/<id>/)
     #[arg(long, value_name = "DIR")]
@@ -296,6 +302,9 @@ pub struct ValidateArgs {
     /// The fixture to check
     #[arg(long, value_name = "FILE")]
     fixture: PathBuf,
+    /// Every path the fixture names must lie inside DIR (see `eval test`)
+    #[arg(long, value_name = "DIR")]
+    path_root: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -362,6 +371,7 @@ fn run_test(args: TestArgs) -> anyhow::Result<ExitCode> {
             let grants = &project.config.grants;
             let options = TestOptions {
                 fixture: fixture.unwrap_or_default(),
+                path_root: args.path_root,
                 provider_env: project.config.providers.as_env(),
                 judge: args.judge.map(
                     |(provider, model)| serde_json::json!({"provider": provider, "model": model}),
@@ -632,7 +642,8 @@ fn compare(args: CompareArgs) -> anyhow::Result<ExitCode> {
 fn validate(args: ValidateArgs) -> anyhow::Result<ExitCode> {
     let registry = registry()?;
     let _preloading = registry.preload_builtins();
-    let suite = match crate::fixture::load_fixture(&args.fixture).map_err(eval::EvalError::from)? {
+    let loaded = crate::fixture::load_fixture_within(&args.fixture, args.path_root.as_deref());
+    let suite = match loaded.map_err(eval::EvalError::from)? {
         crate::fixture::Fixture::Suite(suite) => suite,
         crate::fixture::Fixture::Steps(steps, warnings) => {
             for warning in &warnings {

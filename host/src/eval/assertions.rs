@@ -37,12 +37,11 @@ use super::judge::{HOW_TO_CONFIGURE, JudgeModel, Spend};
 pub use super::outcome::Outcome;
 pub use super::scorer_pool::ScorerPool;
 use super::scorer_pool::{InstanceKey, check_new, group};
+use crate::fixture::PathRoot;
 use crate::plugin::bindings::preset::exports::cautilus::plugin::preset_api::{CasePlan, CaseRun};
 use crate::plugin::bindings::types::{CaseView, Observation};
 use crate::plugin::scorer::split_host_keys;
-use crate::plugin::{
-    GraderSpec, Grants, Limits, Plugin, PluginError, Registry, ScoreInput, reference_in,
-};
+use crate::plugin::{GraderSpec, Grants, Limits, Plugin, PluginError, Registry, ScoreInput};
 
 /// One distinct assertion configuration.
 pub struct Spec {
@@ -106,6 +105,8 @@ pub struct Assertions {
     judged: Option<Arc<Grants>>,
     /// Scorer references already resolved (a `.wasm` file is read once).
     resolved: Mutex<HashMap<String, Resolved>>,
+    /// The directory every path the fixture names stays inside.
+    root: PathRoot,
 }
 
 /// The own assertions of one batch's cases, resolved.
@@ -129,6 +130,7 @@ impl Assertions {
     pub fn new(
         registry: &Registry,
         fixture: &Path,
+        root: &PathRoot,
         suite: Option<Source<'_>>,
         judge: Option<Arc<JudgeModel>>,
         pool: &mut ScorerPool,
@@ -146,6 +148,7 @@ impl Assertions {
             plain: Arc::new(Grants::default()),
             judged,
             resolved: Mutex::new(HashMap::new()),
+            root: root.clone(),
         };
         if let Some(source) = suite {
             let mut keys = foldhash::HashMap::default();
@@ -245,7 +248,14 @@ impl Assertions {
             // One spec per resolved scorer and config, whichever directory
             // names it; a code grader's command resolves against its
             // directory, so that counts.
-            let resolved = reference_in(&source.base, &reference);
+            let resolved =
+                match super::origins::plugin_reference(&self.root, &source.base, &reference) {
+                    Ok(resolved) => resolved,
+                    Err(message) => {
+                        problems.push((at.to_string(), message));
+                        continue;
+                    }
+                };
             let base = (reference == CODE_GRADER).then(|| source.base.clone());
             let key = (resolved, config.text(), base);
             let spec = match keys.get(&key) {
@@ -278,7 +288,7 @@ impl Assertions {
 
     /// Resolves an assertion type with its config: a host check (a code
     /// grader's command relative to `base`), a built-in scorer id, or a
-    /// scorer path (already seen from `base`, [`reference_in`]).
+    /// scorer path (already seen from `base`, [`super::origins::plugin_reference`]).
     fn resolve_spec(
         &self,
         registry: &Registry,
@@ -298,7 +308,7 @@ impl Assertions {
                     }
                 })?;
             let check = if reference == CODE_GRADER {
-                Check::CodeGrader(CodeGrader::parse(&config, base)?)
+                Check::CodeGrader(CodeGrader::parse(&config, base, &self.root)?)
             } else {
                 Check::Metrics(Metrics::parse(&config)?)
             };

@@ -11,9 +11,9 @@ use std::path::Path;
 use serde_json::Value;
 
 use super::assertions::{Assertions, BatchPlan, ScorerPool, Source};
-use super::origins::{self, CaseOrigin};
+use super::origins;
 use super::snapshots::{self, Snapshot};
-use crate::fixture::case_fields;
+use crate::fixture::{CaseOrigin, PathRoot, SourcedCase, case_fields};
 use crate::json_text::to_text;
 use crate::plugin::Registry;
 
@@ -23,6 +23,8 @@ use crate::plugin::Registry;
 pub struct RawBatch {
     pub indices: Vec<usize>,
     pub cases: Vec<Value>,
+    /// Where each case came from.
+    pub origins: Vec<CaseOrigin>,
 }
 
 /// The range from the first to the last of `indices` (ascending).
@@ -35,10 +37,13 @@ fn span(indices: &[usize]) -> Range<usize> {
 
 impl RawBatch {
     /// Consecutive cases starting at `first`.
-    pub fn consecutive(first: usize, cases: Vec<Value>) -> Self {
+    pub fn consecutive(first: usize, sourced: Vec<SourcedCase>) -> Self {
+        let (cases, origins): (Vec<Value>, Vec<CaseOrigin>) =
+            sourced.into_iter().map(|c| (c.case, c.origin)).unzip();
         Self {
             indices: (first..first + cases.len()).collect(),
             cases,
+            origins,
         }
     }
 
@@ -90,6 +95,8 @@ pub struct Preparer<'a> {
     /// Golden files exist only on the app surface.
     pub snapshots: bool,
     pub update_snapshots: bool,
+    /// The directory every path the fixture names stays inside.
+    pub root: &'a PathRoot,
 }
 
 impl Preparer<'_> {
@@ -101,8 +108,11 @@ impl Preparer<'_> {
         raw: RawBatch,
         validate: Option<&mut ScorerPool>,
     ) -> Result<Batch, Vec<(String, String)>> {
-        let RawBatch { indices, mut cases } = raw;
-        let origins = origins::take(&mut cases);
+        let RawBatch {
+            indices,
+            mut cases,
+            origins,
+        } = raw;
         let located = |problems: Vec<(String, String)>| -> Vec<(String, String)> {
             problems
                 .into_iter()
@@ -112,13 +122,17 @@ impl Preparer<'_> {
         // Trials, tags, skip and only are the host's: checked here, then
         // taken off (the run already selected the cases they ask for).
         let mut problems = Vec::new();
-        for (case, i) in cases.iter_mut().zip(&indices) {
+        for ((case, i), origin) in cases.iter_mut().zip(&indices).zip(&origins) {
             if let Some(fields) = case.as_object_mut() {
                 if let Err((field, message)) = case_fields::read(fields) {
                     problems.push((format!("cases[{i}].{field}"), message));
                 }
                 case_fields::ensure_id(fields);
                 case_fields::strip(fields);
+            }
+            // A template leading out of the root is refused before anything runs.
+            if let Err(message) = origins::workspace_template(origin, self.root) {
+                problems.push((format!("cases[{i}]"), message));
             }
         }
         if !problems.is_empty() {
@@ -131,6 +145,7 @@ impl Preparer<'_> {
                 &indices,
                 &origins,
                 self.update_snapshots,
+                self.root,
             )
             .map_err(&located)?
         } else {

@@ -5,9 +5,10 @@
 use serde_json::{Map, Value};
 
 use super::EvalError;
-use super::origins::{self, CaseOrigin};
+use super::origins;
 use super::provider_calls::ProviderCalls;
 use super::workers::Stop;
+use crate::fixture::{CaseOrigin, PathRoot};
 use crate::plugin::bindings::preset::exports::cautilus::plugin::preset_api::{
     CasePlan, CaseRun, Sample,
 };
@@ -29,6 +30,8 @@ pub struct RunContext<'a> {
     pub canned: Option<&'a Value>,
     /// What the provider is told on every call (an API provider's endpoint).
     pub provider_options: &'a Map<String, Value>,
+    /// The directory the fixture's paths stay inside (workspace templates).
+    pub root: &'a PathRoot,
 }
 
 /// The invocation of one sample of a case. A canned list hands out one
@@ -97,13 +100,20 @@ pub fn case_run(plan: &CasePlan, context: &RunContext<'_>, samples: Vec<Sample>)
 
 /// A case's own copy of its directory's workspace template, if it has one
 /// (the provider's `process` working directory for that case only).
-pub fn case_workspace(origin: &CaseOrigin) -> Result<Option<tempfile::TempDir>, EvalError> {
-    origin
-        .workspace_template()
+pub fn case_workspace(
+    origin: &CaseOrigin,
+    root: &PathRoot,
+) -> Result<Option<tempfile::TempDir>, EvalError> {
+    let template =
+        origins::workspace_template(origin, root).map_err(|message| EvalError::Input {
+            path: origin.dir.as_deref().unwrap_or(root.dir()).to_path_buf(),
+            message,
+        })?;
+    template
         .map(|template| {
-            origins::fresh_workspace(&template).map_err(|source| EvalError::Write {
-                path: std::env::temp_dir(),
-                source,
+            origins::fresh_workspace(&template).map_err(|e| EvalError::Input {
+                path: template.clone(),
+                message: e.to_string(),
             })
         })
         .transpose()
@@ -132,7 +142,7 @@ pub fn run_cases(
         if stop.interrupted() {
             break;
         }
-        let workspace = case_workspace(origin)?;
+        let workspace = case_workspace(origin, context.root)?;
         let samples = crate::plugin::io::block_on(calls.samples(
             requests(plan, context),
             workspace.as_ref().map(|w| w.path().to_path_buf()),

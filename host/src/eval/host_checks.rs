@@ -20,7 +20,7 @@
 //! trusted as much as the fixture is, and gets the host's `PATH` and an
 //! otherwise empty environment.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 use serde_json::{Map, Value, json};
@@ -72,8 +72,13 @@ pub struct GraderCase<'a> {
 
 impl CodeGrader {
     /// Parses `{command: [program, args...], timeout_ms?}`. A program given
-    /// as a relative path (`./grade.sh`) resolves against `base`.
-    pub fn parse(config: &Map<String, Value>, base: &Path) -> Result<Self, String> {
+    /// as a relative path (`./grade.sh`) resolves against `base` and must lie
+    /// inside `root`, as must an argument written as such a path that exists.
+    pub fn parse(
+        config: &Map<String, Value>,
+        base: &Path,
+        root: &crate::fixture::PathRoot,
+    ) -> Result<Self, String> {
         for key in config.keys() {
             if !["command", "timeout_ms"].contains(&key.as_str()) {
                 return Err(format!(
@@ -108,21 +113,24 @@ impl CodeGrader {
         let mut program = argv[0].clone();
         if relative(&program) {
             let path = base.join(&program);
-            if !path.is_file() {
+            let real = root.contain(&path, &program)?;
+            if !real.is_file() {
                 return Err(format!(
                     "program `{program}` not found (looked for {})",
                     path.display()
                 ));
             }
-            program = absolute(&path).display().to_string();
+            program = real.display().to_string();
         }
         let args = argv[1..]
             .iter()
             .map(|arg| match base.join(arg) {
-                path if relative(arg) && path.exists() => absolute(&path).display().to_string(),
-                _ => arg.clone(),
+                path if relative(arg) && path.exists() => root
+                    .contain(&path, arg)
+                    .map(|real| real.display().to_string()),
+                _ => Ok(arg.clone()),
             })
-            .collect();
+            .collect::<Result<_, String>>()?;
         Ok(Self {
             program,
             args,
@@ -174,10 +182,6 @@ impl CodeGrader {
             None => errored(format!("the code grader was killed by a signal{stderr}")),
         }
     }
-}
-
-fn absolute(path: &Path) -> PathBuf {
-    std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
 }
 
 fn failed(detail: String) -> Checked {
@@ -465,18 +469,19 @@ mod tests {
     #[test]
     fn grader_configs_are_checked() {
         let base = Path::new(".");
+        let root = crate::fixture::PathRoot::open(base, "the test root").unwrap();
         assert!(
-            CodeGrader::parse(&config(json!({})), base)
+            CodeGrader::parse(&config(json!({})), base, &root)
                 .unwrap_err()
                 .contains("missing")
         );
         assert!(
-            CodeGrader::parse(&config(json!({"command": ["./nope.sh"]})), base)
+            CodeGrader::parse(&config(json!({"command": ["./nope.sh"]})), base, &root)
                 .unwrap_err()
                 .contains("not found")
         );
         assert!(
-            CodeGrader::parse(&config(json!({"command": ["true"], "x": 1})), base)
+            CodeGrader::parse(&config(json!({"command": ["true"], "x": 1})), base, &root)
                 .unwrap_err()
                 .contains("unknown")
         );

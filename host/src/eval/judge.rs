@@ -132,7 +132,6 @@ pub struct JudgeModel {
 }
 
 impl JudgeModel {
-    /// Resolves the judge's provider (a relative path against `base`).
     /// The limits of every judge call (and of the scorers it is granted to).
     pub fn limits(&self) -> &Limits {
         &self.limits
@@ -141,13 +140,12 @@ impl JudgeModel {
     pub fn new(
         registry: &Registry,
         config: &JudgeConfig,
-        base: &std::path::Path,
         limits: Limits,
         env: &dyn Fn(&str) -> Option<String>,
     ) -> Result<Self, EvalError> {
         let setup = super::provider_setup::setup(
             registry,
-            &crate::plugin::reference_in(base, &config.provider),
+            &config.provider,
             &super::provider_setup::GrantFlags::default(),
             u64::try_from(limits.timeout.as_millis()).unwrap_or(u64::MAX),
             env,
@@ -183,13 +181,8 @@ impl JudgeModel {
     /// The judge of a suite checked offline (`eval validate`): its provider
     /// is resolved and its world checked, and nothing will call it, so its
     /// endpoint and key are not looked for.
-    pub fn offline(
-        registry: &Registry,
-        config: &JudgeConfig,
-        base: &std::path::Path,
-    ) -> Result<Self, EvalError> {
-        let reference = crate::plugin::reference_in(base, &config.provider);
-        let setup = super::provider_setup::denied(registry, &reference)?;
+    pub fn offline(registry: &Registry, config: &JudgeConfig) -> Result<Self, EvalError> {
+        let setup = super::provider_setup::denied(registry, &config.provider)?;
         Self::from_setup(config, Limits::default(), setup)
     }
 }

@@ -1,76 +1,46 @@
-//! Where each case of a suite came from, and what that means for it.
+//! What a case's origin means for it once it runs.
 //!
 //! Inline cases belong to the fixture file. A case loaded from its own file
-//! (a `case.yaml` in a case directory, or a `.jsonl`/`.csv`/… list) carries
-//! a host-private origin (see [`crate::fixture::discover::ORIGIN_KEY`]),
-//! taken off the case here before a preset sees it. The origin decides:
-//! - which file an error about the case names;
+//! (a `case.yaml` in a case directory, or a `.jsonl`/`.csv`/… list) arrives
+//! beside its origin ([`crate::fixture::CaseOrigin`]), which decides:
+//! - which file an error about the case names ([`locate`]);
 //! - the directory relative paths inside the case resolve against (its
 //!   case directory, else the fixture's);
 //! - the case's workspace template: a `workspace/` directory inside its
-//!   case directory, copied to a fresh temporary directory for that case.
+//!   case directory, copied to a fresh temporary directory for that case
+//!   ([`fresh_workspace`]). The template must lie inside the fixture's
+//!   root (a `workspace` link leading out of it is refused), and its copy
+//!   follows no link and opens no pipe ([`super::workspace_copy`]).
 
 use std::path::{Path, PathBuf};
 
-use serde_json::Value;
-
-use crate::fixture::discover::ORIGIN_KEY;
-
-/// Where one case came from.
-#[derive(Debug, Clone, Default)]
-pub struct CaseOrigin {
-    /// The case's own file, when it is not the fixture.
-    pub file: Option<PathBuf>,
-    /// Its 1-based entry in a file of several cases.
-    pub entry: Option<u64>,
-    /// Its case directory (directory discovery).
-    pub dir: Option<PathBuf>,
-}
+use crate::fixture::{CaseOrigin, PathRoot};
 
 /// Name of the workspace template inside a case directory.
 const WORKSPACE_DIR: &str = "workspace";
 
-impl CaseOrigin {
-    /// The directory relative paths in the case resolve against.
-    pub fn base<'a>(&'a self, fixture: &'a Path) -> &'a Path {
-        self.dir
-            .as_deref()
-            .unwrap_or_else(|| fixture.parent().unwrap_or(Path::new("")))
+/// The case's workspace template (its real path), if its case directory
+/// has one; an error when it leads out of `root`.
+pub fn workspace_template(origin: &CaseOrigin, root: &PathRoot) -> Result<Option<PathBuf>, String> {
+    let Some(dir) = &origin.dir else {
+        return Ok(None);
+    };
+    let template = dir.join(WORKSPACE_DIR);
+    if std::fs::symlink_metadata(&template).is_err() {
+        return Ok(None);
     }
-
-    /// The case's workspace template, if its case directory has one.
-    pub fn workspace_template(&self) -> Option<PathBuf> {
-        let dir = self.dir.as_ref()?.join(WORKSPACE_DIR);
-        dir.is_dir().then_some(dir)
-    }
-
-    /// How messages name the case's file (`cases/a/case.yaml`,
-    /// `cases.jsonl entry 3`).
-    fn describe(&self) -> Option<String> {
-        let file = self.file.as_ref()?.display().to_string();
-        Some(match self.entry {
-            Some(entry) => format!("{file} entry {entry}"),
-            None => file,
-        })
-    }
+    let real = root.contain(&template, &template.to_string_lossy())?;
+    Ok(real.is_dir().then_some(real))
 }
 
-/// Removes the origin of every case, in order.
-pub fn take(cases: &mut [Value]) -> Vec<CaseOrigin> {
-    cases
-        .iter_mut()
-        .map(|case| {
-            let Some(origin) = case.as_object_mut().and_then(|c| c.remove(ORIGIN_KEY)) else {
-                return CaseOrigin::default();
-            };
-            let path = |key: &str| origin.get(key).and_then(Value::as_str).map(PathBuf::from);
-            CaseOrigin {
-                file: path("file"),
-                entry: origin.get("entry").and_then(Value::as_u64),
-                dir: path("dir"),
-            }
-        })
-        .collect()
+/// A plugin reference a fixture wrote (`./scorer.wasm`, `x.wasm#id`, or an
+/// id): a path is resolved against `base` and must lie inside `root`; an id
+/// is returned as it is.
+pub fn plugin_reference(root: &PathRoot, base: &Path, reference: &str) -> Result<String, String> {
+    if let Some((path, _)) = crate::plugin::split_path_reference(reference) {
+        root.contain(&base.join(&path), &path.to_string_lossy())?;
+    }
+    Ok(crate::plugin::reference_in(base, reference))
 }
 
 /// Rewrites a problem path `cases[3].expected` to name the case's own file
@@ -101,49 +71,44 @@ pub fn locate(path: &str, origins: &[CaseOrigin], indices: &[usize]) -> String {
     }
 }
 
-/// Copies a workspace template into a fresh temporary directory.
-pub fn fresh_workspace(template: &Path) -> std::io::Result<tempfile::TempDir> {
+/// Copies a workspace template (its real path) into a fresh temporary
+/// directory.
+pub fn fresh_workspace(
+    template: &Path,
+) -> Result<tempfile::TempDir, super::workspace_copy::CopyError> {
     let dir = tempfile::Builder::new()
         .prefix("cautilus-case-")
-        .tempdir()?;
-    copy_tree(template, dir.path())?;
+        .tempdir()
+        .map_err(|source| super::workspace_copy::CopyError::Io {
+            path: std::env::temp_dir(),
+            source,
+        })?;
+    super::workspace_copy::copy_into(
+        template,
+        dir.path(),
+        &[],
+        super::workspace_copy::Copying::Whole,
+    )?;
     Ok(dir)
-}
-
-/// Copies files and directories (symbolic links are copied as links, never
-/// followed, so a template cannot pull in files from outside it).
-fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
-    for entry in std::fs::read_dir(from)? {
-        let entry = entry?;
-        let kind = entry.file_type()?;
-        let target = to.join(entry.file_name());
-        if kind.is_dir() {
-            std::fs::create_dir(&target)?;
-            copy_tree(&entry.path(), &target)?;
-        } else if kind.is_symlink() {
-            #[cfg(unix)]
-            std::os::unix::fs::symlink(std::fs::read_link(entry.path())?, &target)?;
-        } else {
-            std::fs::copy(entry.path(), &target)?;
-        }
-    }
-    Ok(())
 }
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Arc;
+
     use super::*;
-    use serde_json::json;
 
     #[test]
-    fn origins_are_taken_off_and_name_the_case_file() {
-        let mut cases = vec![
-            json!({"caseId": "a"}),
-            json!({"caseId": "b", "$origin": {"file": "cases/b/case.yaml", "dir": "cases/b"}}),
-            json!({"caseId": "c", "$origin": {"file": "more.jsonl", "entry": 2}}),
+    fn errors_name_the_case_file() {
+        let origins = vec![
+            CaseOrigin::default(),
+            CaseOrigin {
+                file: Some(Arc::from(Path::new("cases/b/case.yaml"))),
+                entry: None,
+                dir: Some(Arc::from(Path::new("cases/b"))),
+            },
+            CaseOrigin::entry(&Arc::from(Path::new("more.jsonl")), 2),
         ];
-        let origins = take(&mut cases);
-        assert!(cases[1].get(ORIGIN_KEY).is_none());
         assert_eq!(
             locate("cases[0].input", &origins, &[0, 1, 2]),
             "cases[0].input"
@@ -165,11 +130,61 @@ mod tests {
         let template = tempfile::tempdir().unwrap();
         std::fs::create_dir(template.path().join("src")).unwrap();
         std::fs::write(template.path().join("src/a.txt"), "a").unwrap();
+        std::fs::write(template.path().join(".gitignore"), "*.txt\n").unwrap();
+        std::fs::create_dir(template.path().join(".git")).unwrap();
         let copy = fresh_workspace(template.path()).unwrap();
         assert_eq!(
             std::fs::read_to_string(copy.path().join("src/a.txt")).unwrap(),
             "a"
         );
+        assert!(copy.path().join(".git").is_dir());
         assert_ne!(copy.path(), template.path());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn templates_leading_out_and_special_files_are_not_followed() {
+        let outer = tempfile::tempdir().unwrap();
+        let project = outer.path().join("project");
+        let case = project.join("cases/a");
+        std::fs::create_dir_all(&case).unwrap();
+        std::fs::create_dir_all(outer.path().join("secrets")).unwrap();
+        std::fs::write(outer.path().join("secrets/key"), "k").unwrap();
+        let root = PathRoot::open(&project, "the test root").unwrap();
+        let origin = CaseOrigin {
+            file: None,
+            entry: None,
+            dir: Some(Arc::from(case.as_path())),
+        };
+        // No template, then a template that is a link out of the root.
+        assert_eq!(workspace_template(&origin, &root), Ok(None));
+        std::os::unix::fs::symlink(outer.path().join("secrets"), case.join("workspace")).unwrap();
+        let error = workspace_template(&origin, &root).unwrap_err();
+        assert!(error.contains("outside the test root"), "{error}");
+        std::fs::remove_file(case.join("workspace")).unwrap();
+        // A real template holding a link out, a link in and a pipe.
+        let template = case.join("workspace");
+        std::fs::create_dir(&template).unwrap();
+        std::fs::write(template.join("in.txt"), "in").unwrap();
+        std::os::unix::fs::symlink(outer.path().join("secrets/key"), template.join("abs")).unwrap();
+        std::os::unix::fs::symlink("../../../../secrets/key", template.join("rel")).unwrap();
+        std::os::unix::fs::symlink("in.txt", template.join("alias")).unwrap();
+        let fifo = template.join("pipe");
+        let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: mkfifo(3) reads the NUL-terminated path and touches no other memory.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+        let real = workspace_template(&origin, &root).unwrap().unwrap();
+        let copy = fresh_workspace(&real).unwrap();
+        let names: Vec<String> = std::fs::read_dir(copy.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        let mut names = names;
+        names.sort();
+        assert_eq!(names, ["alias", "in.txt"]);
+        assert_eq!(
+            std::fs::read_to_string(copy.path().join("alias")).unwrap(),
+            "in"
+        );
     }
 }

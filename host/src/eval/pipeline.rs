@@ -55,6 +55,9 @@ pub fn default_jobs() -> usize {
 #[derive(Debug, Clone)]
 pub struct TestOptions {
     pub fixture: PathBuf,
+    /// The directory every path the fixture names must stay inside
+    /// (`--path-root`; default: see [`crate::fixture::PathRoot::for_fixture`]).
+    pub path_root: Option<PathBuf>,
     /// Value-relative paths redacted in everything the run keeps (the
     /// project's `redact` and `--redact`; see `redact`).
     pub redact: super::redact::Redaction,
@@ -231,7 +234,7 @@ pub enum TestRun {
 
 /// Runs a fixture end to end and writes its records.
 pub fn test(registry: &Registry, options: &TestOptions) -> Result<TestRun, EvalError> {
-    match fixture::load_fixture(&options.fixture)? {
+    match fixture::load_fixture_within(&options.fixture, options.path_root.as_deref())? {
         fixture::Fixture::Suite(suite) => {
             Ok(TestRun::Suite(run_suite(registry, options, suite, false)?))
         }
@@ -280,8 +283,13 @@ pub(super) fn read_fixture_results(path: Option<&Path>) -> Result<Option<Value>,
         path: path.to_path_buf(),
         message,
     };
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| error(format!("cannot read the fixture results: {e}")))?;
+    // Bounded, and never a pipe or a device (which would be waited on).
+    if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
+        return Err(error(
+            "cannot read the fixture results: not a regular file".into(),
+        ));
+    }
+    let text = crate::fixture::limits::read_text(path).map_err(|e| error(e.message))?;
     let value: Value = serde_json::from_str(&text)
         .map_err(|e| error(format!("not valid JSON at line {}: {e}", e.line())))?;
     if !value.is_object() {

@@ -131,6 +131,7 @@ impl RunPass<'_> {
                         .contract
                         .snapshots,
                     update_snapshots: self.options.update_snapshots,
+                    root: &suite.root,
                 };
                 let batch = preparer
                     .prepare(raw, None)
@@ -291,7 +292,7 @@ impl RunPass<'_> {
                 if interrupt::requested() {
                     break;
                 }
-                let workspace = case_workspace(origin)?;
+                let workspace = case_workspace(origin, self.context.root)?;
                 let requests = requests(plan, self.context);
                 let path = workspace.as_ref().map(|w| w.path().to_path_buf());
                 let calls = self.calls.clone();
@@ -426,7 +427,7 @@ fn unfinished(raw: RawBatch, finished: &[bool]) -> Vec<Work> {
     let mut works = Vec::new();
     let mut start = range.start;
     let mut current = RawBatch::default();
-    for (i, case) in raw.indices.into_iter().zip(raw.cases) {
+    for ((i, case), origin) in raw.indices.into_iter().zip(raw.cases).zip(raw.origins) {
         if finished.get(i).copied().unwrap_or(false) {
             continue;
         }
@@ -438,6 +439,7 @@ fn unfinished(raw: RawBatch, finished: &[bool]) -> Vec<Work> {
         }
         current.indices.push(i);
         current.cases.push(case);
+        current.origins.push(origin);
     }
     works.push(Work::Raw(start..range.end, current));
     works
@@ -456,7 +458,12 @@ mod tests {
 
     #[test]
     fn unfinished_cases_split_into_consecutive_runs_that_tile_the_range() {
-        let raw = RawBatch::consecutive(10, (0..8).map(|i| serde_json::json!(i)).collect());
+        let raw = RawBatch::consecutive(
+            10,
+            (0..8)
+                .map(|i| crate::fixture::SourcedCase::inline(serde_json::json!(i)))
+                .collect(),
+        );
         let mut finished = vec![false; 20];
         for i in [10, 13, 14, 17] {
             finished[i] = true;

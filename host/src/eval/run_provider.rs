@@ -6,12 +6,13 @@
 
 use std::sync::Arc;
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::EvalError;
 use super::cassette::{Cassette, ReplayMode};
 use super::pipeline::TestOptions;
 use super::provider_setup::{self, ProviderSetup, on_path};
+use crate::fixture::Suite;
 use crate::plugin::{Grants, Registry};
 
 /// The provider of a run and how its calls are made.
@@ -25,12 +26,13 @@ pub struct RunProvider {
 }
 
 impl RunProvider {
-    /// Decides the provider of a run of the suite whose fields are `body`.
+    /// Decides the provider of a run of `suite`.
     pub fn for_suite(
         registry: &Registry,
         options: &TestOptions,
-        body: &Map<String, Value>,
+        suite: &Suite,
     ) -> Result<Self, EvalError> {
+        let body = &suite.body;
         let env = |name: &str| {
             std::env::var(name)
                 .ok()
@@ -66,7 +68,21 @@ impl RunProvider {
             }
         };
         let strict = replay == ReplayMode::ReplayStrict;
-        let fixture_provider = body.get("provider").and_then(Value::as_str);
+        // A component the fixture names by path lies next to it, inside its root.
+        let fixture_provider = body
+            .get("provider")
+            .and_then(Value::as_str)
+            .map(|reference| {
+                let base = suite.file.parent().unwrap_or(std::path::Path::new(""));
+                super::origins::plugin_reference(&suite.root, base, reference).map_err(|message| {
+                    EvalError::Cases {
+                        file: suite.file.clone(),
+                        problems: vec![("provider".into(), message)],
+                    }
+                })
+            })
+            .transpose()?;
+        let fixture_provider = fixture_provider.as_deref();
         let canned = options.fixture_results.is_some();
         // The repo surface names no provider: its cases go to the coding
         // agent this machine has.

@@ -34,6 +34,9 @@ pub enum RunStatus {
 pub struct RunOptions {
     /// Absolute path of the fixture.
     pub fixture: PathBuf,
+    /// `--path-root`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path_root: Option<PathBuf>,
     pub workspace: PathBuf,
     pub provider: String,
     /// What the run granted its provider (flags; a built-in API
@@ -171,6 +174,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let options = RunOptions {
             fixture: "/w/suite.json".into(),
+            path_root: None,
             workspace: "/w".into(),
             provider: "fixture".into(),
             grants: crate::eval::provider_setup::GrantFlags {

@@ -10,14 +10,19 @@
 //! a missing golden is an error unless the run was asked to write it. With
 //! `--update-snapshots` each golden is (re)written from the case's final
 //! text after the provider answered, and the run says which it wrote.
+//!
+//! A golden file must also really lie inside the fixture's root (a link in
+//! its path counts where it points, see [`crate::fixture::root`]), is read
+//! and written beneath the root's directory handle, and must be a regular
+//! file. Writing one replaces the file a link points to (the link stays),
+//! atomically, keeping the file's permissions.
 
 use std::path::{Component, Path, PathBuf};
 
 use serde_json::Value;
 
 use super::EvalError;
-use super::origins::CaseOrigin;
-use super::records;
+use crate::fixture::{CaseOrigin, PathRoot, limits};
 use crate::plugin::bindings::preset::exports::cautilus::plugin::preset_api::CaseRun;
 
 /// One case's golden file.
@@ -25,7 +30,41 @@ use crate::plugin::bindings::preset::exports::cautilus::plugin::preset_api::Case
 pub struct Snapshot {
     /// As the case wrote it.
     pub shown: String,
+    /// As messages name it.
     pub path: PathBuf,
+    /// Where it really is, inside `root`.
+    pub real: PathBuf,
+    pub root: PathRoot,
+}
+
+impl Snapshot {
+    /// The golden text; `Ok(None)` when there is no such file yet.
+    fn read(&self) -> Result<Option<String>, String> {
+        match std::fs::metadata(&self.real) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => {
+                return Err(format!(
+                    "cannot read golden file {}: {e}",
+                    self.path.display()
+                ));
+            }
+            // A pipe or a device would be waited on forever, or never end.
+            Ok(meta) if !meta.is_file() => {
+                return Err(format!(
+                    "golden file {} is not a regular file",
+                    self.path.display()
+                ));
+            }
+            Ok(_) => {}
+        }
+        let file = self
+            .root
+            .open_file(&self.real)
+            .map_err(|e| format!("cannot read golden file {}: {e}", self.path.display()))?;
+        limits::read_text_from(&self.path, file)
+            .map(Some)
+            .map_err(|e| format!("golden file {}: {}", self.path.display(), e.message))
+    }
 }
 
 /// Reads the golden file of every case that names one, into its
@@ -38,6 +77,7 @@ pub fn resolve(
     indices: &[usize],
     origins: &[CaseOrigin],
     update: bool,
+    root: &PathRoot,
 ) -> Result<Vec<Option<Snapshot>>, Vec<(String, String)>> {
     let mut problems = Vec::new();
     let mut out = Vec::with_capacity(cases.len());
@@ -61,50 +101,45 @@ pub fn resolve(
             || fixture.parent().unwrap_or(Path::new("")),
             |o| o.base(fixture),
         );
-        let path = match contained(base, &shown) {
-            Ok(path) => path,
+        let checked =
+            contained(base, &shown).and_then(|path| Ok((root.contain(&path, &shown)?, path)));
+        let (real, path) = match checked {
+            Ok(paths) => paths,
             Err(message) => {
                 problems.push((at, message));
                 out.push(None);
                 continue;
             }
         };
-        let text = match std::fs::read(&path) {
-            Ok(bytes) => match String::from_utf8(bytes) {
-                Ok(text) => text,
-                Err(_) => {
-                    problems.push((
-                        at,
-                        format!("golden file {} is not UTF-8 text", path.display()),
-                    ));
-                    out.push(None);
-                    continue;
-                }
-            },
+        let snapshot = Snapshot {
+            shown,
+            path,
+            real,
+            root: root.clone(),
+        };
+        let text = match snapshot.read() {
+            Ok(Some(text)) => text,
             // Written after the run; until then there is nothing to compare.
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound && update => String::new(),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            Ok(None) if update => String::new(),
+            Ok(None) => {
                 problems.push((
                     at,
                     format!(
                         "golden file {} does not exist; snapshots are written only on request: run `cautilus eval test --update-snapshots` to create it, then review and commit it",
-                        path.display()
+                        snapshot.path.display()
                     ),
                 ));
                 out.push(None);
                 continue;
             }
-            Err(e) => {
-                problems.push((
-                    at,
-                    format!("cannot read golden file {}: {e}", path.display()),
-                ));
+            Err(message) => {
+                problems.push((at, message));
                 out.push(None);
                 continue;
             }
         };
         expected.insert("snapshotText".into(), Value::String(text));
-        out.push(Some(Snapshot { shown, path }));
+        out.push(Some(snapshot));
     }
     if problems.is_empty() {
         Ok(out)
@@ -190,14 +225,20 @@ pub fn update(
     else {
         return Ok(None);
     };
-    let before = std::fs::read_to_string(&snapshot.path).ok();
+    let before = snapshot.read().ok().flatten();
     // A golden that already matches keeps its bytes (and its formatting).
     let text = match &before {
         Some(old) if matches(snapshot, old, final_text) => old.clone(),
         _ => golden_text(snapshot, final_text),
     };
     if before.as_deref() != Some(text.as_str()) {
-        records::write_bytes(&snapshot.path, text.as_bytes())?;
+        snapshot
+            .root
+            .write_file(&snapshot.real, text.as_bytes())
+            .map_err(|source| EvalError::Write {
+                path: snapshot.path.clone(),
+                source,
+            })?;
     }
     if let Ok(mut case) = serde_json::from_str::<Value>(body)
         && let Some(expected) = case.get_mut("expected").and_then(Value::as_object_mut)
@@ -254,6 +295,8 @@ mod tests {
         let snapshot = Snapshot {
             shown: "g.json".into(),
             path: PathBuf::from("g.json"),
+            real: PathBuf::from("/g.json"),
+            root: PathRoot::open(Path::new("/"), "the test root").unwrap(),
         };
         assert_eq!(golden_text(&snapshot, "{\"a\":1}"), "{\n  \"a\": 1\n}\n");
         assert_eq!(golden_text(&snapshot, "plain"), "plain");

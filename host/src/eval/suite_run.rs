@@ -79,7 +79,7 @@ pub fn run_suite(
     if let Some(canned) = &mut canned {
         super::pipeline::canned_for_trial(canned, options.trial);
     }
-    let run_provider = RunProvider::for_suite(registry, options, &suite.body)?;
+    let run_provider = RunProvider::for_suite(registry, options, &suite)?;
     let provider = run_provider.setup.plugin.clone();
     if provider.waits_on_io() {
         crate::plugin::net::warm_up(run_provider.setup.tls); // while the checking pass runs
@@ -260,6 +260,7 @@ pub fn run_suite(
         fixture_ref: &fixture_ref,
         canned: canned.as_ref(),
         provider_options: &provider_options,
+        root: &validated.suite.root,
     };
     // A provider that waits on the network or a program overlaps its calls
     // on the messaging surface. On the repo surface a provider that works in
@@ -326,6 +327,7 @@ fn run_options(options: &TestOptions, reference: &str, replay: ReplayMode) -> Ru
     let absolute = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
     RunOptions {
         fixture: absolute(&options.fixture),
+        path_root: options.path_root.as_deref().map(absolute),
         workspace: absolute(&options.workspace),
         provider: reference.to_string(),
         grants: options.grants.clone(),
@@ -368,6 +370,7 @@ pub fn resume_options(dir: &Path, case_lines: CaseLines) -> Result<TestOptions, 
         judge: o.judge,
         provider_env: o.provider_env,
         fixture: o.fixture,
+        path_root: o.path_root,
         workspace: o.workspace,
         output_dir: Some(dir.to_path_buf()),
         provider: Some(o.provider),

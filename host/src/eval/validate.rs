@@ -136,7 +136,14 @@ pub fn validate_suite(
         list,
         base: fixture.parent().unwrap_or(Path::new("")).to_path_buf(),
     });
-    let assertions = Assertions::new(registry, fixture, shared, judge, &mut ScorerPool::new())?;
+    let assertions = Assertions::new(
+        registry,
+        fixture,
+        &suite.root,
+        shared,
+        judge,
+        &mut ScorerPool::new(),
+    )?;
     let suite_only: Map<String, Value> = suite
         .body
         .iter()
@@ -150,6 +157,7 @@ pub fn validate_suite(
         assertions: &assertions,
         snapshots: contract.snapshots,
         update_snapshots: options.update_snapshots,
+        root: &suite.root,
     };
     let mut fingerprint = Sha256::new();
     fingerprint.update(serde_json::to_string(&suite.body).expect("a JSON map serializes"));
@@ -338,6 +346,15 @@ fn judge(
     // Without run limits (offline validation) nothing calls the judge, so
     // its endpoint and key are not looked for.
     let base = suite.file.parent().unwrap_or(Path::new(""));
+    let config = JudgeConfig {
+        provider: super::origins::plugin_reference(&suite.root, base, &config.provider).map_err(
+            |message| EvalError::Cases {
+                file: suite.file.clone(),
+                problems: vec![("judge.provider".into(), message)],
+            },
+        )?,
+        ..config
+    };
     let strict = options
         .cassette
         .as_ref()
@@ -345,16 +362,16 @@ fn judge(
     Ok(Some(Arc::new(match &options.judge_limits {
         // Replayed judge calls need no endpoint or key.
         Some(_) if strict => {
-            JudgeModel::offline(registry, &config, base)?.with_cassette(options.cassette.clone())
+            JudgeModel::offline(registry, &config)?.with_cassette(options.cassette.clone())
         }
-        Some(limits) => JudgeModel::new(registry, &config, base, limits.clone(), &|name| {
+        Some(limits) => JudgeModel::new(registry, &config, limits.clone(), &|name| {
             std::env::var(name)
                 .ok()
                 .filter(|v| !v.trim().is_empty())
                 .or_else(|| options.provider_env.get(name).cloned())
         })?
         .with_cassette(options.cassette.clone()),
-        None => JudgeModel::offline(registry, &config, base)?,
+        None => JudgeModel::offline(registry, &config)?,
     })))
 }
 

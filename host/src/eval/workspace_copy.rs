@@ -49,6 +49,18 @@ pub enum CopyError {
         root.display()
     )]
     TooBig { root: PathBuf, what: String },
+    #[error("the copy of the workspace {} was interrupted", root.display())]
+    Interrupted { root: PathBuf },
+}
+
+/// What a copy leaves out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Copying {
+    /// A repository: its `.gitignore`d files, `.git` and `.cautilus/`.
+    Repository,
+    /// A case's `workspace/` template: nothing (but links leading out of
+    /// it and special files, as always).
+    Whole,
 }
 
 /// Copies `source` (honouring its `.gitignore` files, without `.git`) into
@@ -61,15 +73,25 @@ pub fn fresh_copy(source: &Path, skip: &[PathBuf]) -> Result<WorkspaceCopy, Copy
             path: std::env::temp_dir(),
             source,
         })?;
-    let hash = copy_into(source, dir.path(), skip)?;
+    let hash = copy_into(source, dir.path(), skip, Copying::Repository)?;
     Ok(WorkspaceCopy { dir, hash })
 }
 
 /// Copies `source` into the existing directory `target`, leaving out the
 /// directories of `skip` that are inside it (the run's records and output
 /// directory: recording must not change the hash, and an agent must not
-/// read other cases' transcripts); returns the hash.
-pub fn copy_into(source: &Path, target: &Path, skip: &[PathBuf]) -> Result<String, CopyError> {
+/// read other cases' transcripts) and what `copying` says; returns the
+/// hash. Symbolic links are never followed: one that stays inside `source`
+/// is copied as a link, one that leads out is left out. Pipes, sockets and
+/// devices are left out without being opened (opening a pipe would wait
+/// for a writer forever). An interrupted run stops the copy between files.
+pub fn copy_into(
+    source: &Path,
+    target: &Path,
+    skip: &[PathBuf],
+    copying: Copying,
+) -> Result<String, CopyError> {
+    let repository = copying == Copying::Repository;
     let absolute = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
     let source_abs = absolute(source);
     let skip: Vec<PathBuf> = skip
@@ -88,8 +110,8 @@ pub fn copy_into(source: &Path, target: &Path, skip: &[PathBuf]) -> Result<Strin
     };
     let walk = ignore::WalkBuilder::new(source)
         .hidden(false)
-        .git_ignore(true)
-        .git_exclude(true)
+        .git_ignore(repository)
+        .git_exclude(repository)
         .git_global(false)
         .ignore(false)
         .parents(false)
@@ -97,8 +119,9 @@ pub fn copy_into(source: &Path, target: &Path, skip: &[PathBuf]) -> Result<Strin
         .follow_links(false)
         .sort_by_file_name(|a, b| a.cmp(b))
         .filter_entry(move |entry| {
-            entry.file_name() != ".git"
-                && !(entry.depth() == 1 && entry.file_name() == TOOL_DIR)
+            !(repository
+                && (entry.file_name() == ".git"
+                    || (entry.depth() == 1 && entry.file_name() == TOOL_DIR)))
                 && !skip.iter().any(|s| s == entry.path())
         })
         .build();
@@ -106,6 +129,11 @@ pub fn copy_into(source: &Path, target: &Path, skip: &[PathBuf]) -> Result<Strin
     let (mut bytes, mut entries) = (0u64, 0u64);
     let mut buffer = Vec::new();
     for entry in walk {
+        if super::interrupt::requested() {
+            return Err(CopyError::Interrupted {
+                root: source.to_path_buf(),
+            });
+        }
         let entry = entry.map_err(|e| CopyError::Io {
             path: source.to_path_buf(),
             source: std::io::Error::other(e.to_string()),
@@ -154,9 +182,10 @@ pub fn copy_into(source: &Path, target: &Path, skip: &[PathBuf]) -> Result<Strin
                 });
             }
             buffer.clear();
-            std::fs::File::open(path)
-                .and_then(|mut f| f.read_to_end(&mut buffer))
-                .map_err(io(path))?;
+            let Some(mut file) = open_regular(path).map_err(io(path))? else {
+                continue; // replaced by something else since it was listed
+            };
+            file.read_to_end(&mut buffer).map_err(io(path))?;
             bytes += buffer.len() as u64;
             if bytes > MAX_BYTES {
                 return Err(CopyError::TooBig {
@@ -181,6 +210,25 @@ pub fn copy_into(source: &Path, target: &Path, skip: &[PathBuf]) -> Result<Strin
         // Sockets, pipes and devices are not part of a workspace.
     }
     Ok(format!("sha256:{}", hex::encode(hasher.finalize())))
+}
+
+/// Opens `path` for reading if it is a regular file, without following a
+/// link and without waiting on a pipe (`None` when it is not a file).
+fn open_regular(path: &Path) -> std::io::Result<Option<std::fs::File>> {
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(
+        &mut options,
+        libc::O_NONBLOCK | libc::O_NOFOLLOW,
+    );
+    let file = match options.open(path) {
+        Ok(file) => file,
+        #[cfg(unix)]
+        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    Ok(file.metadata()?.is_file().then_some(file))
 }
 
 /// Whether a link at `at` (relative to the workspace) pointing at `target`

@@ -185,7 +185,7 @@ fn entry(file: &Path, root: &Path) -> Result<SuiteEntry, ProjectError> {
     let mut trials = u64::from(spec.trials.unwrap_or(1));
     let mut tags: Vec<String> = Vec::new();
     for case in suite.cases.open() {
-        let case = case?;
+        let case = case?.case;
         if let Some(fields) = case
             .as_object()
             .and_then(|c| crate::fixture::case_fields::read(c).ok())

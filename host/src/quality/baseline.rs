@@ -57,11 +57,8 @@ pub fn fingerprints(suite: &Suite, spec: &Spec) -> Result<(String, String), Eval
     config.update(format!("{:?}|{:?}", spec.gates, spec.trials));
     let mut task = Sha256::new();
     for case in suite.cases.open() {
-        let mut case = case?;
         // Where a case was read from is the checkout's, not the case's.
-        if let Some(fields) = case.as_object_mut() {
-            fields.remove(crate::fixture::discover::ORIGIN_KEY);
-        }
+        let case = case?.case;
         task.update(case.to_string());
         task.update(b"\n");
     }
@@ -279,7 +276,10 @@ fn from_plain_run(run_dir: &Path, variant: Option<&str>) -> Result<Promotable, E
             format!("the run has one variant, `default`; there is no `{name}`"),
         ));
     }
-    let mut suite = match crate::fixture::load_fixture(&state.options.fixture)? {
+    let mut suite = match crate::fixture::load_fixture_within(
+        &state.options.fixture,
+        state.options.path_root.as_deref(),
+    )? {
         crate::fixture::Fixture::Suite(suite) => suite,
         crate::fixture::Fixture::Steps(..) => {
             return Err(input_error(

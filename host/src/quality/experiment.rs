@@ -83,15 +83,16 @@ pub fn test(registry: &Registry, options: &TestOptions) -> Result<Run, EvalError
         }
         return Ok(Run::Plain(eval::test(registry, options)?));
     }
-    let mut suite = match fixture::load_fixture(&options.fixture)? {
-        fixture::Fixture::Suite(mut suite) => {
-            // In the suite before its fingerprints (a baseline graded by
-            // another judge is not comparable).
-            eval::suite_run::apply_judge(options, &mut suite.body);
-            suite
-        }
-        fixture::Fixture::Steps(..) => return Ok(Run::Plain(eval::test(registry, options)?)),
-    };
+    let mut suite =
+        match fixture::load_fixture_within(&options.fixture, options.path_root.as_deref())? {
+            fixture::Fixture::Suite(mut suite) => {
+                // In the suite before its fingerprints (a baseline graded by
+                // another judge is not comparable).
+                eval::suite_run::apply_judge(options, &mut suite.body);
+                suite
+            }
+            fixture::Fixture::Steps(..) => return Ok(Run::Plain(eval::test(registry, options)?)),
+        };
     let spec = plan::take_spec(&mut suite)?;
     let replay = options
         .replay

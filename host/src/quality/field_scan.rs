@@ -15,7 +15,7 @@ pub fn may_set_case_fields(source: &CaseSource) -> bool {
     let CaseSource::Streamed(streamed) = source else {
         return true;
     };
-    let Ok(mut file) = std::fs::File::open(&streamed.path) else {
+    let Ok(mut file) = streamed.file() else {
         return true; // the run names the problem
     };
     // In JSON a field name is always quoted (`"only"`) and followed by a

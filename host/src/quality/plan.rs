@@ -50,6 +50,7 @@ pub struct Spec {
 /// Takes the experiment fields off `suite`'s body.
 pub fn take_spec(suite: &mut Suite) -> Result<Spec, FixtureError> {
     let file = suite.file.clone();
+    let root = suite.root.clone();
     let err = |path: &str, message: String| FixtureError::new(&file, path, message);
     let body = &mut suite.body;
     let mut spec = Spec::default();
@@ -58,7 +59,7 @@ pub fn take_spec(suite: &mut Suite) -> Result<Spec, FixtureError> {
     }
     if let Some(value) = body.remove("fixtureResults") {
         spec.fixture_results =
-            Some(fixture_results(&suite.file, &value).map_err(|m| err("fixtureResults", m))?);
+            Some(fixture_results(&file, &root, &value).map_err(|m| err("fixtureResults", m))?);
     }
     if let Some(value) = body.remove("gates") {
         spec.gates = Some(gates::parse(&value).map_err(|(path, message)| err(&path, message))?);
@@ -107,7 +108,7 @@ pub fn take_spec(suite: &mut Suite) -> Result<Spec, FixtureError> {
                     .map_err(|m| err(&format!("{at}.{key}"), m))?;
                 if key == "fixtureResults" {
                     // Resolved against the fixture's directory here.
-                    let path = fixture_results(&suite.file, value)
+                    let path = fixture_results(&file, &root, value)
                         .map_err(|m| err(&format!("{at}.{key}"), m))?;
                     *value = Value::String(path.to_string_lossy().into_owned());
                 }
@@ -141,13 +142,15 @@ pub fn take_spec(suite: &mut Suite) -> Result<Spec, FixtureError> {
     Ok(spec)
 }
 
-/// A `fixtureResults` path, relative to the fixture's directory.
-fn fixture_results(fixture: &std::path::Path, value: &Value) -> Result<PathBuf, String> {
+/// A `fixtureResults` path, relative to the fixture's directory and inside
+/// its root (where it really is).
+fn fixture_results(
+    fixture: &std::path::Path,
+    root: &crate::fixture::PathRoot,
+    value: &Value,
+) -> Result<PathBuf, String> {
     match value.as_str().filter(|p| !p.trim().is_empty()) {
-        Some(path) => Ok(fixture
-            .parent()
-            .unwrap_or(std::path::Path::new(""))
-            .join(path)),
+        Some(path) => root.resolve(fixture.parent().unwrap_or(std::path::Path::new("")), path),
         None => Err(format!(
             "must be a path (relative to the fixture) to a JSON object of canned answers keyed by caseId, got {}",
             kind(value)
@@ -280,7 +283,7 @@ fn select_cases(
     let mut only = Vec::new();
     let mut any_tagged = false;
     for (i, case) in suite.cases.open().enumerate() {
-        let case = case.map_err(EvalError::from)?;
+        let case = case.map_err(EvalError::from)?.case;
         let id = case.as_object().map(case_fields::id_of).unwrap_or_default();
         let id = id.as_str();
         let fields = match case.as_object().map(case_fields::read) {

@@ -24,6 +24,8 @@ pub const SCHEMA: &str = "cautilus.experiment_run.v1";
 struct ExperimentRun {
     schema_version: String,
     fixture: PathBuf,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    path_root: Option<PathBuf>,
     workspace: PathBuf,
     #[serde(default)]
     records: Option<PathBuf>,
@@ -84,6 +86,7 @@ pub fn write(dir: &Path, options: &TestOptions) -> Result<(), EvalError> {
     let run = ExperimentRun {
         schema_version: SCHEMA.into(),
         fixture: absolute(&options.fixture),
+        path_root: options.path_root.as_deref().map(absolute),
         workspace: absolute(&options.workspace),
         records: options.records.as_deref().map(absolute),
         provider: options.provider.clone(),
@@ -155,6 +158,7 @@ pub fn options(dir: &Path, case_lines: CaseLines) -> Result<TestOptions, EvalErr
         judge: run.judge,
         provider_env: run.provider_env,
         fixture: run.fixture,
+        path_root: run.path_root,
         workspace: run.workspace,
         output_dir: Some(dir.to_path_buf()),
         records: run.records,
