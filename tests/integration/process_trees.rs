@@ -233,6 +233,21 @@ fn no_descendant_outlives_a_grader_that_exits() {
 }
 
 #[test]
+fn a_grader_still_forking_when_it_exits_is_ended() {
+    // A background loop keeps starting sleepers (double-forked ones too)
+    // while the supervisor kills: each round kills every process it sees,
+    // and a killed process can fork no more. (Bounded at 500, so a failure
+    // does not leave a fork loop running.)
+    let marker = "31337.12";
+    let _cleanup = Cleanup(marker);
+    let script = "i=0; while [ $i -lt 500 ]; do sleep 31337.12 >/dev/null 2>&1 & (sleep 31337.12 >/dev/null 2>&1 &); i=$((i+1)); done >/dev/null 2>&1 &\n\
+        sleep 0.2\n\
+        exit 0\n";
+    let ran = eval(script, None);
+    assert_passed_quickly_and_clean(&ran, marker);
+}
+
+#[test]
 fn a_grader_that_never_ends_is_errored_at_its_timeout() {
     // In the foreground: `sleep` in the grader's group; a `setsid` one
     // holding stdout (the group kill missed it, and cautilus waited for the

@@ -9,7 +9,7 @@
 //! (a background job, a double fork, a `setsid`) is re-parented to the
 //! supervisor instead of to init, so none leaves its reach.
 //!
-//! The supervisor closes every descendant it inherited (the stdio pipes, the
+//! The supervisor closes every descriptor it inherited (the stdio pipes, the
 //! exec-error channel of `std`, any other descriptor of the host), so the host
 //! sees end-of-file once the program's tree is gone. It then waits until
 //!
