@@ -12,6 +12,8 @@
 //! - [`fixture`]: loading and checking evaluation fixtures;
 //! - [`eval`]: the evaluation pipeline (`eval test|evaluate|validate`);
 //! - [`pack`]: preset packs: manifest, archive, installed packs, lock file;
+//! - [`process_tree`]: running an untrusted program so that every process it
+//!   starts ends with its run (code graders, the `process` import);
 //! - [`report`]: HTML, JUnit and Markdown reports of a run's records;
 //! - [`schema`]: JSON Schemas of the fixture and the packets;
 //! - [`file_names`]: file names made from user-written ids;
@@ -27,6 +29,7 @@ pub mod json_members;
 pub mod json_text;
 pub mod pack;
 pub mod plugin;
+pub mod process_tree;
 pub mod project;
 pub mod quality;
 pub mod report;

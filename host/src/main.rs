@@ -9,5 +9,10 @@
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> std::process::ExitCode {
+    // Every child of this process is started through `process_tree`, so it
+    // may adopt the orphans of a program that killed its supervisor.
+    if let Err(error) = cautilus::process_tree::adopt_orphans() {
+        eprintln!("warning: cannot adopt the orphans of graders and CLIs: {error}");
+    }
     cautilus::cli::main()
 }

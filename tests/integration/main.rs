@@ -22,6 +22,8 @@
 //! - `runs`: runs under load and interruption (per-case assertion configs
 //!   at scale, errored vs failed, SIGINT/SIGKILL and `--resume`);
 //! - `plugin_units`: the unit tests of the built-in components' plain Rust;
+//! - `process_trees`: a code grader's processes end with it, whatever it
+//!   does, and when cautilus is killed (Linux);
 //! - `project`: `cautilus.toml`, fixture discovery, `eval list`, the
 //!   config's defaults in `eval test`;
 //! - `quality`: experiments: variants, trials, the baseline comparison,
@@ -52,6 +54,7 @@ mod observed;
 mod packs;
 mod plugin_units;
 mod preset_schemas;
+mod process_trees;
 mod project;
 mod providers;
 mod quality;

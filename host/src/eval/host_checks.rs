@@ -18,7 +18,9 @@
 //!
 //! The program runs by the user's own fixture, like a test script: it is
 //! trusted as much as the fixture is, and gets the host's `PATH` and an
-//! otherwise empty environment.
+//! otherwise empty environment. It runs through [`crate::process_tree`]:
+//! every process it starts ends with it, and its timeout bounds the run
+//! whatever it leaves holding its pipes.
 
 use std::path::Path;
 use std::time::Duration;

@@ -7,7 +7,6 @@
 //! `log` is always available and bounded by the store's output limit.
 
 use std::collections::BTreeMap;
-use std::io::Read;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -409,7 +408,6 @@ impl process::Host for StoreState {
     }
 }
 
-/// Runs a command with a clean environment, a timeout and capped output.
 /// Environment variables that would let a plugin swap the granted program
 /// or inject code into it.
 fn is_loader_variable(key: &str) -> bool {
@@ -431,8 +429,6 @@ fn is_loader_variable(key: &str) -> bool {
         || key.starts_with("GIT_CONFIG")
 }
 
-/// `inherited` (from the host's environment, as granted) is set before the
-/// command's own variables.
 /// Variables that change where a program connects or what it trusts.
 fn is_trust_variable(key: &str) -> bool {
     let key = key.to_ascii_uppercase();
@@ -449,6 +445,10 @@ fn is_trust_variable(key: &str) -> bool {
         .contains(&key.as_str())
 }
 
+/// Runs a command with a clean environment (the host's `PATH`, then
+/// `inherited` (from the host's environment, as granted), then the
+/// command's own variables), a timeout and capped output, through
+/// [`crate::process_tree`]: every process the program starts ends with it.
 pub(crate) fn run_bounded(
     command: &process::Command,
     inherited: &[(String, std::ffi::OsString)],
@@ -456,100 +456,43 @@ pub(crate) fn run_bounded(
     timeout: Duration,
     output_limit: usize,
 ) -> Result<process::Output, process::ProcessError> {
-    use std::process::{Command, Stdio};
-    let mut builder = Command::new(&command.program);
-    // Its own process group, so a timeout kills what the program started too
-    // (a shell script's children would otherwise keep the pipes open).
-    #[cfg(unix)]
-    std::os::unix::process::CommandExt::process_group(&mut builder, 0);
-    let mut child = builder
-        .args(&command.args)
-        .current_dir(cwd)
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .envs(inherited.iter().map(|(k, v)| (k, v)))
-        .envs(command.env.iter().map(|(k, v)| (k, v)))
-        .stdin(if command.stdin.is_some() {
-            Stdio::piped()
-        } else {
-            Stdio::null()
-        })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| match e.kind() {
-            std::io::ErrorKind::NotFound => {
-                process::ProcessError::NotFound(command.program.clone())
-            }
-            _ => process::ProcessError::Failed(format!("cannot start `{}`: {e}", command.program)),
-        })?;
-    if let (Some(input), Some(mut stdin)) = (command.stdin.clone(), child.stdin.take()) {
-        std::thread::spawn(move || {
-            use std::io::Write;
-            let _ = stdin.write_all(&input);
-        });
-    }
-    let stdout = child.stdout.take().map(|s| read_capped(s, output_limit));
-    let stderr = child.stderr.take().map(|s| read_capped(s, output_limit));
-    let started = Instant::now();
-    let mut timed_out = false;
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break Some(status),
-            Ok(None) if started.elapsed() >= timeout => {
-                timed_out = true;
-                #[cfg(unix)]
-                if let Ok(pid) = i32::try_from(child.id()) {
-                    // SAFETY: kill(2) with a negative pid signals the process
-                    // group the child leads; it touches no memory of ours.
-                    unsafe {
-                        libc::kill(-pid, libc::SIGKILL);
-                    }
-                }
-                let _ = child.kill();
-                let _ = child.wait();
-                break None;
-            }
-            Ok(None) => std::thread::sleep(Duration::from_millis(2)),
-            Err(e) => return Err(process::ProcessError::Failed(e.to_string())),
-        }
-    };
-    let (stdout, out_truncated) = stdout.map(join_capture).unwrap_or_default();
-    let (stderr, err_truncated) = stderr.map(join_capture).unwrap_or_default();
+    use crate::process_tree::{RunError, Spec, run};
+    use std::ffi::OsString;
+    let mut env = vec![(
+        OsString::from("PATH"),
+        std::env::var_os("PATH").unwrap_or_default(),
+    )];
+    env.extend(
+        inherited
+            .iter()
+            .map(|(k, v)| (OsString::from(k), v.clone())),
+    );
+    env.extend(
+        command
+            .env
+            .iter()
+            .map(|(k, v)| (OsString::from(k), OsString::from(v))),
+    );
+    let finished = run(&Spec {
+        program: &command.program,
+        args: &command.args,
+        env: &env,
+        cwd,
+        stdin: command.stdin.as_deref(),
+        timeout,
+        output_limit,
+    })
+    .map_err(|error| match error {
+        RunError::NotFound(program) => process::ProcessError::NotFound(program),
+        other => process::ProcessError::Failed(other.to_string()),
+    })?;
     Ok(process::Output {
-        status: status.and_then(|s| s.code()),
-        stdout,
-        stderr,
-        timed_out,
-        truncated: out_truncated || err_truncated,
+        status: finished.status,
+        stdout: finished.stdout,
+        stderr: finished.stderr,
+        timed_out: finished.timed_out,
+        truncated: finished.truncated,
     })
-}
-
-type Capture = std::thread::JoinHandle<(Vec<u8>, bool)>;
-
-fn read_capped(mut source: impl Read + Send + 'static, limit: usize) -> Capture {
-    std::thread::spawn(move || {
-        let mut kept = Vec::new();
-        let mut truncated = false;
-        let mut chunk = [0u8; 8192];
-        loop {
-            match source.read(&mut chunk) {
-                Ok(0) | Err(_) => break,
-                Ok(n) => {
-                    let room = limit.saturating_sub(kept.len());
-                    if n > room {
-                        truncated = true;
-                    }
-                    kept.extend_from_slice(&chunk[..n.min(room)]);
-                }
-            }
-        }
-        (kept, truncated)
-    })
-}
-
-fn join_capture(handle: Capture) -> (Vec<u8>, bool) {
-    handle.join().unwrap_or_default()
 }
 
 #[cfg(test)]
