@@ -34,7 +34,10 @@
 //! - `reports`: the HTML report in headless Chromium, JUnit against its
 //!   schema, the Markdown summary, `cautilus report`, live progress under a
 //!   pseudo-terminal;
-//! - `scaffold`: `plugin new scorer` builds and loads.
+//! - `scaffold`: `plugin new scorer` builds and loads;
+//! - `untrusted_files`: cassettes, baselines, answers and pack archives a
+//!   user is handed: size caps, edited entries, ids as file names, deep
+//!   JSON, changed manifests, zero bombs.
 
 mod agents;
 mod assertions;
@@ -63,4 +66,5 @@ mod scorers;
 mod snapshots;
 mod steps;
 mod support;
+mod untrusted_files;
 mod worlds;
