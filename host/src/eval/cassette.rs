@@ -297,13 +297,8 @@ impl Cassette {
         if !state.changed {
             return Ok(());
         }
-        let mut entries: BTreeMap<&str, &str> = state.stored.iter().collect();
-        for (key, text) in &state.recorded {
-            entries.insert(key, text);
-        }
-        let models: std::collections::BTreeSet<String> = entries
-            .values()
-            .filter_map(|text| cassette_file::summary(text).observation?.model)
+        let models: std::collections::BTreeSet<String> = merged(&state.stored, &state.recorded)
+            .filter_map(|(_, text)| cassette_file::summary(text).observation?.model)
             .collect();
         let header = [
             ("schemaVersion", json!(SCHEMA)),
@@ -311,7 +306,7 @@ impl Cassette {
             ("cautilusVersion", json!(env!("CARGO_PKG_VERSION"))),
             ("models", json!(models)),
         ];
-        cassette_file::write(&self.path, &header, entries.into_iter())
+        cassette_file::write(&self.path, &header, merged(&state.stored, &state.recorded))
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
@@ -342,6 +337,33 @@ impl Cassette {
             _ => {}
         }
     }
+}
+
+/// Every entry in key order, one per key: those recorded this run over
+/// those read (both keyed by lowercase hex, so their orders agree).
+fn merged<'a>(
+    stored: &'a Stored,
+    recorded: &'a BTreeMap<String, String>,
+) -> impl Iterator<Item = (String, &'a str)> + 'a {
+    let mut stored = stored.iter().peekable();
+    let mut recorded = recorded.iter().peekable();
+    std::iter::from_fn(move || {
+        let order = match (stored.peek(), recorded.peek()) {
+            (None, None) => return None,
+            (Some(_), None) => std::cmp::Ordering::Less,
+            (None, Some(_)) => std::cmp::Ordering::Greater,
+            (Some((old, _)), Some((new, _))) => old.as_str().cmp(new.as_str()),
+        };
+        if order.is_lt() {
+            return stored.next();
+        }
+        if order.is_eq() {
+            stored.next();
+        }
+        recorded
+            .next()
+            .map(|(key, text)| (key.clone(), text.as_str()))
+    })
 }
 
 /// `text` with every secret value in `secrets` replaced by `[redacted]`.
@@ -677,7 +699,7 @@ mod tests {
         };
         assert_eq!(old.iter().count(), 3);
         for (key, text) in before_entries.iter() {
-            assert_eq!(old.get(key), Some(text), "{after}");
+            assert_eq!(old.get(&key), Some(text), "{after}");
         }
 
         // The stored request of c1 edited, its key kept: refused, named.

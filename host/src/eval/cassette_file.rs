@@ -11,9 +11,7 @@
 //! its size in memory (its text once, and a key and a range per entry);
 //! held as a JSON tree it cost about 17 times its size.
 
-use std::collections::BTreeMap;
 use std::io::{BufWriter, Read, Write};
-use std::ops::Range;
 use std::path::Path;
 
 use serde::Deserialize;
@@ -27,12 +25,27 @@ pub const DEFAULT_MAX_MIB: u64 = 256;
 /// The flag that raises it.
 pub const MAX_FLAG: &str = "--max-cassette-mib";
 
+/// A call key (the sha256 of a normalized request) as bytes.
+type Key = [u8; 32];
+
+/// `key` as bytes when it is a call key: 64 lowercase hex digits.
+fn parse_key(key: &str) -> Option<Key> {
+    let mut bytes = [0u8; 32];
+    let lowercase = key
+        .bytes()
+        .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
+    (lowercase && hex::decode_to_slice(key, &mut bytes).is_ok()).then_some(bytes)
+}
+
 /// The entries of a cassette file as read: its text and where each entry's
-/// JSON lies in it.
+/// JSON lies in it (48 bytes an entry; an entry is at least 69 bytes of
+/// text, so the index never outgrows the file).
 #[derive(Debug, Default)]
 pub struct Stored {
     text: String,
-    index: BTreeMap<String, Range<usize>>,
+    /// (key, start, end) of each entry in `text`, sorted by key, one per
+    /// key (the last one written, as a JSON reader keeps).
+    index: Vec<(Key, usize, usize)>,
     /// The file's `recordedAt`.
     pub recorded_at: Option<String>,
 }
@@ -40,14 +53,17 @@ pub struct Stored {
 impl Stored {
     /// The JSON text of the entry under `key`.
     pub fn get(&self, key: &str) -> Option<&str> {
-        self.index.get(key).map(|range| &self.text[range.clone()])
+        let key = parse_key(key)?;
+        let at = self.index.binary_search_by(|e| e.0.cmp(&key)).ok()?;
+        let (_, start, end) = self.index[at];
+        Some(&self.text[start..end])
     }
 
-    /// Every entry's key and JSON text, in key order.
-    pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
+    /// Every entry's key (lowercase hex) and JSON text, in key order.
+    pub fn iter(&self) -> impl Iterator<Item = (String, &str)> {
         self.index
             .iter()
-            .map(|(key, range)| (key.as_str(), &self.text[range.clone()]))
+            .map(|(key, start, end)| (hex::encode(key), &self.text[*start..*end]))
     }
 }
 
@@ -60,6 +76,39 @@ struct View<'a> {
     recorded_at: Option<Value>,
     #[serde(borrow, default)]
     entries: Option<&'a RawValue>,
+}
+
+/// Reads `entries` (a slice of the file's text) into the index, holding
+/// nothing per entry but its key and range.
+struct IndexVisitor {
+    /// Where the file's text starts.
+    base: usize,
+    /// The most entries the object's length allows.
+    most: usize,
+}
+
+impl<'de> serde::de::Visitor<'de> for IndexVisitor {
+    type Value = Vec<(Key, usize, usize)>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("an object of entries by call key")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        // Reserved, not touched: pages are used only as entries come.
+        let mut index = Vec::with_capacity(self.most);
+        while let Some(key) = map.next_key::<String>()? {
+            let raw: &'de RawValue = map.next_value()?;
+            let Some(key) = parse_key(&key) else {
+                return Err(serde::de::Error::custom(format!(
+                    "`{key}` is not a call key (64 lowercase hex digits)"
+                )));
+            };
+            let start = raw.get().as_ptr() as usize - self.base;
+            index.push((key, start, start + raw.get().len()));
+        }
+        Ok(index)
+    }
 }
 
 /// Reads the cassette at `path` (`None` when there is none), refusing one
@@ -77,24 +126,32 @@ pub fn read(path: &Path, max_bytes: u64) -> Result<Option<Stored>, String> {
                 super::cassette::SCHEMA
             ));
         }
-        let not_object = || "not a cassette: `entries` must be an object".to_string();
-        let entries = view.entries.ok_or_else(not_object)?;
-        let entries: BTreeMap<String, &RawValue> =
-            serde_json::from_str(entries.get()).map_err(|_| not_object())?;
-        let base = text.as_ptr() as usize;
-        let index: BTreeMap<String, Range<usize>> = entries
-            .into_iter()
-            .map(|(key, raw)| {
-                let start = raw.get().as_ptr() as usize - base;
-                (key, start..start + raw.get().len())
-            })
-            .collect();
+        let entries = view
+            .entries
+            .filter(|e| e.get().starts_with('{'))
+            .ok_or("not a cassette: `entries` must be an object")?;
+        let mut reader = serde_json::Deserializer::from_str(entries.get());
+        let visitor = IndexVisitor {
+            base: text.as_ptr() as usize,
+            most: entries.get().len() / 66 + 1,
+        };
+        let mut index = serde::Deserializer::deserialize_map(&mut reader, visitor)
+            .map_err(|e| format!("not a cassette: `entries`: {e}"))?;
+        // Sorted by key; of two entries under one key, the later one.
+        index.sort_by(|a, b| a.0.cmp(&b.0));
+        let mut kept: Vec<(Key, usize, usize)> = Vec::with_capacity(index.len());
+        for entry in index {
+            match kept.last_mut() {
+                Some(last) if last.0 == entry.0 => *last = entry,
+                _ => kept.push(entry),
+            }
+        }
         let recorded_at = view
             .recorded_at
             .as_ref()
             .and_then(Value::as_str)
             .map(str::to_string);
-        (index, recorded_at)
+        (kept, recorded_at)
     };
     Ok(Some(Stored {
         text,
@@ -103,26 +160,43 @@ pub fn read(path: &Path, max_bytes: u64) -> Result<Option<Stored>, String> {
     }))
 }
 
-/// The file's text, read no further than `max_bytes` (and not at all when
-/// its size says it is larger).
-fn read_text(path: &Path, max_bytes: u64) -> Result<Option<String>, String> {
-    let file = match std::fs::File::open(path) {
+/// Opens `path` for reading when it is a regular file (after symlinks):
+/// a device, a pipe or a directory is refused, and opening never waits
+/// for a pipe's writer. `None` when there is no file.
+pub fn open_regular(path: &Path) -> std::io::Result<Option<std::fs::File>> {
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NONBLOCK);
+    }
+    let file = match options.open(path) {
         Ok(file) => file,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    if !file.metadata()?.is_file() {
+        return Err(std::io::Error::other(
+            "it is not a regular file (a device, a pipe or a directory)",
+        ));
+    }
+    Ok(Some(file))
+}
+
+/// The file's text, refused when its size is past `max_bytes` and read no
+/// further than that (it may grow while read).
+fn read_text(path: &Path, max_bytes: u64) -> Result<Option<String>, String> {
+    let file = match open_regular(path) {
+        Ok(Some(file)) => file,
+        Ok(None) => return Ok(None),
         Err(e) => return Err(format!("cannot read the cassette: {e}")),
     };
-    let size = file
-        .metadata()
-        .ok()
-        .filter(std::fs::Metadata::is_file)
-        .map(|m| m.len());
-    if let Some(size) = size
-        && size > max_bytes
-    {
+    let size = file.metadata().map_or(0, |m| m.len());
+    if size > max_bytes {
         return Err(too_large(Some(size), max_bytes));
     }
-    let capacity = size.unwrap_or(0).min(max_bytes) + 1;
-    let mut bytes = Vec::with_capacity(usize::try_from(capacity).unwrap_or(0));
+    let mut bytes = Vec::with_capacity(usize::try_from(size + 1).unwrap_or(0));
     file.take(max_bytes + 1)
         .read_to_end(&mut bytes)
         .map_err(|e| format!("cannot read the cassette: {e}"))?;
@@ -141,7 +215,7 @@ fn too_large(size: Option<u64>, max_bytes: u64) -> String {
     let cap = max_bytes >> 20;
     let what = match size {
         Some(size) => format!("the cassette is {size} bytes, more than the {cap} MiB"),
-        None => format!("the cassette holds more than {cap} MiB (reading stopped there),"),
+        None => format!("the cassette grew past {cap} MiB while read (reading stopped there),"),
     };
     format!(
         "{what} a cassette may be ({MAX_FLAG}, default {DEFAULT_MAX_MIB}); if you trust it, raise the cap with `{MAX_FLAG} <MiB>`, else record it again (`--replay refresh`) or give each suite its own (`--cassette NAME`)"
@@ -152,10 +226,10 @@ fn too_large(size: Option<u64>, max_bytes: u64) -> String {
 /// then `entries` (key, entry JSON) as the last member, in the given
 /// order. Entry texts are written as they are (so an entry read from a file
 /// keeps its bytes); they must be JSON values.
-pub fn write<'a>(
+pub fn write<'a, K: AsRef<str>>(
     path: &Path,
     header: &[(&str, Value)],
-    entries: impl Iterator<Item = (&'a str, &'a str)>,
+    entries: impl Iterator<Item = (K, &'a str)>,
 ) -> Result<(), EvalError> {
     let error = |source: std::io::Error| EvalError::Write {
         path: path.to_path_buf(),
@@ -181,7 +255,8 @@ pub fn write<'a>(
     for (key, entry) in entries {
         let separator = if first { "\n" } else { ",\n" };
         first = false;
-        write!(out, "{separator}    {}: {entry}", json(&Value::from(key))).map_err(error)?;
+        let key = json(&Value::from(key.as_ref()));
+        write!(out, "{separator}    {key}: {entry}").map_err(error)?;
     }
     out.write_all(if first { b"}\n}\n" } else { b"\n  }\n}\n" })
         .map_err(error)?;
@@ -290,27 +365,35 @@ mod tests {
     #[test]
     fn entries_are_indexed_by_key_and_read_back_byte_for_byte() {
         let dir = tempfile::tempdir().unwrap();
-        let text = r#"{"schemaVersion": "cautilus.cassette.v1", "models": ["m"],
-            "entries": {"b": {"request": {"kind": "provider", "adapter": "x\"y"}, "observation": {"model": "m"}},
-                        "a": [1, {"nested": "\u00e9"}]},
-            "recordedAt": "2026-01-01T00:00:00Z"}"#;
-        let stored = read(&file(dir.path(), text), 1 << 20).unwrap().unwrap();
-        assert_eq!(stored.get("a"), Some(r#"[1, {"nested": "\u00e9"}]"#));
-        assert_eq!(
-            stored.iter().map(|(k, _)| k).collect::<Vec<_>>(),
-            ["a", "b"]
+        let (a, b, c) = ("a".repeat(64), "b".repeat(64), "c".repeat(64));
+        let text = format!(
+            r#"{{"schemaVersion": "cautilus.cassette.v1", "models": ["m"],
+            "entries": {{"{b}": {{"request": {{"kind": "provider", "adapter": "x\"y"}}, "observation": {{"model": "m"}}}},
+                        "{a}": 0,
+                        "{a}": [1, {{"nested": "\u00e9"}}]}},
+            "recordedAt": "2026-01-01T00:00:00Z"}}"#
         );
+        let stored = read(&file(dir.path(), &text), 1 << 20).unwrap().unwrap();
+        assert_eq!(
+            stored.get(&a),
+            Some(r#"[1, {"nested": "\u00e9"}]"#),
+            "the later of two entries under one key"
+        );
+        assert_eq!(stored.get(&c), None);
+        assert_eq!(stored.get("not a key"), None);
+        let keys: Vec<String> = stored.iter().map(|(k, _)| k).collect();
+        assert_eq!(keys, [a.clone(), b.clone()]);
         assert_eq!(stored.recorded_at.as_deref(), Some("2026-01-01T00:00:00Z"));
-        let b = summary(stored.get("b").unwrap());
-        assert_eq!(b.request.unwrap().adapter.as_deref(), Some("x\"y"));
-        assert_eq!(b.observation.unwrap().model.as_deref(), Some("m"));
+        let b_entry = summary(stored.get(&b).unwrap());
+        assert_eq!(b_entry.request.unwrap().adapter.as_deref(), Some("x\"y"));
+        assert_eq!(b_entry.observation.unwrap().model.as_deref(), Some("m"));
         assert!(summary("[1]").request.is_none());
 
         // Written back (with one new entry) and read again: the same bytes.
         let out = dir.path().join("out/c.json");
         let added = entry_text(&json!({"request": {"kind": "model"}, "observation": {}}));
-        let mut entries: Vec<(&str, &str)> = stored.iter().collect();
-        entries.push(("c", &added));
+        let mut entries: Vec<(String, &str)> = stored.iter().collect();
+        entries.push((c.clone(), &added));
         write(
             &out,
             &[
@@ -322,17 +405,20 @@ mod tests {
         .unwrap();
         let written = std::fs::read_to_string(&out).unwrap();
         let value: Value = serde_json::from_str(&written).unwrap();
-        assert_eq!(value["entries"]["c"]["request"]["kind"], "model");
+        assert_eq!(value["entries"][&c]["request"]["kind"], "model");
         assert!(
-            written.contains("\n    \"c\": {\n      \"request\": {\n        \"kind\": \"model\""),
+            written.contains(&format!(
+                "\n    \"{c}\": {{\n      \"request\": {{\n        \"kind\": \"model\""
+            )),
             "{written}"
         );
         let again = read(&out, 1 << 20).unwrap().unwrap();
-        assert_eq!(again.get("a"), stored.get("a"));
+        assert_eq!(again.get(&a), stored.get(&a));
+        assert_eq!(again.get(&b), stored.get(&b));
         write(
             &out,
             &[("schemaVersion", json!("cautilus.cassette.v1"))],
-            std::iter::empty(),
+            std::iter::empty::<(&str, &str)>(),
         )
         .unwrap();
         let empty: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
@@ -397,6 +483,14 @@ mod tests {
                 r#"{"schemaVersion": "cautilus.cassette.v1", "entries": [1]}"#,
                 "`entries` must be an object",
             ),
+            (
+                r#"{"schemaVersion": "cautilus.cassette.v1", "entries": {"a": {}}}"#,
+                "`a` is not a call key",
+            ),
+            (
+                r#"{"schemaVersion": "cautilus.cassette.v1", "entries": {"a": }}"#,
+                "invalid JSON",
+            ),
         ] {
             let message = read(&file(dir.path(), text), 1 << 20).unwrap_err();
             assert!(message.contains(error), "{text}: {message}");
@@ -425,8 +519,20 @@ mod tests {
         );
         #[cfg(unix)]
         {
+            // A device never ends; a pipe would make opening wait.
             let message = read(Path::new("/dev/zero"), 1 << 20).unwrap_err();
-            assert!(message.contains("more than 1 MiB"), "{message}");
+            assert!(message.contains("not a regular file"), "{message}");
+            let fifo = dir.path().join("fifo.json");
+            let name = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+            // SAFETY: a valid C string; mkfifo only creates the pipe.
+            assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o600) }, 0);
+            let message = read(&fifo, 1 << 20).unwrap_err();
+            assert!(message.contains("not a regular file"), "{message}");
+            let message = read(dir.path(), 1 << 20).unwrap_err();
+            assert!(message.contains("not a regular file"), "{message}");
+            let link = dir.path().join("link.json");
+            std::os::unix::fs::symlink(&path, &link).unwrap();
+            assert!(read(&link, 2 << 20).unwrap_err().contains(MAX_FLAG));
         }
     }
 }
