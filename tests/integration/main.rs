@@ -39,6 +39,9 @@
 //! - `scaffold`: `plugin new scorer` builds and loads;
 //! - `untrusted_fixtures`: fixtures written by an attacker: host keys, paths
 //!   leading out of the root, workspace templates, goldens, encodings.
+//! - `untrusted_files`: cassettes, baselines, answers and pack archives a
+//!   user is handed: size caps, edited entries, ids as file names, deep
+//!   JSON, changed manifests, zero bombs.
 
 mod agents;
 mod assertions;
@@ -69,4 +72,5 @@ mod snapshots;
 mod steps;
 mod support;
 mod untrusted_fixtures;
+mod untrusted_files;
 mod worlds;

@@ -190,6 +190,11 @@ pub struct TestArgs {
     /// the suite id]
     #[arg(long, value_name = "NAME")]
     cassette: Option<String>,
+    /// The largest cassette file read, in MiB: a larger one is refused
+    /// before it is read (a cassette may come with a pull request)
+    /// [default: 256]
+    #[arg(long, value_name = "MIB", value_parser = clap::value_parser!(u64).range(1..=1_048_576))]
+    max_cassette_mib: Option<u64>,
     /// Let the provider reach this host through `http` (repeatable); the
     /// built-in API providers are granted their base URL's host already
     #[arg(long, value_name = "HOST")]
@@ -355,7 +360,7 @@ fn run_test(args: TestArgs) -> anyhow::Result<ExitCode> {
     } else {
         eval::CaseLines::Print
     };
-    let options = match (args.resume, args.fixture) {
+    let mut options = match (args.resume, args.fixture) {
         (Some(dir), _) if crate::quality::resume::is_experiment(&dir) => {
             crate::quality::resume::options(&dir, case_lines)?
         }
@@ -426,6 +431,7 @@ fn run_test(args: TestArgs) -> anyhow::Result<ExitCode> {
                 },
                 replay: args.replay,
                 cassette: args.cassette,
+                max_cassette_mib: args.max_cassette_mib,
                 fixture_results: args.fixture_results,
                 limits: args.limits.limits(
                     defaults
@@ -466,6 +472,8 @@ fn run_test(args: TestArgs) -> anyhow::Result<ExitCode> {
             options
         }
     };
+    // A read limit, given again when resuming.
+    options.max_cassette_mib = args.max_cassette_mib.or(options.max_cassette_mib);
     // Ctrl-C stops the run between cases and keeps every finished one.
     eval::interrupt::install()?;
     let registry = registry_for(&options.limits)?;

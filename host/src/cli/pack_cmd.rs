@@ -307,8 +307,7 @@ fn publish(args: PublishArgs) -> anyhow::Result<ExitCode> {
         );
     }
     let origin = args.archive.display().to_string();
-    let bytes =
-        std::fs::read(&args.archive).with_context(|| format!("reading pack archive {origin}"))?;
+    let bytes = crate::pack::archive::read_archive_file(&args.archive)?;
     let files = PackFiles::from_archive(&bytes, &origin)?;
     files.check_hashes(&origin)?;
     let url = crate::pack::oci::push(&args.reference, &bytes, &files.manifest)?;
@@ -337,7 +336,7 @@ fn read_source(source: &str) -> anyhow::Result<(PackFiles, String)> {
         let archive = files.to_archive();
         return Ok((files, digest(&archive)));
     }
-    let bytes = std::fs::read(path).with_context(|| format!("reading pack archive {source}"))?;
+    let bytes = crate::pack::archive::read_archive_file(path)?;
     let files = PackFiles::from_archive(&bytes, source)?;
     Ok((files, digest(&bytes)))
 }

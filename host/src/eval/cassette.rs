@@ -19,6 +19,16 @@
 //! the cassette and records misses; `replay-strict` answers only from it
 //! (the provider is granted nothing and never called; a miss is the case's
 //! error, naming the key); `refresh` calls live and re-records every call.
+//!
+//! A cassette is read within a size cap and held as its text, an entry
+//! parsed only when a call hits it ([`super::cassette_file`]). A hit is
+//! replayed only when the entry's stored `request` is the call's request
+//! (equal, except where redaction wrote `[redacted]`): an entry whose
+//! request was edited, or that was moved under another key, errors its
+//! case, naming the key, instead of answering a call it was not recorded
+//! for. An edited *observation* under its own request is replayed: a
+//! cassette records answers, it does not sign them (review cassette diffs
+//! as you review code).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -28,6 +38,7 @@ use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
 use super::EvalError;
+use super::cassette_file::{self, Stored};
 use super::observation_json::{observation_from, observation_json};
 use super::records;
 use crate::plugin::bindings::provider::exports::cautilus::plugin::provider_api::Invocation;
@@ -111,7 +122,10 @@ pub fn call_key(kind: &str, adapter: &str, request: &Invocation, sample: usize) 
 
 /// A run's cassette.
 pub struct Cassette {
+    /// Where it is written (and read, unless `read_from` says otherwise).
     path: PathBuf,
+    /// Where it was read from: `path`, or the name an earlier version gave it.
+    read_from: PathBuf,
     mode: ReplayMode,
     /// Values that must never be written (the run's granted secrets).
     secrets: Mutex<Vec<String>>,
@@ -130,69 +144,63 @@ impl std::fmt::Debug for Cassette {
 }
 
 struct State {
-    entries: BTreeMap<String, Value>,
+    /// The entries read from the file.
+    stored: Stored,
+    /// The entries this run recorded (pretty JSON text), over `stored`.
+    recorded: BTreeMap<String, String>,
     changed: bool,
 }
 
 impl Cassette {
-    /// The cassette at `path` (missing is empty, except in `replay-strict`).
-    /// Opens the cassette at `path`; entries it records are redacted of
+    /// Opens the cassette at `path`, else at `fallback` (the name an
+    /// earlier version gave it) when only that exists; missing is empty,
+    /// except in `replay-strict`. A file larger than `max_bytes` is
+    /// refused before it is read. Entries it records are redacted of
     /// `secrets` and of `redaction`'s paths.
     pub fn open(
         path: PathBuf,
+        fallback: Option<PathBuf>,
         mode: ReplayMode,
         secrets: Vec<String>,
         redaction: super::redact::Redaction,
+        max_bytes: u64,
     ) -> Result<Self, EvalError> {
+        let read_from = match fallback {
+            Some(fallback) if !path.exists() && fallback.exists() => fallback,
+            _ => path.clone(),
+        };
         let error = |message: String| EvalError::Input {
-            path: path.clone(),
+            path: read_from.clone(),
             message,
         };
-        let entries = match std::fs::read_to_string(&path) {
-            Ok(text) => {
-                let file: Value = serde_json::from_str(&text)
-                    .map_err(|e| error(format!("not a cassette (invalid JSON: {e})")))?;
-                if file.get("schemaVersion").and_then(Value::as_str) != Some(SCHEMA) {
-                    return Err(error(format!(
-                        "not a cassette: `schemaVersion` must be `{SCHEMA}`"
-                    )));
-                }
-                if let Some(age) = file
-                    .get("recordedAt")
-                    .and_then(Value::as_str)
-                    .and_then(age_days)
+        let stored = match cassette_file::read(&read_from, max_bytes).map_err(error)? {
+            Some(stored) => {
+                if let Some(age) = stored.recorded_at.as_deref().and_then(age_days)
                     && age > STALE_DAYS
                 {
                     eprintln!(
                         "warning: cassette {} was recorded {age} days ago; its models may answer differently now (re-record with `--replay refresh`)",
-                        path.display()
+                        read_from.display()
                     );
                 }
-                match file.get("entries") {
-                    Some(Value::Object(entries)) => entries
-                        .iter()
-                        .map(|(k, v)| (k.clone(), v.clone()))
-                        .collect(),
-                    _ => return Err(error("not a cassette: `entries` must be an object".into())),
-                }
+                stored
             }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                if mode == ReplayMode::ReplayStrict {
-                    return Err(error(
-                        "`--replay replay-strict` needs a recorded cassette and there is none here; record one with `--replay record-new`".into(),
-                    ));
-                }
-                BTreeMap::new()
+            None if mode == ReplayMode::ReplayStrict => {
+                return Err(error(
+                    "`--replay replay-strict` needs a recorded cassette and there is none here; record one with `--replay record-new`".into(),
+                ));
             }
-            Err(e) => return Err(error(format!("cannot read the cassette: {e}"))),
+            None => Stored::default(),
         };
         Ok(Self {
             path,
+            read_from,
             mode,
             secrets: Mutex::new(secrets.into_iter().filter(|s| s.len() >= 4).collect()),
             redaction,
             state: Mutex::new(State {
-                entries,
+                stored,
+                recorded: BTreeMap::new(),
                 changed: false,
             }),
         })
@@ -221,10 +229,17 @@ impl Cassette {
     ) -> Result<Observation, String> {
         let (key, normalized) = call_key(kind, adapter, request, sample);
         if self.mode != ReplayMode::Refresh {
-            let recorded = self.lock().entries.get(&key).cloned();
-            if let Some(entry) = recorded {
-                return observation_from(&entry["observation"])
-                    .map_err(|e| format!("cassette entry {key} is damaged: {e}"));
+            let hit = {
+                let state = self.lock();
+                state
+                    .recorded
+                    .get(&key)
+                    .map(String::as_str)
+                    .or_else(|| state.stored.get(&key))
+                    .map(str::to_string)
+            };
+            if let Some(entry) = hit {
+                return self.replay(&key, &normalized, &entry);
             }
             if self.mode == ReplayMode::ReplayStrict {
                 let workspace = if normalized["settings"].get("workspaceHash").is_some() {
@@ -248,31 +263,50 @@ impl Cassette {
         });
         self.redaction.apply(&mut entry);
         self.redact(&mut entry);
+        let text = cassette_file::entry_text(&entry);
         let mut state = self.lock();
-        state.entries.insert(key, entry);
+        state.recorded.insert(key, text);
         state.changed = true;
         Ok(observation)
     }
 
-    /// Writes the cassette if this run recorded anything (atomically).
+    /// The observation of the entry `text` that `key` hit, when its stored
+    /// request is this call's (`normalized`).
+    fn replay(&self, key: &str, normalized: &Value, text: &str) -> Result<Observation, String> {
+        let damaged = |e: &dyn std::fmt::Display| {
+            format!(
+                "cassette entry {key} in {} is damaged: {e}; record the call again with `--replay refresh`",
+                self.read_from.display()
+            )
+        };
+        let entry: Value = serde_json::from_str(text).map_err(|e| damaged(&e))?;
+        let stored = entry.get("request").unwrap_or(&Value::Null);
+        if !cassette_file::same_request(stored, normalized) {
+            return Err(format!(
+                "cassette entry {key} in {} does not hold the request it is the key of: the cassette was edited (or the entry moved), so its answer is not replayed; record the call again with `--replay refresh`, or restore the file",
+                self.read_from.display()
+            ));
+        }
+        observation_from(&entry["observation"]).map_err(|e| damaged(&e))
+    }
+
+    /// Writes the cassette if this run recorded anything (atomically, every
+    /// entry: those read, as they were, and those recorded).
     pub fn save(&self) -> Result<(), EvalError> {
         let state = self.lock();
         if !state.changed {
             return Ok(());
         }
-        let models: std::collections::BTreeSet<&str> = state
-            .entries
-            .values()
-            .filter_map(|e| e.pointer("/observation/model").and_then(Value::as_str))
+        let models: std::collections::BTreeSet<String> = merged(&state.stored, &state.recorded)
+            .filter_map(|(_, text)| cassette_file::summary(text).observation?.model)
             .collect();
-        let file = json!({
-            "schemaVersion": SCHEMA,
-            "recordedAt": records::now_rfc3339(),
-            "cautilusVersion": env!("CARGO_PKG_VERSION"),
-            "models": models,
-            "entries": state.entries,
-        });
-        records::write_json(&self.path, &file)
+        let header = [
+            ("schemaVersion", json!(SCHEMA)),
+            ("recordedAt", json!(records::now_rfc3339())),
+            ("cautilusVersion", json!(env!("CARGO_PKG_VERSION"))),
+            ("models", json!(models)),
+        ];
+        cassette_file::write(&self.path, &header, merged(&state.stored, &state.recorded))
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
@@ -303,6 +337,33 @@ impl Cassette {
             _ => {}
         }
     }
+}
+
+/// Every entry in key order, one per key: those recorded this run over
+/// those read (both keyed by lowercase hex, so their orders agree).
+fn merged<'a>(
+    stored: &'a Stored,
+    recorded: &'a BTreeMap<String, String>,
+) -> impl Iterator<Item = (String, &'a str)> + 'a {
+    let mut stored = stored.iter().peekable();
+    let mut recorded = recorded.iter().peekable();
+    std::iter::from_fn(move || {
+        let order = match (stored.peek(), recorded.peek()) {
+            (None, None) => return None,
+            (Some(_), None) => std::cmp::Ordering::Less,
+            (None, Some(_)) => std::cmp::Ordering::Greater,
+            (Some((old, _)), Some((new, _))) => old.as_str().cmp(new.as_str()),
+        };
+        if order.is_lt() {
+            return stored.next();
+        }
+        if order.is_eq() {
+            stored.next();
+        }
+        recorded
+            .next()
+            .map(|(key, text)| (key.clone(), text.as_str()))
+    })
 }
 
 /// `text` with every secret value in `secrets` replaced by `[redacted]`.
@@ -376,12 +437,15 @@ pub fn credential_field(name: &str) -> bool {
 /// The adapters a cassette's entries were recorded with.
 impl Cassette {
     pub fn adapters(&self) -> std::collections::BTreeSet<String> {
-        self.lock()
-            .entries
-            .values()
-            .filter(|e| e.pointer("/request/kind").and_then(Value::as_str) == Some("provider"))
-            .filter_map(|e| e.pointer("/request/adapter").and_then(Value::as_str))
-            .map(str::to_string)
+        let state = self.lock();
+        state
+            .stored
+            .iter()
+            .map(|(_, text)| text)
+            .chain(state.recorded.values().map(String::as_str))
+            .filter_map(|text| cassette_file::summary(text).request)
+            .filter(|request| request.kind.as_deref() == Some("provider"))
+            .filter_map(|request| request.adapter)
             .collect()
     }
 }
@@ -414,14 +478,25 @@ fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
 }
 
 /// `<records root>/cassettes/<name>.json` (the root is
-/// `<workspace>/.cautilus` unless the project's config names another);
-/// `name` keeps letters, digits, `-`, `_` and `.` (anything else becomes
-/// `-`).
+/// `<workspace>/.cautilus` unless the project's config names another), the
+/// file name made from `name` by [`crate::file_names::stem`] (bounded and
+/// distinct per name).
 pub fn default_path(records: &Path, name: &str) -> PathBuf {
-    let safe = crate::file_names::sanitized(name, '-');
     records
         .join("cassettes")
-        .join(format!("{}.json", safe.trim_matches('.')))
+        .join(format!("{}.json", crate::file_names::stem(name)))
+}
+
+/// The path earlier versions gave the cassette `name` (anything but
+/// letters, digits, `-`, `_` and `.` became `-`), when it differs: read
+/// when only it exists. Two names could share it, which is harmless for a
+/// cassette: an entry answers only the request it holds.
+pub fn legacy_path(records: &Path, name: &str) -> Option<PathBuf> {
+    let legacy = records.join("cassettes").join(format!(
+        "{}.json",
+        crate::file_names::legacy(name, '-', true)
+    ));
+    (legacy != default_path(records, name)).then_some(legacy)
 }
 
 #[cfg(test)]
@@ -488,9 +563,11 @@ mod tests {
         let path = dir.path().join("c.json");
         let recorder = Cassette::open(
             path.clone(),
+            None,
             ReplayMode::RecordNew,
             vec!["sk-secret-1234".into()],
             Default::default(),
+            1 << 20,
         )
         .unwrap();
         let live = async {
@@ -513,10 +590,12 @@ mod tests {
         assert!(!text.contains("sk-secret-1234"), "{text}");
 
         let strict = Cassette::open(
-            path,
+            path.clone(),
+            None,
             ReplayMode::ReplayStrict,
             Vec::new(),
             Default::default(),
+            1 << 20,
         )
         .unwrap();
         let replayed = crate::plugin::io::block_on(strict.answer(
@@ -552,6 +631,155 @@ mod tests {
             strict.adapters().into_iter().collect::<Vec<_>>(),
             ["openai"]
         );
+    }
+
+    fn answered(
+        text: &str,
+    ) -> impl std::future::Future<Output = (Result<Observation, String>, u64)> {
+        let mut o = Observation::empty();
+        o.final_text = Some(text.into());
+        async move { (Ok(o), 1) }
+    }
+
+    #[test]
+    fn a_saved_cassette_keeps_what_it_read_and_replays_only_its_own_requests() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.json");
+        let open = |mode, secrets: Vec<String>| {
+            Cassette::open(
+                path.clone(),
+                None,
+                mode,
+                secrets,
+                Default::default(),
+                1 << 20,
+            )
+            .unwrap()
+        };
+        fn ask(
+            cassette: &Cassette,
+            call: &Invocation,
+            live: impl std::future::Future<Output = (Result<Observation, String>, u64)>,
+        ) -> Result<String, String> {
+            crate::plugin::io::block_on(cassette.answer("provider", "openai", call, 0, live))
+                .map(|o| o.final_text.unwrap_or_default())
+        }
+        let mut secret = invocation("c2", 1);
+        secret.messages[0].content = "my key is sk-secret-1234".into();
+        let first = open(ReplayMode::RecordNew, vec!["sk-secret-1234".into()]);
+        assert_eq!(
+            ask(&first, &invocation("c1", 1), answered("one")).unwrap(),
+            "one"
+        );
+        assert_eq!(ask(&first, &secret, answered("two")).unwrap(), "two");
+        first.save().unwrap();
+        let before = std::fs::read_to_string(&path).unwrap();
+        assert!(!before.contains("sk-secret-1234"), "{before}");
+
+        // Another run answers both from the file (the redacted request
+        // stands for the one with the secret), records a third call, and
+        // writes every entry back: the old ones byte for byte.
+        let second = open(ReplayMode::RecordNew, Vec::new());
+        async fn never() -> (Result<Observation, String>, u64) {
+            panic!("a recorded call went live")
+        }
+        assert_eq!(ask(&second, &invocation("c1", 9), never()).unwrap(), "one");
+        assert_eq!(ask(&second, &secret, never()).unwrap(), "two");
+        let mut third = invocation("c3", 1);
+        third.model = Some("other".into());
+        assert_eq!(ask(&second, &third, answered("three")).unwrap(), "three");
+        second.save().unwrap();
+        let after = std::fs::read_to_string(&path).unwrap();
+        let old = cassette_file::read(&path, 1 << 20).unwrap().unwrap();
+        let before_entries = {
+            std::fs::write(dir.path().join("before.json"), &before).unwrap();
+            cassette_file::read(&dir.path().join("before.json"), 1 << 20)
+                .unwrap()
+                .unwrap()
+        };
+        assert_eq!(old.iter().count(), 3);
+        for (key, text) in before_entries.iter() {
+            assert_eq!(old.get(&key), Some(text), "{after}");
+        }
+
+        // The stored request of c1 edited, its key kept: refused, named.
+        let (key, _) = call_key("provider", "openai", &invocation("c1", 1), 0);
+        let mut file: Value = serde_json::from_str(&after).unwrap();
+        file["entries"][&key]["request"]["messages"][0]["content"] = json!("bye");
+        std::fs::write(&path, file.to_string()).unwrap();
+        let strict = open(ReplayMode::ReplayStrict, Vec::new());
+        let error = ask(&strict, &invocation("c1", 1), never()).unwrap_err();
+        assert!(
+            error.contains(&key) && error.contains("edited") && error.contains("--replay refresh"),
+            "{error}"
+        );
+        // Refresh records it again.
+        let refresh = open(ReplayMode::Refresh, Vec::new());
+        ask(&refresh, &invocation("c1", 1), answered("one again")).unwrap();
+        refresh.save().unwrap();
+        let strict = open(ReplayMode::ReplayStrict, Vec::new());
+        assert_eq!(
+            ask(&strict, &invocation("c1", 1), never()).unwrap(),
+            "one again"
+        );
+    }
+
+    #[test]
+    fn cassette_names_are_bounded_and_the_legacy_name_is_a_fallback() {
+        let records = Path::new("/r");
+        assert_eq!(
+            default_path(records, "support"),
+            records.join("cassettes/support.json")
+        );
+        assert_eq!(legacy_path(records, "support"), None);
+        let long = "x".repeat(300);
+        let name = default_path(records, &long);
+        assert!(name.file_name().unwrap().len() < 80, "{}", name.display());
+        assert_ne!(default_path(records, "a/b"), default_path(records, "a-b"));
+        assert_eq!(
+            legacy_path(records, "a/b"),
+            Some(records.join("cassettes/a-b.json"))
+        );
+
+        let dir = tempfile::tempdir().unwrap();
+        let legacy = dir.path().join("Old.json");
+        let recorder = Cassette::open(
+            legacy.clone(),
+            None,
+            ReplayMode::RecordNew,
+            Vec::new(),
+            Default::default(),
+            1 << 20,
+        )
+        .unwrap();
+        crate::plugin::io::block_on(recorder.answer(
+            "provider",
+            "openai",
+            &invocation("c", 1),
+            0,
+            answered("old"),
+        ))
+        .unwrap();
+        recorder.save().unwrap();
+        let new = dir.path().join("old-0123.json");
+        let reader = Cassette::open(
+            new.clone(),
+            Some(legacy.clone()),
+            ReplayMode::ReplayStrict,
+            Vec::new(),
+            Default::default(),
+            1 << 20,
+        )
+        .unwrap();
+        let replayed = crate::plugin::io::block_on(reader.answer(
+            "provider",
+            "openai",
+            &invocation("c", 1),
+            0,
+            async { panic!("live") },
+        ))
+        .unwrap();
+        assert_eq!(replayed.final_text.as_deref(), Some("old"));
     }
 
     #[test]

@@ -20,7 +20,8 @@
 //!   [`provider_setup`]: what a provider is granted and told;
 //! - [`compare`]: `eval compare`, two runs against the cross-runtime rules;
 //! - [`cassette`]: record/replay of provider and judge calls
-//!   ([`observation_json`]: the observation's JSON form);
+//!   ([`cassette_file`]: the file, read within a size cap and indexed;
+//!   [`observation_json`]: the observation's JSON form);
 //! - [`cases`]: running one case (invocation, samples, the case run);
 //! - [`steps`]: multi-step fixtures, each step a suite of its own;
 //! - [`assertions`]: fixture assertions through scorer plugins;
@@ -41,6 +42,7 @@ pub mod assertions;
 pub mod batch;
 pub mod cases;
 pub mod cassette;
+pub mod cassette_file;
 pub mod compare;
 pub mod embeddings;
 pub mod host_checks;

@@ -91,6 +91,9 @@ pub struct TestOptions {
     pub replay: Option<super::cassette::ReplayMode>,
     /// The cassette's name (`--cassette`; default: the suite id).
     pub cassette: Option<String>,
+    /// The largest cassette file read, in MiB (`--max-cassette-mib`;
+    /// default [`super::cassette_file::DEFAULT_MAX_MIB`]).
+    pub max_cassette_mib: Option<u64>,
     /// Limits of provider calls.
     pub limits: Limits,
     /// Worker threads (default: one per core on the messaging surface; one
@@ -150,6 +153,13 @@ impl TestOptions {
         self.records
             .clone()
             .unwrap_or_else(|| self.workspace.join(".cautilus"))
+    }
+
+    /// The largest cassette file read, in bytes.
+    pub fn max_cassette_bytes(&self) -> u64 {
+        self.max_cassette_mib
+            .unwrap_or(super::cassette_file::DEFAULT_MAX_MIB)
+            .saturating_mul(1 << 20)
     }
 }
 

@@ -296,8 +296,8 @@ fn with_workspace_hash(request: &Invocation, copy: &WorkspaceCopy) -> Invocation
 /// relative path, or `None` (saying why) when it cannot be written: a lost
 /// transcript never fails the case.
 fn save_transcript(run_dir: &Path, case_id: &str, index: usize, text: &str) -> Option<String> {
-    // Two case ids that sanitize alike still get distinct names.
-    let name = crate::file_names::tagged(case_id);
+    // Bounded, and distinct per case id (two that sanitize alike too).
+    let name = crate::file_names::stem(case_id);
     let relative = format!("{TRANSCRIPTS}/{name}-{}.jsonl", index + 1);
     match super::records::write_bytes(&run_dir.join(&relative), text.as_bytes()) {
         Ok(()) => Some(relative),

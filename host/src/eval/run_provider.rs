@@ -58,12 +58,14 @@ impl RunProvider {
                         .unwrap_or("suite")
                         .to_string()
                 });
-                let path = super::cassette::default_path(&options.records_root(), &name);
+                let records = options.records_root();
                 Some(Cassette::open(
-                    path,
+                    super::cassette::default_path(&records, &name),
+                    super::cassette::legacy_path(&records, &name),
                     mode,
                     Vec::new(),
                     options.redact.clone(),
+                    options.max_cassette_bytes(),
                 )?)
             }
         };

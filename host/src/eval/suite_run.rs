@@ -385,6 +385,9 @@ pub fn resume_options(dir: &Path, case_lines: CaseLines) -> Result<TestOptions, 
                 message,
             })?,
         cassette: o.cassette,
+        // A read limit, not how the run was started: `--max-cassette-mib`
+        // may be given again with `--resume`.
+        max_cassette_mib: None,
         fixture_results: o.fixture_results,
         limits: crate::plugin::Limits {
             timeout: std::time::Duration::from_millis(o.timeout_ms),

@@ -1,20 +1,30 @@
 //! `cautilus.lock`: the packs a project uses, each pinned to a version, the
-//! source it came from, its archive's digest and every file's sha256. A run
-//! refuses a pack whose installed bytes differ from the lock.
+//! source it came from, its archive's digest, its manifest's hash and every
+//! file's sha256. A run refuses a pack whose installed bytes or manifest
+//! differ from the lock.
 //!
 //! ```toml
 //! # Written by `cautilus pack install`; commit it.
-//! version = 1
+//! version = 2
 //!
 //! [[pack]]
 //! name = "acme-evals"
 //! version = "0.2.1"
 //! source = "oci://registry.example.com/acme/evals:0.2.1"
 //! digest = "sha256:…"
+//! manifest = "…"   # sha256 of the manifest's content (Manifest::content_hash)
 //!
 //! [pack.files]
 //! "components/scorers.wasm" = "…"
 //! ```
+//!
+//! The manifest is pinned because it says what the files are: which ids a
+//! component serves, its kind, the capabilities it may request. An
+//! installed manifest edited with its files untouched (`ids` widened to
+//! serve a built-in's id, a capability added) is refused like a changed
+//! file. Version 1 locks (no `manifest`) are still read: their packs run
+//! with a warning to pin them again (`cautilus pack install <source>`);
+//! a hash is refused only when it is there and differs.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -26,7 +36,8 @@ use super::archive::sha256_hex;
 use super::home::InstalledPack;
 
 pub const LOCK_FILE: &str = "cautilus.lock";
-const FORMAT: u32 = 1;
+/// The format written; 1 (without manifest hashes) is read too.
+const FORMAT: u32 = 2;
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -43,6 +54,12 @@ pub struct LockedPack {
     pub version: String,
     pub source: String,
     pub digest: String,
+    /// The hash of the pack's manifest ([`Manifest::content_hash`]); absent
+    /// in a version 1 lock.
+    ///
+    /// [`Manifest::content_hash`]: super::manifest::Manifest::content_hash
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub manifest: Option<String>,
     /// sha256 of every file of the pack (manifest excluded), by path.
     pub files: BTreeMap<String, String>,
 }
@@ -73,23 +90,40 @@ impl LockFile {
             file: path.to_path_buf(),
             message: e.to_string(),
         })?;
-        if lock.version != FORMAT {
+        if !(1..=FORMAT).contains(&lock.version) {
             return Err(PackError::Lock {
                 file: path.to_path_buf(),
                 message: format!(
-                    "lock format {} is not one this cautilus reads ({FORMAT}); upgrade cautilus",
+                    "lock format {} is not one this cautilus reads (1 to {FORMAT}); upgrade cautilus",
                     lock.version
                 ),
             });
+        }
+        let unpinned: Vec<&str> = lock
+            .packs
+            .iter()
+            .filter(|p| p.manifest.is_none())
+            .map(|p| p.name.as_str())
+            .collect();
+        if !unpinned.is_empty() {
+            eprintln!(
+                "warning: {} pins {} without its manifest's hash (written by an earlier cautilus), so a changed manifest would go unnoticed; pin again with `cautilus pack install <source>` and commit the lock",
+                path.display(),
+                unpinned.join(", ")
+            );
         }
         Ok(lock)
     }
 
     /// Writes the lock atomically.
     pub fn write(&self, path: &Path) -> Result<(), PackError> {
+        let lock = Self {
+            version: FORMAT,
+            packs: self.packs.clone(),
+        };
         let text = format!(
             "# Written by `cautilus pack install`: the packs this project uses, pinned. Commit it.\n{}",
-            toml::to_string(self).expect("a lock always serializes")
+            toml::to_string(&lock).expect("a lock always serializes")
         );
         crate::eval::records::write_bytes(path, text.as_bytes()).map_err(|e| PackError::Lock {
             file: path.to_path_buf(),
@@ -112,6 +146,7 @@ impl LockFile {
             version: pack.version().to_string(),
             source: pack.record.source.clone(),
             digest: pack.record.digest.clone(),
+            manifest: Some(pack.manifest.content_hash()),
             files,
         };
         self.packs.retain(|p| p.name != locked.name);
@@ -141,6 +176,15 @@ impl LockFile {
             return Err(refuse(format!(
                 "it was installed from an archive with digest {}, the lock pins {}",
                 pack.record.digest, locked.digest
+            )));
+        }
+        if let Some(pinned) = &locked.manifest
+            && *pinned != pack.manifest.content_hash()
+        {
+            return Err(refuse(format!(
+                "its manifest ({}) is not the one the lock pins, though its files are: it was edited after it was pinned; install the pack again with `cautilus pack install {} --force` (and commit the lock if the change is meant), or restore the manifest",
+                pack.dir.join(super::manifest::MANIFEST).display(),
+                locked.source
             )));
         }
         let listed: Vec<&str> = pack.manifest.files().collect();
@@ -216,6 +260,57 @@ mod tests {
         let other = install(&home, b"another build");
         let error = lock.check(&file, &other).unwrap_err().to_string();
         assert!(error.contains("the lock pins sha256:"), "{error}");
+    }
+
+    #[test]
+    fn a_changed_manifest_is_refused_and_a_lock_without_its_hash_still_reads() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = PackHome::new(dir.path().join("home"));
+        let pack = install(&home, b"component");
+        let mut lock = LockFile::new();
+        lock.pin(&pack).unwrap();
+        let file = dir.path().join(LOCK_FILE);
+        lock.write(&file).unwrap();
+        let text = std::fs::read_to_string(&file).unwrap();
+        assert!(
+            text.contains("version = 2") && text.contains("manifest = "),
+            "{text}"
+        );
+
+        // The same files, another manifest: the component serves one more id.
+        let mut edited = pack.clone();
+        edited.manifest.components[0].ids.push("equals".into());
+        let error = lock.check(&file, &edited).unwrap_err().to_string();
+        assert!(
+            error.contains("demo@0.1.0")
+                && error.contains("cautilus-pack.toml")
+                && error.contains("cautilus pack install demo.cpack --force"),
+            "{error}"
+        );
+        let mut capable = pack.clone();
+        capable.manifest.components[0]
+            .capabilities
+            .push("model".into());
+        assert!(lock.check(&file, &capable).is_err());
+
+        // A version 1 lock (no manifest hash) reads and checks the files.
+        let old: String = text
+            .lines()
+            .filter(|l| !l.starts_with("manifest = "))
+            .map(|l| format!("{l}\n"))
+            .collect::<String>()
+            .replace("version = 2", "version = 1");
+        std::fs::write(&file, old).unwrap();
+        let old = LockFile::read(&file).unwrap();
+        assert_eq!(old.packs[0].manifest, None);
+        old.check(&file, &edited).unwrap();
+        // Pinned again, it is written in the current format.
+        let mut again = old.clone();
+        again.pin(&pack).unwrap();
+        again.write(&file).unwrap();
+        let again = LockFile::read(&file).unwrap();
+        assert_eq!(again.version, 2);
+        assert!(again.check(&file, &edited).is_err());
     }
 
     #[test]

@@ -192,6 +192,14 @@ impl Manifest {
         toml::to_string(self).expect("a manifest always serializes")
     }
 
+    /// The hash of what the manifest says (sha256 of its compact JSON, in
+    /// field order): the same for the same content however the TOML is
+    /// laid out, different for any change of a value. The lock pins it.
+    pub fn content_hash(&self) -> String {
+        let json = serde_json::to_vec(self).expect("a manifest always serializes");
+        super::archive::sha256_hex(&json)
+    }
+
     /// The pack's version, parsed (checked in [`Self::parse`]).
     pub fn version(&self) -> semver::Version {
         semver::Version::parse(&self.pack.version).expect("checked when parsed")

@@ -292,11 +292,10 @@ fn run_one(
     result
 }
 
-/// A suite id as a directory name: letters, digits, `-`, `_` and `.` kept,
-/// anything else `_`, and a tag of the id so two ids never share one (a
-/// `suiteId` of `../x` or `/tmp/x` stays inside the project run).
+/// A suite id as a directory name ([`crate::file_names::stem`]: bounded,
+/// inside its directory, and distinct per id, even ignoring case).
 pub fn safe_name(id: &str) -> String {
-    crate::file_names::tagged(id)
+    crate::file_names::stem(id)
 }
 
 /// The worst recommendation and the exit code of the suites' results.

@@ -6,6 +6,15 @@
 //! own. A baseline promoted from a suite whose cases or scoring have
 //! changed since (its fingerprints differ) is still compared, but the
 //! comparison is informational: its delta gates never block.
+//!
+//! The file name is made from the suite id by [`crate::file_names::stem`]
+//! (bounded, and distinct per id, even ignoring case), and the file records
+//! its `suiteId`: a baseline whose `suiteId` is not the suite's is refused,
+//! naming both (another suite's file, copied or colliding). A suite whose
+//! id earlier versions named otherwise (sanitized, unbounded: `a/b` and
+//! `a_b` shared `a_b.json`) still finds its baseline under that legacy
+//! name, only when the file there records its `suiteId`; `promote` writes
+//! the new name.
 
 use std::path::{Path, PathBuf};
 
@@ -22,15 +31,23 @@ pub const SCHEMA: &str = "cautilus.baseline.v1";
 
 /// Where the baseline of `suite_id` lives under the records root.
 pub fn path(records_root: &Path, suite_id: &str) -> PathBuf {
-    let safe = crate::file_names::sanitized(suite_id, '_');
-    let safe = safe.trim_start_matches('.');
-    records_root.join("baselines").join(format!("{safe}.json"))
+    let name = crate::file_names::stem(suite_id);
+    records_root.join("baselines").join(format!("{name}.json"))
+}
+
+/// Where earlier versions wrote it, when that differs.
+fn legacy_path(records_root: &Path, suite_id: &str) -> Option<PathBuf> {
+    let name = crate::file_names::legacy(suite_id, '_', false);
+    let legacy = records_root.join("baselines").join(format!("{name}.json"));
+    (legacy != path(records_root, suite_id)).then_some(legacy)
 }
 
 /// A committed baseline, as a run compares with it.
 #[derive(Debug, Clone)]
 pub struct Baseline {
     pub path: PathBuf,
+    /// The suite it was promoted from.
+    pub suite_id: String,
     pub variant: String,
     pub promoted_at: String,
     pub config: String,
@@ -72,13 +89,50 @@ fn input_error(path: &Path, message: impl Into<String>) -> EvalError {
     }
 }
 
-/// Reads the baseline of `suite_id`, if one was promoted.
+/// Reads the baseline of `suite_id`, if one was promoted: under its name,
+/// else under its legacy name when the file there is this suite's.
 pub fn read(records_root: &Path, suite_id: &str) -> Result<Option<Baseline>, EvalError> {
-    read_file(&path(records_root, suite_id))
+    if let Some(baseline) = read_file(&path(records_root, suite_id), suite_id)? {
+        return Ok(Some(baseline));
+    }
+    let Some(legacy) = legacy_path(records_root, suite_id) else {
+        return Ok(None);
+    };
+    match read_any(&legacy) {
+        Ok(Some(baseline)) if baseline.suite_id == suite_id => Ok(Some(baseline)),
+        // Another suite's (the legacy names collided), or none.
+        Ok(_) => Ok(None),
+        Err(error) => {
+            eprintln!("warning: not read as the baseline of `{suite_id}`: {error}");
+            Ok(None)
+        }
+    }
 }
 
-/// Reads the baseline record at `path`, if there is one.
-pub fn read_file(path: &Path) -> Result<Option<Baseline>, EvalError> {
+/// Reads the baseline record at `path`, if there is one, refusing one
+/// promoted from another suite than `suite_id`.
+pub fn read_file(path: &Path, suite_id: &str) -> Result<Option<Baseline>, EvalError> {
+    let Some(baseline) = read_any(path)? else {
+        return Ok(None);
+    };
+    if baseline.suite_id != suite_id {
+        let recorded = if baseline.suite_id.is_empty() {
+            "records no `suiteId`".to_string()
+        } else {
+            format!("is the baseline of suite `{}`", baseline.suite_id)
+        };
+        return Err(input_error(
+            path,
+            format!(
+                "{recorded}, not of suite `{suite_id}`, whose baseline this file would be: it was copied or named for another suite, and comparing with it would compare two suites; promote a run of `{suite_id}` with `cautilus eval promote <run-dir>` (or remove the file)"
+            ),
+        ));
+    }
+    Ok(Some(baseline))
+}
+
+/// Reads the baseline record at `path`, if there is one, whatever its suite.
+fn read_any(path: &Path) -> Result<Option<Baseline>, EvalError> {
     let path = path.to_path_buf();
     let text = match std::fs::read_to_string(&path) {
         Ok(text) => text,
@@ -105,6 +159,7 @@ pub fn read_file(path: &Path) -> Result<Option<Baseline>, EvalError> {
         .map(|cell| CellFacts::from_record_cell(cell).ok_or_else(|| broken("a cell")))
         .collect::<Result<Vec<_>, _>>()?;
     Ok(Some(Baseline {
+        suite_id: text_of("suiteId"),
         variant: text_of("variant"),
         promoted_at: text_of("promotedAt"),
         config: value["fingerprints"]["config"]

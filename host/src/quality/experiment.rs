@@ -5,7 +5,9 @@
 //! (no variants, one trial, no gates, nothing selected) runs as before and
 //! writes the eval packets only. Otherwise each group of cells of the
 //! [`Plan`] runs as a suite run of its own, in the run directory itself
-//! when there is one group, else in `variants/<name>/trial-<n>/`. The
+//! when there is one group, else in `variants/<name>/trial-<n>/` (`<name>`
+//! made from the variant's by [`crate::file_names::stem`]: bounded, and
+//! distinct per name even ignoring case). The
 //! record is then streamed from the groups' journals: every cell with its
 //! output, scores and assertion ledger, then the per-variant aggregates,
 //! the comparison with the baseline, the gates, `passed` and the
@@ -181,7 +183,7 @@ fn run_experiment(
             root.clone()
         } else {
             root.join("variants")
-                .join(&variant.name)
+                .join(crate::file_names::stem(&variant.name))
                 .join(format!("trial-{}", group.trial))
         };
         let state = if options.resume {

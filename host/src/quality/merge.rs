@@ -150,7 +150,8 @@ pub fn merge(dirs: &[PathBuf], output_dir: &Path) -> Result<ExperimentOutcome, E
     let committed: Option<(Baseline, bool)> = match first["committedBaseline"].as_object() {
         Some(c) => {
             let path = PathBuf::from(c["path"].as_str().unwrap_or_default());
-            baseline::read_file(&path)?.map(|b| (b, c["changedSince"] == true))
+            let suite_id = first["suiteId"].as_str().unwrap_or_default();
+            baseline::read_file(&path, suite_id)?.map(|b| (b, c["changedSince"] == true))
         }
         None => None,
     };

@@ -169,6 +169,9 @@ pub fn options(dir: &Path, case_lines: CaseLines) -> Result<TestOptions, EvalErr
         grants: run.grants,
         replay: mode(run.replay)?,
         cassette: run.cassette,
+        // A read limit, not how the run was started: `--max-cassette-mib`
+        // may be given again with `--resume`.
+        max_cassette_mib: None,
         limits: crate::plugin::Limits {
             timeout: std::time::Duration::from_millis(run.timeout_ms),
             memory_bytes: run.memory_bytes,

@@ -9,7 +9,7 @@ mod retrieval;
 mod trajectory;
 
 use cautilus_scorers_core::{
-    ConfigError, Verdict, distance, json, pattern,
+    ConfigError, ScoreError, Verdict, distance, json, pattern,
     text::{self, TextConfig},
 };
 use cautilus_sdk::{ConfigSchema, PluginError, Score, ScoreInput, Scorer, export_scorers};
@@ -17,6 +17,15 @@ use serde_json::{Value, json};
 
 pub(crate) fn to_error(error: ConfigError) -> PluginError {
     PluginError::config(error.path, error.message)
+}
+
+/// A config error, or an answer the scorer could not check (the host makes
+/// the assertion `errored` with the reason).
+pub(crate) fn to_score_error(error: impl Into<ScoreError>) -> PluginError {
+    match error.into() {
+        ScoreError::Config(error) => to_error(error),
+        ScoreError::Unchecked(why) => PluginError::failed(why),
+    }
 }
 
 pub(crate) fn to_score(name: &str, verdict: Verdict) -> Score {
@@ -30,10 +39,10 @@ pub(crate) fn to_score(name: &str, verdict: Verdict) -> Score {
 }
 
 /// Runs a core scorer on an input, with the shared "no output captured" rule.
-fn run(
+fn run<E: Into<ScoreError>>(
     name: &str,
     input: &ScoreInput,
-    check: impl FnOnce(&str, Option<&Value>) -> Result<Verdict, ConfigError>,
+    check: impl FnOnce(&str, Option<&Value>) -> Result<Verdict, E>,
 ) -> Result<Score, PluginError> {
     if !input.has_output() {
         return Ok(Score::not_applicable(
@@ -44,7 +53,7 @@ fn run(
     let expected = input.expected();
     check(input.output(), expected.as_ref())
         .map(|v| to_score(name, v))
-        .map_err(to_error)
+        .map_err(to_score_error)
 }
 
 fn value_schema(what: &str, extra: Value) -> ConfigSchema {
@@ -266,7 +275,7 @@ impl Scorer for IsJson {
     }
 
     fn score(&self, input: &ScoreInput) -> Result<Score, PluginError> {
-        run(Self::ID, input, |output, _| Ok(self.0.score(output)))
+        run(Self::ID, input, |output, _| self.0.score(output))
     }
 }
 

@@ -5,7 +5,7 @@ use cautilus_scorers_core::retrieval::{self, Metric, RetrievalConfig};
 use cautilus_sdk::{ConfigSchema, PluginError, Score, ScoreInput, Scorer};
 use serde_json::{Value, json};
 
-use crate::{to_error, to_score};
+use crate::{to_error, to_score, to_score_error};
 
 fn schema() -> ConfigSchema {
     ConfigSchema::raw(json!({
@@ -26,11 +26,20 @@ fn score(
     config: &RetrievalConfig,
     input: &ScoreInput,
 ) -> Result<Score, PluginError> {
-    let structured: Option<Value> = input
-        .observation
-        .structured
-        .as_deref()
-        .and_then(|s| serde_json::from_str(s).ok());
+    // Structured output that is JSON the parser cannot hold is not read
+    // as absent (that would score the final text instead): unchecked.
+    let structured: Option<Value> = match input.observation.structured.as_deref() {
+        None => None,
+        Some(text) => match cautilus_scorers_core::json::parse(text) {
+            cautilus_scorers_core::json::Parsed::Value(value) => Some(value),
+            cautilus_scorers_core::json::Parsed::NotJson(_) => None,
+            cautilus_scorers_core::json::Parsed::Unparsable(why) => {
+                return Err(PluginError::failed(format!(
+                    "the structured output cannot be read: {why}"
+                )));
+            }
+        },
+    };
     let expected = input.expected();
     retrieval::score(
         metric,
@@ -40,7 +49,7 @@ fn score(
         expected.as_ref(),
     )
     .map(|verdict| to_score(metric.name(), verdict))
-    .map_err(to_error)
+    .map_err(to_score_error)
 }
 
 macro_rules! retrieval_scorer {

@@ -90,7 +90,13 @@ macro_rules! trajectory_scorer {
             fn score(&self, input: &ScoreInput) -> Result<Score, PluginError> {
                 let score: fn(&$config, &str, &ScoreInput, &[ToolCall]) -> Score = $score;
                 Ok(match calls(Self::ID, input) {
-                    Ok(calls) => score(&self.0, Self::ID, input, calls),
+                    Ok(calls) => {
+                        let expected = trajectory::ExpectedCalls::expected_calls(&self.0);
+                        if let Some(why) = trajectory::unreadable_arguments(&expected, calls) {
+                            return Err(PluginError::failed(why));
+                        }
+                        score(&self.0, Self::ID, input, calls)
+                    }
                     Err(uncaptured) => uncaptured,
                 })
             }

@@ -1,10 +1,108 @@
 //! JSON checks: `is-json` (optionally against a JSON Schema) and
-//! `json-diff` (recursive partial credit against a reference).
+//! `json-diff` (recursive partial credit against a reference), and how
+//! every scorer reads an answer as JSON ([`syntax`], [`parse`]).
+//!
+//! Whether a text is JSON is decided at any depth: [`syntax`] is
+//! `serde_json`'s check of a value it skips, which keeps its open lists
+//! and objects on a heap stack (one byte each) instead of recursing, so it
+//! has no depth limit and cannot overflow a component's small stack. It
+//! accepts exactly RFC 8259's grammar (numbers of any size, `\u` escapes
+//! of lone surrogates). A parsed [`Value`] is another matter: `serde_json`
+//! refuses to nest one past [`MAX_PARSE_DEPTH`] levels (it recurses), nor
+//! holds a number past `f64` or a lone surrogate. A check that needs the
+//! value of such an answer (a schema, a diff) is [`ScoreError::Unchecked`]
+//! with the reason, so the assertion is `errored`, never failed or passed.
 
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::{ConfigError, EXCERPT_CHARS, Verdict, excerpt, reference};
+use crate::{ConfigError, EXCERPT_CHARS, ScoreError, Verdict, excerpt, reference};
+
+/// The deepest nesting `serde_json` parses into a value (its recursion
+/// limit is 128 levels; the 128th is refused).
+pub const MAX_PARSE_DEPTH: usize = 127;
+
+/// Whether `text` is one JSON value (RFC 8259), at any depth.
+pub fn syntax(text: &str) -> Result<(), serde_json::Error> {
+    serde_json::from_str::<serde::de::IgnoredAny>(text).map(|_| ())
+}
+
+/// A text read as JSON.
+#[derive(Debug)]
+pub enum Parsed {
+    Value(Value),
+    /// Not JSON, and why.
+    NotJson(serde_json::Error),
+    /// Valid JSON that cannot be held as a value, and why.
+    Unparsable(String),
+}
+
+/// Reads `text` as a JSON value, telling text that is not JSON from JSON
+/// the parser cannot hold.
+pub fn parse(text: &str) -> Parsed {
+    match serde_json::from_str::<Value>(text) {
+        Ok(value) => Parsed::Value(value),
+        Err(error) => match syntax(text) {
+            Err(error) => Parsed::NotJson(error),
+            Ok(()) => Parsed::Unparsable(unparsable(text, &error)),
+        },
+    }
+}
+
+/// Why valid JSON did not parse: its depth, else what `serde_json` said.
+fn unparsable(text: &str, error: &serde_json::Error) -> String {
+    let deep = depth(text);
+    if deep > MAX_PARSE_DEPTH {
+        format!(
+            "it is valid JSON nested {deep} levels deep, and this scorer parses a value at most {MAX_PARSE_DEPTH} deep"
+        )
+    } else {
+        format!("it is valid JSON, but not one this scorer can hold as a value ({error})")
+    }
+}
+
+/// How deeply the lists and objects of a JSON text nest (one pass, outside
+/// strings).
+pub fn depth(text: &str) -> usize {
+    let (mut depth, mut deepest, mut in_string, mut escaped) = (0usize, 0usize, false, false);
+    for &b in text.as_bytes() {
+        if in_string {
+            match (escaped, b) {
+                (true, _) => escaped = false,
+                (false, b'\\') => escaped = true,
+                (false, b'"') => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    deepest
+}
+
+/// How deeply `value` nests (a scalar is 0).
+pub fn value_depth(value: &Value) -> usize {
+    match value {
+        Value::Array(items) => 1 + items.iter().map(value_depth).max().unwrap_or(0),
+        Value::Object(members) => 1 + members.values().map(value_depth).max().unwrap_or(0),
+        _ => 0,
+    }
+}
+
+fn not_json(error: &serde_json::Error, output: &str) -> Verdict {
+    Verdict::fail(format!(
+        "the output is not JSON ({error}): {}",
+        excerpt(output, EXCERPT_CHARS)
+    ))
+}
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -38,18 +136,24 @@ impl IsJson {
         Ok(Self { validator })
     }
 
-    pub fn score(&self, output: &str) -> Verdict {
-        let parsed: Value = match serde_json::from_str(output.trim()) {
-            Ok(v) => v,
-            Err(e) => {
-                return Verdict::fail(format!(
-                    "the output is not JSON ({e}): {}",
-                    excerpt(output, EXCERPT_CHARS)
-                ));
-            }
-        };
+    /// Passes JSON at any depth; with a schema, the value must satisfy it
+    /// ([`ScoreError::Unchecked`] when the value cannot be parsed).
+    pub fn score(&self, output: &str) -> Result<Verdict, ScoreError> {
+        let text = output.trim();
         let Some(validator) = &self.validator else {
-            return Verdict::pass();
+            return Ok(match syntax(text) {
+                Ok(()) => Verdict::pass(),
+                Err(error) => not_json(&error, output),
+            });
+        };
+        let parsed = match parse(text) {
+            Parsed::Value(value) => value,
+            Parsed::NotJson(error) => return Ok(not_json(&error, output)),
+            Parsed::Unparsable(why) => {
+                return Err(ScoreError::Unchecked(format!(
+                    "the output cannot be checked against the schema: {why}"
+                )));
+            }
         };
         let errors: Vec<String> = validator
             .iter_errors(&parsed)
@@ -59,9 +163,9 @@ impl IsJson {
                 format!("{}: {e}", if at.is_empty() { "$".to_string() } else { at })
             })
             .collect();
-        Verdict::check(errors.is_empty(), || {
+        Ok(Verdict::check(errors.is_empty(), || {
             format!("the JSON does not match the schema: {}", errors.join("; "))
-        })
+        }))
     }
 }
 
@@ -110,26 +214,31 @@ pub fn json_diff(
     config: &JsonDiffConfig,
     output: &str,
     expected: Option<&Value>,
-) -> Result<Verdict, ConfigError> {
+) -> Result<Verdict, ScoreError> {
     let reference = reference(config.value.as_ref(), expected)?;
     // A reference given as a string holding JSON (e.g. `--expected '{"a":1}'`) is parsed.
     let parsed_reference;
     let reference = match reference {
-        Value::String(s) => match serde_json::from_str::<Value>(s) {
-            Ok(v) => {
+        Value::String(s) => match parse(s) {
+            Parsed::Value(v) => {
                 parsed_reference = v;
                 &parsed_reference
             }
-            Err(_) => reference,
+            Parsed::NotJson(_) => reference,
+            Parsed::Unparsable(why) => {
+                return Err(ScoreError::Unchecked(format!(
+                    "the reference cannot be compared: {why}"
+                )));
+            }
         },
         other => other,
     };
-    let actual: Value = match serde_json::from_str(output.trim()) {
-        Ok(v) => v,
-        Err(e) => {
-            return Ok(Verdict::fail(format!(
-                "the output is not JSON ({e}): {}",
-                excerpt(output, EXCERPT_CHARS)
+    let actual = match parse(output.trim()) {
+        Parsed::Value(value) => value,
+        Parsed::NotJson(error) => return Ok(not_json(&error, output)),
+        Parsed::Unparsable(why) => {
+            return Err(ScoreError::Unchecked(format!(
+                "the output cannot be compared: {why}"
             )));
         }
     };
@@ -244,11 +353,11 @@ mod tests {
             value: Some(json!({"type": "object", "required": ["a"]})),
         })
         .unwrap();
-        assert_eq!(s.score(r#"{"a": 1}"#).passed, Some(true));
-        let v = s.score(r#"{"b": 1}"#);
+        assert_eq!(s.score(r#"{"a": 1}"#).unwrap().passed, Some(true));
+        let v = s.score(r#"{"b": 1}"#).unwrap();
         assert_eq!(v.passed, Some(false));
         assert!(v.detail.unwrap().contains("\"a\" is a required property"));
-        assert_eq!(s.score("not json").passed, Some(false));
+        assert_eq!(s.score("not json").unwrap().passed, Some(false));
         let bad = IsJson::new(IsJsonConfig {
             value: Some(json!({"type": 12})),
         });
@@ -257,6 +366,87 @@ mod tests {
             value: Some(json!("string")),
         });
         assert_eq!(bad.err().unwrap().path, "value");
+    }
+
+    fn nested(depth: usize, inner: &str) -> String {
+        format!("{}{inner}{}", "[".repeat(depth), "]".repeat(depth))
+    }
+
+    #[test]
+    fn json_at_any_depth_is_json() {
+        let plain = IsJson::new(IsJsonConfig { value: None }).unwrap();
+        let schema = IsJson::new(IsJsonConfig {
+            value: Some(json!({"type": "array"})),
+        })
+        .unwrap();
+        for depth in [
+            1,
+            MAX_PARSE_DEPTH,
+            MAX_PARSE_DEPTH + 1,
+            128,
+            10_000,
+            1_000_000,
+        ] {
+            let deep = nested(depth, "1");
+            assert_eq!(depth_of(&deep), depth);
+            assert_eq!(plain.score(&deep).unwrap().passed, Some(true), "{depth}");
+            for broken in [
+                nested(depth, "1,"),
+                format!("{}]", nested(depth, "")),
+                format!("{}{}", "[".repeat(depth), "]".repeat(depth - 1)),
+                nested(depth, "\"x"),
+            ] {
+                let verdict = plain.score(&broken).unwrap();
+                assert_eq!(verdict.passed, Some(false), "{depth}");
+                assert!(verdict.detail.unwrap().contains("not JSON"));
+                assert_eq!(schema.score(&broken).unwrap().passed, Some(false));
+            }
+            match schema.score(&deep) {
+                Ok(verdict) => {
+                    assert!(depth <= MAX_PARSE_DEPTH, "{depth}");
+                    assert_eq!(verdict.passed, Some(true));
+                }
+                Err(ScoreError::Unchecked(why)) => {
+                    assert!(depth > MAX_PARSE_DEPTH, "{depth}: {why}");
+                    assert!(
+                        why.contains(&format!("nested {depth} levels deep")),
+                        "{why}"
+                    );
+                }
+                Err(other) => panic!("{other:?}"),
+            }
+        }
+        // Valid JSON that serde_json cannot hold: checked as JSON, not
+        // as a value.
+        for text in ["1e400", r#""\ud800""#, r#"{"a": [1e999]}"#] {
+            assert_eq!(plain.score(text).unwrap().passed, Some(true), "{text}");
+            assert!(matches!(schema.score(text), Err(ScoreError::Unchecked(_))));
+        }
+        // Brackets inside strings do not count.
+        assert_eq!(depth_of(r#"["[[[\"{", {"a": "]]"}]"#), 2);
+    }
+
+    fn depth_of(text: &str) -> usize {
+        depth(text)
+    }
+
+    #[test]
+    fn json_diff_of_json_past_the_parser_is_unchecked() {
+        let c: JsonDiffConfig = serde_json::from_value(json!({"value": [1]})).unwrap();
+        let deep = nested(500, "1");
+        assert!(matches!(
+            json_diff(&c, &deep, None),
+            Err(ScoreError::Unchecked(why)) if why.contains("nested 500 levels deep")
+        ));
+        assert_eq!(
+            json_diff(&c, &nested(500, "1,"), None).unwrap().passed,
+            Some(false)
+        );
+        let by_string: JsonDiffConfig = serde_json::from_value(json!({"value": deep})).unwrap();
+        assert!(matches!(
+            json_diff(&by_string, "[1]", None),
+            Err(ScoreError::Unchecked(why)) if why.starts_with("the reference")
+        ));
     }
 
     #[test]

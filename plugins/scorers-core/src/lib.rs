@@ -71,6 +71,21 @@ impl ConfigError {
     }
 }
 
+/// Why a scorer gave no verdict: its config is wrong, or it could not
+/// check this answer (the assertion is then `errored` with the reason,
+/// never failed: a limit of the scorer is not a fault of the answer).
+#[derive(Debug, Clone, PartialEq)]
+pub enum ScoreError {
+    Config(ConfigError),
+    Unchecked(String),
+}
+
+impl From<ConfigError> for ScoreError {
+    fn from(error: ConfigError) -> Self {
+        Self::Config(error)
+    }
+}
+
 /// The reference a scorer compares against: the configured `value`, else the case's `expected`.
 pub fn reference<'a>(
     configured: Option<&'a Value>,

@@ -20,7 +20,8 @@
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::{ConfigError, Verdict};
+use crate::json::{Parsed, parse};
+use crate::{ConfigError, ScoreError, Verdict};
 
 /// Which measure.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -170,22 +171,9 @@ fn sources(value: &Value, at: &str) -> Result<Vec<Source>, ConfigError> {
         .collect()
 }
 
-/// The retrieved list of an output: structured JSON, else the final text.
-fn retrieved(
-    structured: Option<&Value>,
-    output: &str,
-    select: Option<&str>,
-) -> Result<Vec<Source>, String> {
-    let parsed;
-    let document = match structured {
-        Some(value) => value,
-        None => {
-            parsed = serde_json::from_str::<Value>(output.trim()).map_err(|_| {
-                "the output is not JSON: a retrieval scorer reads the retrieved sources from structured output or a JSON final text".to_string()
-            })?;
-            &parsed
-        }
-    };
+/// The retrieved list of an output's document (its structured JSON, else
+/// its final text parsed).
+fn retrieved(document: &Value, select: Option<&str>) -> Result<Vec<Source>, String> {
     let list = match select {
         Some(pointer) => document.pointer(pointer).ok_or_else(|| {
             format!("the output has nothing at `{pointer}` (the config's `select`)")
@@ -247,20 +235,41 @@ pub fn score(
     output: &str,
     structured: Option<&Value>,
     expected: Option<&Value>,
-) -> Result<Verdict, ConfigError> {
+) -> Result<Verdict, ScoreError> {
     let want = match config.value.as_ref().or(expected) {
         Some(value) => sources(value, "value")?,
         None => {
             return Err(ConfigError::new(
                 "value",
                 "no expected sources: give `value` or the case's `expected.sources`",
-            ));
+            )
+            .into());
         }
     };
     if want.is_empty() {
-        return Err(ConfigError::new("value", "the expected sources are empty"));
+        return Err(ConfigError::new("value", "the expected sources are empty").into());
     }
-    let got = match retrieved(structured, output, config.select.as_deref()) {
+    let parsed;
+    let document = match structured {
+        Some(value) => value,
+        None => match parse(output.trim()) {
+            Parsed::Value(value) => {
+                parsed = value;
+                &parsed
+            }
+            Parsed::NotJson(_) => {
+                return Ok(Verdict::fail(
+                    "the output is not JSON: a retrieval scorer reads the retrieved sources from structured output or a JSON final text".into(),
+                ));
+            }
+            Parsed::Unparsable(why) => {
+                return Err(ScoreError::Unchecked(format!(
+                    "the retrieved sources cannot be read from the output: {why}"
+                )));
+            }
+        },
+    };
+    let got = match retrieved(document, config.select.as_deref()) {
         Ok(got) => got,
         Err(why) => return Ok(Verdict::fail(why)),
     };
@@ -392,7 +401,13 @@ mod tests {
         .unwrap();
         assert_eq!(v.passed, Some(true));
         let error = score(Metric::Mrr, &config, "[]", None, None).unwrap_err();
-        assert_eq!(error.path, "value");
+        assert!(matches!(error, ScoreError::Config(e) if e.path == "value"));
+        // Sources nested past the parser: unchecked, not failed.
+        let deep = format!("{}\"a\"{}", "[".repeat(200), "]".repeat(200));
+        assert!(matches!(
+            score(Metric::HitRate, &config, &deep, None, Some(&expected)),
+            Err(ScoreError::Unchecked(why)) if why.contains("nested 200 levels deep")
+        ));
         assert!(
             validate(&RetrievalConfig {
                 k: Some(0),

@@ -4,7 +4,8 @@
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::{ConfigError, EXCERPT_CHARS, Verdict, as_text, excerpt, reference};
+use crate::json::{Parsed, parse, value_depth};
+use crate::{ConfigError, EXCERPT_CHARS, ScoreError, Verdict, as_text, excerpt, reference};
 
 /// The config of every string check: the reference (`value`, else the
 /// case's `expected`) and whether to ignore case.
@@ -19,12 +20,14 @@ pub struct TextConfig {
 
 /// `equals`: the trimmed output equals the reference. A non-string
 /// reference (object, array, number) is compared structurally with the
-/// output parsed as JSON.
+/// output parsed as JSON; an output that is JSON the parser cannot hold
+/// fails when it nests deeper than the reference (it cannot equal it),
+/// else is [`ScoreError::Unchecked`].
 pub fn equals(
     config: &TextConfig,
     output: &str,
     expected: Option<&Value>,
-) -> Result<Verdict, ConfigError> {
+) -> Result<Verdict, ScoreError> {
     let reference = reference(config.value.as_ref(), expected)?;
     let seen = output.trim();
     Ok(match reference {
@@ -43,19 +46,32 @@ pub fn equals(
                 )
             })
         }
-        structured => match serde_json::from_str::<Value>(seen) {
-            Ok(parsed) => Verdict::check(&parsed == structured, || {
+        structured => match parse(seen) {
+            Parsed::Value(parsed) => Verdict::check(&parsed == structured, || {
                 format!(
                     "expected JSON {}, got {}",
                     excerpt(&structured.to_string(), EXCERPT_CHARS),
                     excerpt(seen, EXCERPT_CHARS)
                 )
             }),
-            Err(e) => Verdict::fail(format!(
+            Parsed::NotJson(e) => Verdict::fail(format!(
                 "expected JSON {}, but the output is not JSON ({e}): {}",
                 excerpt(&structured.to_string(), EXCERPT_CHARS),
                 excerpt(seen, EXCERPT_CHARS)
             )),
+            Parsed::Unparsable(why) => {
+                let deep = crate::json::depth(seen);
+                if deep <= value_depth(structured) {
+                    return Err(ScoreError::Unchecked(format!(
+                        "the output cannot be compared: {why}"
+                    )));
+                }
+                Verdict::fail(format!(
+                    "expected JSON {}, got JSON nested {deep} levels deep (deeper than it): {}",
+                    excerpt(&structured.to_string(), EXCERPT_CHARS),
+                    excerpt(seen, EXCERPT_CHARS)
+                ))
+            }
         },
     })
 }
@@ -238,6 +254,18 @@ mod tests {
                 .unwrap()
                 .contains("not JSON")
         );
+        // JSON nested past the parser: deeper than the reference, so not it.
+        let deep = format!("{}1{}", "[".repeat(300), "]".repeat(300));
+        let verdict = equals(&c, &deep, None).unwrap();
+        assert_eq!(verdict.passed, Some(false));
+        assert!(verdict.detail.unwrap().contains("nested 300 levels deep"));
+        // Valid JSON the parser cannot hold, no deeper than the reference:
+        // unchecked, not failed.
+        let c: TextConfig = cfg(json!({"value": [1]}));
+        assert!(matches!(
+            equals(&c, "[1e400]", None),
+            Err(ScoreError::Unchecked(_))
+        ));
     }
 
     #[test]

@@ -68,6 +68,34 @@ impl Expected {
     }
 }
 
+/// The calls a config compares with what was called.
+pub trait ExpectedCalls {
+    fn expected_calls(&self) -> Vec<Expected>;
+}
+
+/// Why a captured call cannot be matched: its arguments are JSON the parser
+/// cannot hold (nested past its limit, a number past `f64`) and an expected
+/// call of its tool gives `args`. Matching it would guess, so the check is
+/// unchecked (errored) with this reason, never failed or passed.
+pub fn unreadable_arguments(expected: &[Expected], calls: &[ToolCall]) -> Option<String> {
+    calls
+        .iter()
+        .filter(|call| {
+            expected
+                .iter()
+                .any(|e| e.args().is_some() && e.tool() == call.name)
+        })
+        .find_map(
+            |call| match crate::json::parse(call.arguments.as_deref()?) {
+                crate::json::Parsed::Unparsable(why) => Some(format!(
+                    "the arguments of a `{}` call cannot be compared with `args`: {why}",
+                    call.name
+                )),
+                _ => None,
+            },
+        )
+}
+
 /// Whether `seen` contains `want`: objects member by member (extra members
 /// allowed), everything else equal.
 fn contains(seen: &Value, want: &Value) -> bool {
@@ -94,6 +122,44 @@ impl CalledConfig {
             tool: self.tool.clone(),
             args: self.args.clone(),
         })
+    }
+}
+
+impl ExpectedCalls for CalledConfig {
+    fn expected_calls(&self) -> Vec<Expected> {
+        vec![self.expected()]
+    }
+}
+
+impl ExpectedCalls for TrajectoryConfig {
+    fn expected_calls(&self) -> Vec<Expected> {
+        self.tools.clone()
+    }
+}
+
+impl ExpectedCalls for OrderConfig {
+    fn expected_calls(&self) -> Vec<Expected> {
+        vec![self.before.clone(), self.after.clone()]
+    }
+}
+
+impl ExpectedCalls for SucceededConfig {
+    fn expected_calls(&self) -> Vec<Expected> {
+        Vec::new()
+    }
+}
+
+impl ExpectedCalls for CountConfig {
+    fn expected_calls(&self) -> Vec<Expected> {
+        self.tool
+            .iter()
+            .map(|tool| {
+                Expected::Call(CallSpec {
+                    tool: tool.clone(),
+                    args: self.args.clone(),
+                })
+            })
+            .collect()
     }
 }
 
@@ -436,6 +502,35 @@ mod tests {
             succeeded: ok,
             duration_ms: None,
         }
+    }
+
+    #[test]
+    fn arguments_past_the_parser_are_unreadable_only_where_args_are_compared() {
+        let deep = format!("{{\"a\":{}1{}}}", "[".repeat(300), "]".repeat(300));
+        let calls = [ToolCall {
+            arguments: Some(deep),
+            ..call("Bash", None, Some(true))
+        }];
+        let with_args: CalledConfig =
+            serde_json::from_value(json!({"tool": "Bash", "args": {"a": 1}})).unwrap();
+        let why = unreadable_arguments(&with_args.expected_calls(), &calls).unwrap();
+        assert!(
+            why.contains("`Bash`") && why.contains("nested 301 levels deep"),
+            "{why}"
+        );
+        let by_name: CalledConfig = serde_json::from_value(json!({"tool": "Bash"})).unwrap();
+        assert_eq!(
+            unreadable_arguments(&by_name.expected_calls(), &calls),
+            None
+        );
+        let other: CalledConfig =
+            serde_json::from_value(json!({"tool": "Read", "args": {"a": 1}})).unwrap();
+        assert_eq!(unreadable_arguments(&other.expected_calls(), &calls), None);
+        let shallow = [call("Bash", Some(json!({"a": 1})), Some(true))];
+        assert_eq!(
+            unreadable_arguments(&with_args.expected_calls(), &shallow),
+            None
+        );
     }
 
     fn trace() -> Vec<ToolCall> {
