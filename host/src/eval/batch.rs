@@ -90,6 +90,9 @@ pub struct Preparer<'a> {
     /// Golden files exist only on the app surface.
     pub snapshots: bool,
     pub update_snapshots: bool,
+    /// The run's outermost directory, resolved (checking pass only): a
+    /// golden file under it is refused, since the run writes there.
+    pub run_root: Option<&'a Path>,
 }
 
 impl Preparer<'_> {
@@ -136,6 +139,30 @@ impl Preparer<'_> {
         } else {
             vec![None; cases.len()]
         };
+        if let Some(root) = self.run_root {
+            let inside: Vec<(String, String)> = snapshots
+                .iter()
+                .zip(&indices)
+                .filter_map(|(snapshot, i)| {
+                    let snapshot = snapshot.as_ref()?;
+                    super::run_dir::resolved(&snapshot.path)
+                        .starts_with(root)
+                        .then(|| {
+                            (
+                                format!("cases[{i}].expected.snapshot"),
+                                format!(
+                                    "golden file {}, which this run reads, is inside its output directory {}, where it writes its records: choose an output directory that holds none of the fixture's files",
+                                    snapshot.path.display(),
+                                    root.display()
+                                ),
+                            )
+                        })
+                })
+                .collect();
+            if !inside.is_empty() {
+                return Err(located(inside));
+            }
+        }
         // Assertions are the host's: the preset sees each case without them.
         let own: Vec<Option<Value>> = cases
             .iter_mut()

@@ -131,6 +131,7 @@ impl RunPass<'_> {
                         .contract
                         .snapshots,
                     update_snapshots: self.options.update_snapshots,
+                    run_root: None, // checked by the checking pass
                 };
                 let batch = preparer
                     .prepare(raw, None)
