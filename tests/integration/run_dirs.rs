@@ -91,8 +91,8 @@ impl Drop for Running {
     }
 }
 
-/// Starts a gated run into `out` and waits until it holds the directory
-/// (its lock file names it) and its run has started (run.json).
+/// Starts a gated run into `out` and waits until its run has started
+/// (run.json is written after the directory is claimed).
 fn start_holding(fixture: &Path, canned: &Path, out: &Path) -> Running {
     let child = eval_command(fixture, canned, out)
         .args(["--jobs", "1"])
@@ -101,11 +101,9 @@ fn start_holding(fixture: &Path, canned: &Path, out: &Path) -> Running {
         .spawn()
         .unwrap();
     let mut running = Running(child);
-    let pid = format!("\"pid\":{}", running.0.id());
     let started = Instant::now();
     loop {
-        let text = std::fs::read_to_string(out.join("run.lock")).unwrap_or_default();
-        if text.contains(&pid) && out.join("run.json").is_file() {
+        if out.join("run.json").is_file() {
             return running;
         }
         assert!(
@@ -114,8 +112,7 @@ fn start_holding(fixture: &Path, canned: &Path, out: &Path) -> Running {
         );
         assert!(
             started.elapsed() < Duration::from_secs(120),
-            "no lock file naming pid {} within 120 s",
-            running.0.id()
+            "the run did not start within 120 s"
         );
         std::thread::sleep(Duration::from_millis(20));
     }
@@ -246,6 +243,11 @@ fn a_second_run_into_a_directory_in_use_is_refused_naming_its_holder() {
     assert!(!out.join("variants").exists(), "nothing written");
     assert_unchanged(&before, &snapshot(&out), "the refused runs wrote nothing");
 
+    let lock = std::fs::read_to_string(out.join("run.lock")).unwrap_or_default();
+    assert!(
+        lock.contains(&format!("\"pid\":{}", first.0.id())),
+        "the lock file names its holder: {lock:?}"
+    );
     std::fs::write(&gate, "").unwrap();
     let status = first.0.wait().unwrap();
     assert_eq!(status.code(), Some(0));
@@ -506,6 +508,41 @@ fn an_output_directory_with_files_no_run_wrote_is_refused() {
         assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
         std::fs::remove_dir_all(&out).unwrap();
     }
+}
+
+#[cfg(unix)]
+#[test]
+fn a_run_directory_whose_group_directory_is_a_link_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let (fixture, canned) = suite(dir.path(), 2, json!({}));
+    let out = dir.path().join("run");
+    let experiment = || {
+        output(
+            eval_command(&fixture, &canned, &out)
+                .args(["--trials", "2"])
+                .output()
+                .unwrap(),
+        )
+    };
+    let (code, stdout, stderr) = experiment();
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    // A run directory someone else prepared: a group leads elsewhere.
+    let elsewhere = dir.path().join("elsewhere");
+    std::fs::create_dir(&elsewhere).unwrap();
+    let group = out.join("variants/default");
+    std::fs::remove_dir_all(&group).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, &group).unwrap();
+    let (code, stdout, stderr) = experiment();
+    assert_eq!(code, 2, "{stdout}{stderr}");
+    assert!(
+        stderr.contains("symbolic link inside run directory"),
+        "{stderr}"
+    );
+    assert_eq!(
+        std::fs::read_dir(&elsewhere).unwrap().count(),
+        0,
+        "nothing written through the link"
+    );
 }
 
 #[test]

@@ -26,8 +26,12 @@
 //!   directory the run reads ([`Inputs`]: the fixture and what it reads,
 //!   `--fixture-results`, `--reuse-outputs`, a merge's shards), or that lies
 //!   inside a case's own directory, is refused before anything is written.
-//!   Nested claims inside a directory this process holds are not checked
-//!   again (the outer claim covered them).
+//!   Golden files are resolved by the checking pass, which refuses one
+//!   under the run's outermost directory ([`RunDir::root`]) and abandons
+//!   the claim. Nested claims inside a directory this process holds are
+//!   not checked again (the outer claim covered them), but a symbolic link
+//!   on the way down from it is refused (a prepared run directory must not
+//!   lead a group's records elsewhere).
 //! - **Other files.** A directory holding an entry named like a record a
 //!   run writes ([`RECORD_NAMES`]) is refused unless it is a cautilus run
 //!   directory: it has [`LOCK_FILE`], or one of the records in
@@ -194,6 +198,16 @@ impl RunDir {
                 created_dir: false,
                 created_lock: false,
             });
+        }
+        if let Some((link, run)) = link_inside_held(dir, &held) {
+            return Err(refuse(
+                dir,
+                format!(
+                    "{} is a symbolic link inside run directory {}, whose directories the run makes itself; remove the link",
+                    link.display(),
+                    run.display()
+                ),
+            ));
         }
         let outer = area
             .ancestors()
@@ -406,6 +420,24 @@ pub fn resolved(path: &Path) -> PathBuf {
     absolute
 }
 
+/// A symbolic link on the way from a directory this process holds down to
+/// `dir` (a nested directory of a run leading elsewhere), with that
+/// directory.
+fn link_inside_held(dir: &Path, held: &BTreeMap<PathBuf, Held>) -> Option<(PathBuf, PathBuf)> {
+    let lexical = std::path::absolute(dir).ok()?;
+    let mut link = None;
+    for ancestor in lexical.ancestors() {
+        let key = resolved(ancestor);
+        if held.contains_key(&key) {
+            return link.map(|link| (link, key));
+        }
+        if std::fs::symlink_metadata(ancestor).is_ok_and(|m| m.file_type().is_symlink()) {
+            link = Some(ancestor.to_path_buf());
+        }
+    }
+    None
+}
+
 /// Refuses a directory that holds what the run reads, or lies in a case's
 /// own directory.
 fn check_inputs(dir: &Path, area: &Path, inputs: &Inputs) -> Result<(), EvalError> {
@@ -554,6 +586,25 @@ mod tests {
             panic!("inputs are the outer claim's")
         })
         .unwrap();
+        // A nested directory that a link leads elsewhere is refused.
+        #[cfg(unix)]
+        {
+            std::fs::create_dir(dir.path().join("elsewhere")).unwrap();
+            std::os::unix::fs::symlink(dir.path().join("elsewhere"), run.join("steps")).unwrap();
+            let error =
+                message(RunDir::claim(&run.join("steps/step-0"), Inputs::default).unwrap_err());
+            assert!(
+                error.contains("symbolic link inside run directory"),
+                "{error}"
+            );
+            assert_eq!(
+                std::fs::read_dir(dir.path().join("elsewhere"))
+                    .unwrap()
+                    .count(),
+                0
+            );
+            std::fs::remove_file(run.join("steps")).unwrap();
+        }
         assert_eq!(group.root(), outer.root());
         drop(again);
         drop(group);

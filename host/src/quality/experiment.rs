@@ -227,6 +227,17 @@ fn run_experiment(
             });
             continue;
         }
+        // The group's directory is claimed before anything is written
+        // there (its reused answers); its suite run shares the claim.
+        let _group_claim = match RunDir::claim(&dir, Inputs::default) {
+            Ok(claim) => claim,
+            Err(error) => {
+                if groups.is_empty() && claim.created() {
+                    let _ = std::fs::remove_dir_all(&root);
+                }
+                return Err(error);
+            }
+        };
         let mut group_options = TestOptions {
             output_dir: Some(dir.clone()),
             fixture_results: options
