@@ -21,6 +21,9 @@
 //!   (C1–C4, discovery, interpolation) and assertions of every type;
 //! - `runs`: runs under load and interruption (per-case assertion configs
 //!   at scale, errored vs failed, SIGINT/SIGKILL and `--resume`);
+//! - `run_dirs`: run directories: one run at a time (the lock, its holder,
+//!   stale locks), never among the fixture's inputs or foreign files, and
+//!   a resumed journal checked against the suite;
 //! - `plugin_units`: the unit tests of the built-in components' plain Rust;
 //! - `process_trees`: a code grader's processes end with it, whatever it
 //!   does, and when cautilus is killed (Linux);
@@ -63,6 +66,7 @@ mod providers;
 mod quality;
 mod real_model;
 mod reports;
+mod run_dirs;
 mod runs;
 mod sandbox;
 mod scaffold;
@@ -71,6 +75,6 @@ mod scorers;
 mod snapshots;
 mod steps;
 mod support;
-mod untrusted_fixtures;
 mod untrusted_files;
+mod untrusted_fixtures;
 mod worlds;

@@ -444,9 +444,8 @@ fn more_scorer_plugins_than_live_instances_keep_their_verdicts() {
 }
 
 /// Runs `eval test` on `fixture` and returns (exit code, peak RSS in KiB)
-/// of that process alone (from `wait4`).
+/// of that process alone.
 fn peak_rss_kib(fixture: &Path, out: &Path) -> (i32, i64) {
-    let log = std::fs::File::create(out.with_extension("log")).unwrap();
     let mut command = cautilus();
     command
         .args([
@@ -461,18 +460,8 @@ fn peak_rss_kib(fixture: &Path, out: &Path) -> (i32, i64) {
         .arg("--workspace")
         .arg(fixture.parent().unwrap())
         .arg("--output-dir")
-        .arg(out)
-        .stdout(Stdio::null())
-        .stderr(log);
-    let child = command.spawn().unwrap();
-    let pid = i32::try_from(child.id()).unwrap();
-    let mut status = 0;
-    // SAFETY: an all-zero rusage is valid; wait4 reaps our own child.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    let reaped = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
-    assert_eq!(reaped, pid);
-    std::mem::forget(child); // already reaped
-    (libc::WEXITSTATUS(status), usage.ru_maxrss)
+        .arg(out);
+    crate::support::peak_rss_kib(&command, &out.with_extension("log"))
 }
 
 #[test]

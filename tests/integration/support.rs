@@ -229,3 +229,92 @@ pub fn tool(variable: &str, what: &str) -> Option<PathBuf> {
         }
     }
 }
+
+/// Runs `command` (its stdout discarded, its stderr into `log`) and returns
+/// its exit code and the peak resident memory, in KiB, of that process
+/// alone.
+///
+/// A child's `ru_maxrss` also counts the memory of the process that spawned
+/// it (the kernel records the high-water mark of the address space a
+/// process leaves at `exec`), and this test binary may hold hundreds of MiB
+/// while other tests run. So the command is started by a small process:
+/// this binary re-run for [`rss_probe`] alone, which spawns it, reaps it
+/// with `wait4` and prints what it measured.
+#[cfg(target_os = "linux")]
+pub fn peak_rss_kib(command: &Command, log: &std::path::Path) -> (i32, i64) {
+    let mut probe = Command::new(std::env::current_exe().unwrap());
+    probe.args([
+        "support::rss_probe",
+        "--exact",
+        "--ignored",
+        "--nocapture",
+        "--test-threads",
+        "1",
+    ]);
+    let mut argv = vec![command.get_program().to_string_lossy().into_owned()];
+    argv.extend(command.get_args().map(|a| a.to_string_lossy().into_owned()));
+    probe.env(PROBE_ARGV, serde_json::to_string(&argv).unwrap());
+    probe.env(PROBE_LOG, log);
+    if let Some(dir) = command.get_current_dir() {
+        probe.env(PROBE_DIR, dir);
+    }
+    for (key, value) in command.get_envs() {
+        match value {
+            Some(value) => probe.env(key, value),
+            None => probe.env_remove(key),
+        };
+    }
+    let out = probe.output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let line = text
+        .lines()
+        .find_map(|l| l.split_once("RSS-PROBE ").map(|(_, rest)| rest))
+        .unwrap_or_else(|| {
+            panic!(
+                "the probe measured nothing: {text}{}",
+                String::from_utf8_lossy(&out.stderr)
+            )
+        });
+    let mut fields = line.split_whitespace().map(|f| f.parse().unwrap());
+    let code = fields.next().unwrap();
+    (i32::try_from(code).unwrap(), fields.next().unwrap())
+}
+
+const PROBE_ARGV: &str = "CAUTILUS_RSS_PROBE_ARGV";
+const PROBE_LOG: &str = "CAUTILUS_RSS_PROBE_LOG";
+const PROBE_DIR: &str = "CAUTILUS_RSS_PROBE_DIR";
+
+/// The small process of [`peak_rss_kib`] (ignored: run only by it).
+#[cfg(target_os = "linux")]
+#[test]
+#[ignore = "run by support::peak_rss_kib"]
+fn rss_probe() {
+    let argv: Vec<String> =
+        serde_json::from_str(&std::env::var(PROBE_ARGV).expect("started by peak_rss_kib")).unwrap();
+    let log = std::env::var_os(PROBE_LOG).unwrap();
+    let mut command = Command::new(&argv[0]);
+    command
+        .args(&argv[1..])
+        .env_remove(PROBE_ARGV)
+        .env_remove(PROBE_LOG)
+        .env_remove(PROBE_DIR)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::fs::File::create(log).unwrap());
+    if let Some(dir) = std::env::var_os(PROBE_DIR) {
+        command.current_dir(dir);
+    }
+    let child = command.spawn().unwrap();
+    let pid = i32::try_from(child.id()).unwrap();
+    let mut status = 0;
+    // SAFETY: an all-zero rusage is valid; wait4 reaps our own child.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let reaped = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    assert_eq!(reaped, pid);
+    std::mem::forget(child); // already reaped
+    println!(
+        "RSS-PROBE {} {}",
+        libc::WEXITSTATUS(status),
+        usage.ru_maxrss
+    );
+}

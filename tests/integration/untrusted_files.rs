@@ -9,11 +9,10 @@
 //! refused before it is unpacked.
 
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 
 use serde_json::{Value, json};
 
-use crate::support::{cautilus, component, input, output, read_json, score, session};
+use crate::support::{cautilus, component, input, output, peak_rss_kib, read_json, score, session};
 
 // ---------------------------------------------------------------- helpers
 
@@ -89,23 +88,6 @@ fn names(dir: &Path) -> Vec<String> {
         .collect();
     names.sort();
     names
-}
-
-/// Runs `command` and returns (exit code, peak RSS in KiB) of that
-/// process alone (from `wait4`), its stderr in `log`.
-fn peak_rss_kib(mut command: std::process::Command, log: &Path) -> (i32, i64) {
-    command
-        .stdout(Stdio::null())
-        .stderr(std::fs::File::create(log).unwrap());
-    let child = command.spawn().unwrap();
-    let pid = i32::try_from(child.id()).unwrap();
-    let mut status = 0;
-    // SAFETY: an all-zero rusage is valid; wait4 reaps our own child.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    let reaped = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
-    assert_eq!(reaped, pid);
-    std::mem::forget(child); // already reaped
-    (libc::WEXITSTATUS(status), usage.ru_maxrss)
 }
 
 // ---------------------------------------------------------------- cassettes
@@ -236,7 +218,7 @@ fn replaying_two_cases_from_a_large_cassette_takes_memory_near_its_size() {
             .arg("--output-dir")
             .arg(dir.path().join(out))
             .args(["--replay", "replay-strict", "--max-cassette-mib", "1024"]);
-        peak_rss_kib(command, &dir.path().join(format!("{out}.log")))
+        peak_rss_kib(&command, &dir.path().join(format!("{out}.log")))
     };
     let (code, small_kib) = replay("small");
     assert_eq!(code, 0);
@@ -715,7 +697,7 @@ fn a_zero_bomb_pack_entry_is_refused_before_it_is_unpacked() {
     assert!(std::fs::metadata(&bomb).unwrap().len() < 8 << 20);
     let log = packs.project.join("bomb.log");
     let (code, peak_kib) = peak_rss_kib(
-        packs.command(&["pack", "install", bomb.to_str().unwrap(), "--no-lock"]),
+        &packs.command(&["pack", "install", bomb.to_str().unwrap(), "--no-lock"]),
         &log,
     );
     let stderr = std::fs::read_to_string(&log).unwrap();

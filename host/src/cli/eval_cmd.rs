@@ -169,7 +169,10 @@ pub struct TestArgs {
     #[arg(long, value_name = "DIR", conflicts_with = "resume")]
     path_root: Option<PathBuf>,
     /// Where to write eval-cases.json, eval-observed.json, eval-summary.json
-    /// (default: <workspace>/.cautilus/runs/<id>/)
+    /// (default: <workspace>/.cautilus/runs/<id>/). Refused (exit 2) when
+    /// another run is writing there, when it holds the fixture or a file
+    /// the fixture reads, or when it holds files named like records that
+    /// no cautilus run wrote
     #[arg(long, value_name = "DIR")]
     output_dir: Option<PathBuf>,
     /// Provider: `fixture` (canned answers), `openai` (any OpenAI-compatible

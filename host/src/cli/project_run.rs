@@ -41,6 +41,8 @@ pub fn run(
         Some(dir) => dir.clone(),
         None => project::run::new_dir(&options.records_root()),
     };
+    // Held until the reports are written (the suites' runs share it).
+    let _claim = project::run::claim(&loaded.root, &suites, &options, &dir)?;
     crate::eval::interrupt::install()?;
     let registry = super::registry_for(&options.limits)?;
     let _preloading = registry.preload_builtins();

@@ -97,6 +97,9 @@ pub struct Preparer<'a> {
     pub update_snapshots: bool,
     /// The directory every path the fixture names stays inside.
     pub root: &'a PathRoot,
+    /// The run's outermost directory, resolved (checking pass only): a
+    /// golden file under it is refused, since the run writes there.
+    pub run_root: Option<&'a Path>,
 }
 
 impl Preparer<'_> {
@@ -151,6 +154,31 @@ impl Preparer<'_> {
         } else {
             vec![None; cases.len()]
         };
+        if let Some(root) = self.run_root {
+            let inside: Vec<(String, String)> = snapshots
+                .iter()
+                .zip(&indices)
+                .filter_map(|(snapshot, i)| {
+                    let snapshot = snapshot.as_ref()?;
+                    snapshot
+                        .real
+                        .starts_with(root)
+                        .then(|| {
+                            (
+                                format!("cases[{i}].expected.snapshot"),
+                                format!(
+                                    "golden file {}, which this run reads, is inside its output directory {}, where it writes its records: choose an output directory that holds none of the fixture's files",
+                                    snapshot.path.display(),
+                                    root.display()
+                                ),
+                            )
+                        })
+                })
+                .collect();
+            if !inside.is_empty() {
+                return Err(located(inside));
+            }
+        }
         // Assertions are the host's: the preset sees each case without them.
         let own: Vec<Option<Value>> = cases
             .iter_mut()

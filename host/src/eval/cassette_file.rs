@@ -138,7 +138,7 @@ pub fn read(path: &Path, max_bytes: u64) -> Result<Option<Stored>, String> {
         let mut index = serde::Deserializer::deserialize_map(&mut reader, visitor)
             .map_err(|e| format!("not a cassette: `entries`: {e}"))?;
         // Sorted by key; of two entries under one key, the later one.
-        index.sort_by(|a, b| a.0.cmp(&b.0));
+        index.sort_by_key(|e| e.0);
         let mut kept: Vec<(Key, usize, usize)> = Vec::with_capacity(index.len());
         for entry in index {
             match kept.last_mut() {

@@ -13,7 +13,11 @@
 //! Lines are in the order cases finished; a resumed run
 //! appends to the same file. A last line cut short by a crash is ignored
 //! (and cut off before new lines are appended); a damaged line elsewhere
-//! is an error naming it.
+//! is an error naming it. Every line's case index must be one of the run's
+//! and appear once; a resumed run also checks each line's `caseId` is the
+//! suite's case at that index ([`Journal::load_checked`]), so an edited or
+//! foreign journal is refused (naming the line) instead of putting one
+//! case's result in another's place.
 
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, BufWriter, Seek, SeekFrom, Write};
@@ -161,6 +165,9 @@ impl JournalWriter {
     }
 }
 
+/// The suite index of a case id, if it is one of the suite's.
+pub type IndexOf<'a> = dyn Fn(&str) -> Option<usize> + 'a;
+
 /// A journal read back: where each finished case's line is.
 pub struct Journal {
     file: File,
@@ -174,6 +181,18 @@ impl Journal {
     /// Indexes the journal at `path` of a run of `total` cases. A missing
     /// file is an empty journal. A torn last line is cut off.
     pub fn load(path: &Path, total: usize) -> Result<Self, EvalError> {
+        Self::load_checked(path, total, None)
+    }
+
+    /// [`Journal::load`], checking with `index_of` (the suite index of a
+    /// case id, if it is the suite's) that each line's `caseId` is the
+    /// suite's case at the line's index. Nothing is cut off when a line is
+    /// refused.
+    pub fn load_checked(
+        path: &Path,
+        total: usize,
+        index_of: Option<&IndexOf<'_>>,
+    ) -> Result<Self, EvalError> {
         if !path.exists() {
             File::create(path).map_err(|source| write_error(path, source))?;
         }
@@ -208,9 +227,44 @@ impl Journal {
                     return Err(corrupt(path, number, "a line without its verdict"));
                 }
                 Ok(entry) if complete && entry.case < total => {
-                    if offsets[entry.case] == u64::MAX {
-                        finished += 1;
+                    if offsets[entry.case] != u64::MAX {
+                        return Err(disagrees(
+                            path,
+                            number,
+                            &format!(
+                                "case {} was journaled on an earlier line already; a case is journaled once",
+                                entry.case
+                            ),
+                        ));
                     }
+                    if let Some(index_of) = index_of {
+                        match index_of(&entry.case_id) {
+                            Some(index) if index == entry.case => {}
+                            Some(index) => {
+                                return Err(disagrees(
+                                    path,
+                                    number,
+                                    &format!(
+                                        "the line is case {} but its caseId `{}` is the suite's case {index}",
+                                        entry.case,
+                                        shown(&entry.case_id)
+                                    ),
+                                ));
+                            }
+                            None => {
+                                return Err(disagrees(
+                                    path,
+                                    number,
+                                    &format!(
+                                        "the line is case {} but its caseId `{}` is no case of the suite",
+                                        entry.case,
+                                        shown(&entry.case_id)
+                                    ),
+                                ));
+                            }
+                        }
+                    }
+                    finished += 1;
                     offsets[entry.case] = offset;
                 }
                 Ok(entry) if complete => {
@@ -307,6 +361,30 @@ fn corrupt(path: &Path, line: usize, message: &str) -> EvalError {
             "the run journal is damaged{at} ({message}); start a new run instead of resuming this one"
         ),
     }
+}
+
+/// A journal line that parses but does not belong to this run's suite.
+fn disagrees(path: &Path, line: usize, message: &str) -> EvalError {
+    EvalError::Input {
+        path: path.to_path_buf(),
+        message: format!(
+            "the run journal disagrees with the suite at line {line}: {message}; the journal was edited or belongs to another run, so its finished cases cannot be trusted: start a new run instead of resuming this one"
+        ),
+    }
+}
+
+/// A case id from a journal, short and on one line, for a message.
+fn shown(id: &str) -> String {
+    let mut text: String = id
+        .chars()
+        .take(80)
+        .collect::<String>()
+        .escape_debug()
+        .collect();
+    if id.chars().count() > 80 {
+        text.push('…');
+    }
+    text
 }
 
 fn json_string(text: &str) -> String {
@@ -442,6 +520,57 @@ mod tests {
         writer.append(&finished(1, "{}")).unwrap();
         writer.flush().unwrap();
         assert_eq!(Journal::load(&path, 3).unwrap().finished(), 2);
+    }
+
+    #[test]
+    fn a_line_that_disagrees_with_the_suite_is_refused_naming_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(FILE);
+        let index_of = |id: &str| id.strip_prefix('c').and_then(|n| n.parse().ok());
+        let check: Option<&IndexOf<'_>> = Some(&index_of);
+        let write = |cases: &[(usize, &str)]| {
+            let mut writer = JournalWriter::open(&path).unwrap();
+            for &(index, id) in cases {
+                let mut case = finished(index, "{}");
+                case.verdict.case_id = id.into();
+                writer.append(&case).unwrap();
+            }
+            writer.flush().unwrap();
+        };
+        write(&[(0, "c0"), (1, "c1")]);
+        assert_eq!(
+            Journal::load_checked(&path, 3, check).unwrap().finished(),
+            2
+        );
+        for (cases, line, why) in [
+            (&[(0, "c0"), (1, "c0")][..], 2, "is the suite's case 0"),
+            (
+                &[(1, "c1"), (1, "c1")][..],
+                2,
+                "journaled on an earlier line",
+            ),
+            (&[(2, "x\n\u{202e}")][..], 1, "no case of the suite"),
+            (&[(0, "c0"), (7, "c7")][..], 2, "past the run's 3 cases"),
+        ] {
+            std::fs::remove_file(&path).unwrap();
+            write(cases);
+            let before = std::fs::read(&path).unwrap();
+            let error = Journal::load_checked(&path, 3, check).err().unwrap();
+            assert!(error.is_definition_error());
+            let error = error.to_string();
+            assert!(
+                error.contains(&format!("line {line}")) && error.contains(why),
+                "{error}"
+            );
+            assert!(!error.contains('\n'), "one line: {error}");
+            assert_eq!(std::fs::read(&path).unwrap(), before, "nothing cut");
+        }
+        // Without the suite's ids (an experiment's record, a promotion),
+        // a duplicate is still refused.
+        std::fs::remove_file(&path).unwrap();
+        write(&[(1, "c1"), (1, "c1")]);
+        let error = Journal::load(&path, 3).err().unwrap().to_string();
+        assert!(error.contains("line 2"), "{error}");
     }
 
     #[test]

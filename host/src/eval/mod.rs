@@ -35,6 +35,8 @@
 //! - [`snapshots`]: golden files of `expected.snapshot`;
 //! - [`tally`]: the host-owned counts and suite recommendation;
 //! - [`records`]: run directories, streamed atomic packets, timestamps;
+//! - [`run_dir`]: claiming a run directory (its lock, and refusing one that
+//!   holds the run's inputs or files it did not write);
 //! - [`report`]: the terminal summary.
 
 mod assertion_syntax;
@@ -60,6 +62,7 @@ pub mod provider_setup;
 pub mod records;
 pub mod redact;
 pub mod report;
+pub mod run_dir;
 pub mod run_pass;
 pub mod run_provider;
 pub mod run_records;

@@ -143,6 +143,7 @@ pub fn evaluate(registry: &Registry, options: &EvaluateOptions) -> Result<Outcom
         finished: total,
         total,
         _scratch: scratch,
+        _claim: None,
     })
 }
 

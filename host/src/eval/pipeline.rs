@@ -180,6 +180,9 @@ pub struct Outcome {
     pub total: usize,
     /// Holds a summary written only for printing (`eval evaluate` without `--output`).
     pub(super) _scratch: Option<tempfile::TempDir>,
+    /// The claim on the run directory, held until the outcome is dropped
+    /// (after the reports made of the records are written).
+    pub(crate) _claim: Option<super::run_dir::RunDir>,
 }
 
 impl Outcome {
@@ -201,6 +204,9 @@ pub struct SuiteOptions {
     /// The project config's stand-ins for provider environment variables
     /// (`[providers.*] base_url`), for the judge's provider too.
     pub provider_env: std::collections::BTreeMap<String, String>,
+    /// The run's outermost directory: a golden file may not lie under it
+    /// (the run would write its records among its inputs).
+    pub run_root: Option<PathBuf>,
 }
 
 /// The header every packet of a run starts with: the host's identity

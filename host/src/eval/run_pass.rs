@@ -132,6 +132,7 @@ impl RunPass<'_> {
                         .snapshots,
                     update_snapshots: self.options.update_snapshots,
                     root: &suite.root,
+                    run_root: None, // checked by the checking pass
                 };
                 let batch = preparer
                     .prepare(raw, None)

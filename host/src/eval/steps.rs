@@ -73,6 +73,8 @@ pub struct StepsOutcome {
     pub recommendation: &'static str,
     pub summary_path: PathBuf,
     pub output_dir: PathBuf,
+    /// The claim on the run directory, held as long as the outcome.
+    pub(crate) _claim: Option<super::run_dir::RunDir>,
 }
 
 /// Runs every step in order (see the module docs). A step that cannot run
@@ -100,6 +102,21 @@ pub fn run(
             })?;
         }
     }
+    // Every step's files are the fixture's inputs; each step's run claims
+    // its own directory inside this one.
+    let claim = super::run_dir::RunDir::claim(&output_dir, || {
+        let mut inputs =
+            super::run_dir::Inputs::of_files(std::iter::once(&fixture.file).chain(&fixture.read))
+                .with(options.fixture_results.as_deref());
+        for suite in fixture
+            .steps
+            .iter()
+            .filter_map(|step| step.suite(&fixture.file, &[]).ok())
+        {
+            inputs.merge(super::run_dir::Inputs::of_suite(&suite));
+        }
+        inputs
+    })?;
     for step in &fixture.steps {
         let field = |key: &str| {
             step.document
@@ -198,6 +215,7 @@ pub fn run(
         recommendation,
         summary_path,
         output_dir,
+        _claim: Some(claim),
     })
 }
 

@@ -8,8 +8,11 @@
 //! every case that finished is written and journaled, the summary says the
 //! run was interrupted, `run.json` says how far it got, and no partial
 //! file is left. `--resume <run-dir>` checks the fixture is unchanged
-//! (fingerprint), takes the finished cases from the journal and runs the
-//! rest only.
+//! (fingerprint), takes the finished cases from the journal (each line
+//! checked against the suite's case at its index) and runs the rest only.
+//!
+//! The run directory is claimed ([`super::run_dir`]) before anything is
+//! read from or written to it, and the claim rides in the outcome.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -27,6 +30,7 @@ use super::pipeline::{
 };
 use super::provider_calls::{AgentWorkspaces, ProviderCalls};
 use super::records::{self, PacketWriter, partial_path};
+use super::run_dir::{Inputs, RunDir};
 use super::run_pass::{self, RunPass};
 use super::run_provider::RunProvider;
 use super::run_records::{CaseLines, RunRecords};
@@ -103,6 +107,11 @@ pub fn run_suite(
         .output_dir
         .clone()
         .unwrap_or_else(|| records::new_run_dir(&options.records_root()));
+    // Before anything in it is read or written: a second run into it, or
+    // a directory that holds what this run reads, is refused here.
+    let claim = RunDir::claim(&output_dir, || {
+        Inputs::of_suite(&suite).with(options.fixture_results.as_deref())
+    })?;
     let resumed = if options.resume {
         let state = RunState::read(&output_dir)?;
         clean_partials(&output_dir);
@@ -110,7 +119,6 @@ pub fn run_suite(
     } else {
         None
     };
-    let existed = output_dir.exists();
 
     let mut limits = options.limits.clone();
     if run_provider.setup.agent {
@@ -158,6 +166,7 @@ pub fn run_suite(
             judge_limits: Some(options.limits.clone()),
             cassette: cassette.clone(),
             provider_env: options.provider_env.clone(),
+            run_root: Some(claim.root().to_path_buf()),
         },
         Some(&mut cases_out),
         !options.resume,
@@ -166,9 +175,7 @@ pub fn run_suite(
         Ok(validated) => validated,
         Err(error) => {
             drop(cases_out);
-            if !existed {
-                let _ = std::fs::remove_dir(&output_dir);
-            }
+            claim.abandon(); // a new directory is removed again
             return Err(error);
         }
     };
@@ -186,12 +193,31 @@ pub fn run_suite(
             ),
         });
     }
+    let journal_path = output_dir.join(journal::FILE);
+    // The journal of a resumed run is checked line by line against the
+    // suite before anything is written.
+    let case_ids = validated.case_ids.take();
+    let resumed = match resumed {
+        Some(state) => {
+            let index_of = case_ids
+                .as_ref()
+                .map(|ids| move |id: &str| ids.index_of(id));
+            let check = index_of.as_ref().map(|f| f as &journal::IndexOf<'_>);
+            match Journal::load_checked(&journal_path, total, check) {
+                Ok(journal) => Some((state, journal)),
+                Err(error) => {
+                    drop(cases_out); // the run's own records stay as they were
+                    return Err(error);
+                }
+            }
+        }
+        None => None,
+    };
+    drop(case_ids);
     cases_out.finish(&Map::new())?;
 
-    let journal_path = output_dir.join(journal::FILE);
     let (mut state, journal) = match resumed {
-        Some(mut state) => {
-            let journal = Journal::load(&journal_path, total)?;
+        Some((mut state, journal)) => {
             state.status = RunStatus::Running;
             state.resumed += 1;
             state.ended_at = None;
@@ -319,6 +345,7 @@ pub fn run_suite(
         finished: done,
         total,
         _scratch: None,
+        _claim: Some(claim),
     })
 }
 

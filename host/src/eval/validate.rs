@@ -98,6 +98,9 @@ pub struct Validated {
     /// Every batch as checked, in order, when they fit [`KEEP_BUDGET`] and
     /// keeping was asked for.
     pub kept: Option<Vec<Checked>>,
+    /// The case ids (hashed), to check a resumed run's journal against;
+    /// taken (and dropped) once it is.
+    pub case_ids: Option<CaseIds>,
 }
 
 /// Suite fields the host consumes; the preset never sees them.
@@ -158,6 +161,7 @@ pub fn validate_suite(
         snapshots: contract.snapshots,
         update_snapshots: options.update_snapshots,
         root: &suite.root,
+        run_root: options.run_root.as_deref(),
     };
     let mut fingerprint = Sha256::new();
     fingerprint.update(serde_json::to_string(&suite.body).expect("a JSON map serializes"));
@@ -249,6 +253,7 @@ pub fn validate_suite(
         case_count: count,
         fingerprint: hex::encode(fingerprint.finalize()),
         kept,
+        case_ids: Some(ids),
         suite,
     })
 }
@@ -312,12 +317,17 @@ pub(super) fn case_batches(
 /// Case ids seen so far, as 64-bit hashes with the first index of each (a
 /// few bytes per case, never the ids themselves).
 #[derive(Default)]
-struct CaseIds {
+pub struct CaseIds {
     seen: HashMap<u64, usize>,
     hasher: std::hash::RandomState,
 }
 
 impl CaseIds {
+    /// The suite index of case `id`, if it is one of the suite's.
+    pub fn index_of(&self, id: &str) -> Option<usize> {
+        self.seen.get(&self.hasher.hash_one(id)).copied()
+    }
+
     /// Records `id` at `index`; returns the earlier index of a duplicate.
     fn insert(&mut self, id: &str, index: usize) -> Option<usize> {
         match self.seen.entry(self.hasher.hash_one(id)) {

@@ -126,6 +126,25 @@ pub enum Event<'a> {
     Finished(&'a SuiteResult),
 }
 
+/// Claims the project run's directory `dir` (see `eval::run_dir`): no
+/// other run may write there meanwhile, and it may hold none of the
+/// suites' fixtures or the files they read. Each suite's run claims its
+/// own directory inside it.
+pub fn claim(
+    root: &Path,
+    suites: &[&SuiteEntry],
+    base: &TestOptions,
+    dir: &Path,
+) -> Result<eval::run_dir::RunDir, EvalError> {
+    eval::run_dir::RunDir::claim(dir, || {
+        let mut inputs = eval::run_dir::Inputs::default().with(base.fixture_results.as_deref());
+        for suite in suites {
+            inputs.merge(eval::run_dir::Inputs::of_files([&root.join(&suite.path)]));
+        }
+        inputs
+    })
+}
+
 /// Runs `suites` with `base` (its fixture and output directory are set per
 /// suite) under `dir`, `parallel.suites` at a time, telling `events` as
 /// each starts and finishes; writes and returns the project summary
@@ -139,6 +158,7 @@ pub fn run_suites(
     parallel: Parallelism,
     events: impl Fn(Event<'_>) + Sync,
 ) -> Result<ProjectSummary, EvalError> {
+    let _claim = claim(root, suites, base, dir)?;
     let at_once = parallel.suites.clamp(1, suites.len().max(1));
     let options = if at_once > 1 {
         TestOptions {

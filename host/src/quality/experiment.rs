@@ -25,6 +25,7 @@ use super::record;
 use super::resume::GroupState;
 use crate::eval::cassette::ReplayMode;
 use crate::eval::records;
+use crate::eval::run_dir::{Inputs, RunDir};
 use crate::eval::{self, CaseLines, EvalError, TestOptions, TestRun};
 use crate::fixture::{self, Suite};
 use crate::plugin::Registry;
@@ -54,6 +55,8 @@ pub struct ExperimentOutcome {
     pub gates: Vec<GateResult>,
     pub filtered: bool,
     pub cells: usize,
+    /// The claim on the run directory, held as long as the outcome.
+    pub(crate) _claim: Option<crate::eval::run_dir::RunDir>,
 }
 
 impl ExperimentOutcome {
@@ -160,7 +163,17 @@ fn run_experiment(
         .output_dir
         .clone()
         .unwrap_or_else(|| records::new_run_dir(&options.records_root()));
-    let root_existed = root.exists();
+    // Each group's run claims its own directory inside this one (or
+    // shares this claim, when the one group runs in the root).
+    let claim = RunDir::claim(&root, || {
+        let mut inputs = Inputs::of_suite(suite)
+            .with(options.fixture_results.as_deref())
+            .with(options.reuse_outputs.as_deref());
+        for variant in 0..plan.variants.len() {
+            inputs = inputs.with(plan.fixture_results(variant).as_deref());
+        }
+        inputs
+    })?;
     let single = plan.groups.len() == 1;
     let print = options.case_lines == CaseLines::Print;
     if print && !plan.skipped.is_empty() {
@@ -217,6 +230,17 @@ fn run_experiment(
             });
             continue;
         }
+        // The group's directory is claimed before anything is written
+        // there (its reused answers); its suite run shares the claim.
+        let _group_claim = match RunDir::claim(&dir, Inputs::default) {
+            Ok(claim) => claim,
+            Err(error) => {
+                if groups.is_empty() && claim.created() {
+                    let _ = std::fs::remove_dir_all(&root);
+                }
+                return Err(error);
+            }
+        };
         let mut group_options = TestOptions {
             output_dir: Some(dir.clone()),
             fixture_results: options
@@ -240,8 +264,9 @@ fn run_experiment(
             match eval::run_suite(registry, &group_options, plan.suite_of(suite, group), false) {
                 Ok(outcome) => outcome,
                 Err(error) => {
-                    // A suite found invalid in its first group leaves nothing behind.
-                    if groups.is_empty() && !root_existed {
+                    // A suite found invalid in its first group leaves nothing
+                    // behind (no other run writes under a root this holds).
+                    if groups.is_empty() && claim.created() {
                         let _ = std::fs::remove_dir_all(&root);
                     }
                     return Err(error);
@@ -269,5 +294,7 @@ fn run_experiment(
         options,
         committed: committed.as_ref(),
     };
-    record::write(&context, &groups, interrupted, started_at)
+    let mut outcome = record::write(&context, &groups, interrupted, started_at)?;
+    outcome._claim = Some(claim);
+    Ok(outcome)
 }

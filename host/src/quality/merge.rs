@@ -131,6 +131,13 @@ pub fn merge(dirs: &[PathBuf], output_dir: &Path) -> Result<ExperimentOutcome, E
         return Err(error(output_dir, "name the shard runs to merge"));
     }
     check(&shards)?;
+    // The shards' records are what a merge reads: its directory may hold
+    // none of them.
+    let claim = crate::eval::run_dir::RunDir::claim(output_dir, || {
+        shards.iter().fold(Default::default(), |inputs, shard| {
+            crate::eval::run_dir::Inputs::with(inputs, Some(&shard.path))
+        })
+    })?;
     let first = &shards[0].record;
     let names: Vec<String> = first["variants"]
         .as_array()
@@ -277,5 +284,6 @@ pub fn merge(dirs: &[PathBuf], output_dir: &Path) -> Result<ExperimentOutcome, E
         comparisons: conclusion.comparisons,
         gates: conclusion.gates,
         filtered,
+        _claim: Some(claim),
     })
 }

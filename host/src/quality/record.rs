@@ -323,6 +323,7 @@ pub fn write(
         comparisons: conclusion.comparisons,
         gates: conclusion.gates,
         filtered: plan.filtered || plan.shard.is_some(),
+        _claim: None,
     })
 }
 
