@@ -18,6 +18,7 @@
 //! - [`schema`]: JSON Schemas of the fixture and the packets;
 //! - [`file_names`]: file names made from user-written ids;
 //! - [`json_members`]: an object's members as raw text (editing top levels);
+//! - [`term`]: text printed to a terminal, escaped (and scrubbed of secrets);
 //! - [`cli`]: the `cautilus` command line.
 
 pub mod cli;
@@ -35,4 +36,5 @@ pub mod quality;
 pub mod report;
 pub mod schema;
 pub mod taxonomy;
+pub mod term;
 pub mod wildcard;

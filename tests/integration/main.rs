@@ -15,6 +15,8 @@
 //! - `concurrency`: provider calls in flight at once (`--concurrency`), in
 //!   case order, interrupted and resumed;
 //! - `eval`: `eval test|evaluate|validate` with proof and negative fixtures;
+//! - `hostile_output`: a granted key echoed back reaches no record, report
+//!   or output; hostile fixture text reaches the terminal escaped;
 //! - `observed`: `eval evaluate`: schemaVersion vs declared pair, app MUST
 //!   fields, `unchecked` cases;
 //! - `compose`, `steps`, `snapshots`, `assertions`: fixture composition
@@ -56,6 +58,7 @@ mod cli_providers;
 mod compose;
 mod concurrency;
 mod eval;
+mod hostile_output;
 mod observed;
 mod packs;
 mod plugin_units;

@@ -8,6 +8,7 @@ use clap::{Args, Subcommand};
 
 use super::{LimitArgs, registry, registry_for};
 use crate::eval::{self, EvaluateOptions, Outcome, TestOptions};
+use crate::term::shown;
 
 const TEST_EXAMPLES: &str = "\
 Examples:
@@ -507,11 +508,13 @@ fn run_test(args: TestArgs) -> anyhow::Result<ExitCode> {
                         "interrupted by {signal}: {} of {} cases finished and written; continue with `cautilus eval test --resume {}`",
                         outcome.finished,
                         outcome.total,
-                        outcome
-                            .output_dir
-                            .as_deref()
-                            .unwrap_or(std::path::Path::new("."))
-                            .display()
+                        shown(
+                            outcome
+                                .output_dir
+                                .as_deref()
+                                .unwrap_or(std::path::Path::new("."))
+                                .display()
+                        )
                     );
                     ExitCode::from(eval::interrupt::exit_status())
                 }
@@ -522,7 +525,7 @@ fn run_test(args: TestArgs) -> anyhow::Result<ExitCode> {
             if args.reports.any() {
                 eprintln!(
                     "warning: no report written: --html, --junit and --markdown report a suite of cases, and a steps fixture's records (in {}) are per step",
-                    outcome.output_dir.display()
+                    shown(outcome.output_dir.display())
                 );
             }
             print(
@@ -531,7 +534,7 @@ fn run_test(args: TestArgs) -> anyhow::Result<ExitCode> {
                 args.json,
                 |out| {
                     eval::steps::print_summary(out, &outcome)?;
-                    writeln!(out, "records: {}", outcome.output_dir.display())
+                    writeln!(out, "records: {}", shown(outcome.output_dir.display()))
                 },
             )
         }
@@ -545,7 +548,8 @@ fn experiment(outcome: &crate::quality::ExperimentOutcome, json: bool) -> anyhow
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     if json {
-        std::io::copy(&mut std::fs::File::open(&outcome.record)?, &mut out)?;
+        let mut record = std::io::BufReader::new(std::fs::File::open(&outcome.record)?);
+        crate::term::copy_json(&mut record, &mut out)?;
     } else {
         crate::quality::report::print(&mut out, outcome)?;
     }
@@ -554,7 +558,7 @@ fn experiment(outcome: &crate::quality::ExperimentOutcome, json: bool) -> anyhow
         Some(signal) => {
             eprintln!(
                 "interrupted by {signal}: the cells that finished are in {}",
-                outcome.record.display()
+                shown(outcome.record.display())
             );
             ExitCode::from(eval::interrupt::exit_status())
         }
@@ -575,11 +579,11 @@ fn promote(args: PromoteArgs) -> anyhow::Result<ExitCode> {
     let promoted = crate::quality::baseline::promote(&run, args.variant.as_deref(), &records)?;
     println!(
         "promoted variant `{}` of {} ({} cells) as the baseline of `{}`: {} (commit it)",
-        promoted.variant,
-        run.display(),
+        shown(&promoted.variant),
+        shown(run.display()),
         promoted.cells,
-        promoted.suite_id,
-        promoted.path.display()
+        shown(&promoted.suite_id),
+        shown(promoted.path.display())
     );
     Ok(ExitCode::SUCCESS)
 }
@@ -638,8 +642,8 @@ fn compare(args: CompareArgs) -> anyhow::Result<ExitCode> {
     let report = eval::compare::compare(&args.a, &args.b)?;
     let mut out = std::io::stdout().lock();
     if args.json {
-        serde_json::to_writer_pretty(&mut out, &report)?;
-        writeln!(out)?;
+        let text = serde_json::to_string_pretty(&report)?;
+        writeln!(out, "{}", crate::term::json(&text))?;
     } else {
         eval::compare::print(&mut out, &report)?;
     }
@@ -658,7 +662,7 @@ fn validate(args: ValidateArgs) -> anyhow::Result<ExitCode> {
         crate::fixture::Fixture::Suite(suite) => suite,
         crate::fixture::Fixture::Steps(steps, warnings) => {
             for warning in &warnings {
-                eprintln!("warning: {warning}");
+                eprintln!("warning: {}", shown(warning));
             }
             // Steps that read no earlier output can be checked in full now.
             for step in &steps.steps {
@@ -679,8 +683,8 @@ fn validate(args: ValidateArgs) -> anyhow::Result<ExitCode> {
             }
             println!(
                 "{}: valid steps fixture `{}` with {} step(s)",
-                args.fixture.display(),
-                steps.suite_id,
+                shown(args.fixture.display()),
+                shown(&steps.suite_id),
                 steps.steps.len()
             );
             return Ok(ExitCode::SUCCESS);
@@ -720,9 +724,9 @@ fn validate(args: ValidateArgs) -> anyhow::Result<ExitCode> {
     };
     println!(
         "{}: valid {} fixture `{}` with {cases} case(s){variants}",
-        args.fixture.display(),
+        shown(args.fixture.display()),
         suite.pair,
-        suite.suite_id,
+        shown(&suite.suite_id),
     );
     Ok(ExitCode::SUCCESS)
 }
@@ -739,7 +743,7 @@ fn finish(outcome: &Outcome, json: bool) -> anyhow::Result<ExitCode> {
         |out| {
             eval::report::print_summary(out, &outcome.tally)?;
             match &outcome.output_dir {
-                Some(dir) => writeln!(out, "records: {}", dir.display()),
+                Some(dir) => writeln!(out, "records: {}", shown(dir.display())),
                 None => Ok(()),
             }
         },
@@ -758,7 +762,8 @@ fn print(
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     if json {
-        std::io::copy(&mut std::fs::File::open(summary)?, &mut out)?;
+        let mut packet = std::io::BufReader::new(std::fs::File::open(summary)?);
+        crate::term::copy_json(&mut packet, &mut out)?;
     } else {
         readable(&mut out)?;
     }

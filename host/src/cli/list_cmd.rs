@@ -34,13 +34,18 @@ pub fn list(args: ListArgs) -> anyhow::Result<ExitCode> {
     let (loaded, file) = project::open(&cwd, args.config.as_deref())?;
     let manifest = project::manifest::manifest(&loaded, file.as_deref())?;
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&manifest)?);
+        println!(
+            "{}",
+            crate::term::json(&serde_json::to_string_pretty(&manifest)?)
+        );
         return Ok(ExitCode::SUCCESS);
     }
+    // Every field is the fixtures' text: shown escaped.
+    let shown = |text: &str| crate::term::inline(text).into_owned();
     let id_width = manifest
         .suites
         .iter()
-        .map(|s| s.id.len())
+        .map(|s| shown(&s.id).chars().count())
         .max()
         .unwrap_or(2)
         .max(2);
@@ -51,12 +56,12 @@ pub fn list(args: ListArgs) -> anyhow::Result<ExitCode> {
     for suite in &manifest.suites {
         println!(
             "{:<id_width$}  {:<16}  {:>6}  {:<12}  {:<20}  {}",
-            suite.id,
-            format!("{}/{}", suite.surface, suite.preset),
+            shown(&suite.id),
+            shown(&format!("{}/{}", suite.surface, suite.preset)),
             suite.cases,
-            suite.provider.as_deref().unwrap_or("-"),
-            suite.model.as_deref().unwrap_or("-"),
-            suite.path
+            shown(suite.provider.as_deref().unwrap_or("-")),
+            shown(suite.model.as_deref().unwrap_or("-")),
+            shown(&suite.path)
         );
     }
     println!(

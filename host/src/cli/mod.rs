@@ -102,10 +102,33 @@ pub fn main() -> ExitCode {
     match run(cli) {
         Ok(code) => code,
         Err(error) => {
-            eprintln!("error: {error:#}");
+            eprintln!("error: {}", shown_error(&error));
             ExitCode::from(exit_code_for(&error))
         }
     }
+}
+
+/// An error as `{:#}` prints it (each cause after a `: `), safe on a
+/// terminal: an error quotes fixture text, ids, paths and server answers,
+/// so every link is escaped as one line ([`crate::term::inline`]), except
+/// the one kind whose line breaks are ours (a list of problems, each
+/// escaped where it is made).
+fn shown_error(error: &anyhow::Error) -> String {
+    error
+        .chain()
+        .map(|link| {
+            let text = link.to_string();
+            let ours = link
+                .downcast_ref::<crate::eval::EvalError>()
+                .is_some_and(crate::eval::EvalError::lines_are_ours);
+            if ours {
+                crate::term::lines(&text).into_owned()
+            } else {
+                crate::term::inline(&text).into_owned()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(": ")
 }
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {

@@ -190,15 +190,15 @@ path = "templates/base.fixture.yaml"
     write(&dir.join(MANIFEST), &manifest)?;
     write(&dir.join("templates/base.fixture.yaml"), &template)?;
     write(&dir.join(".gitignore"), "/dist/\n/components/\n")?;
-    println!("created pack `{}` in {}", args.name, dir.display());
+    crate::term_println!("created pack `{}` in {}", args.name, dir.display());
     println!("\nnext:");
-    println!("  cautilus pack build {}", dir.display());
-    println!(
+    crate::term_println!("  cautilus pack build {}", dir.display());
+    crate::term_println!(
         "  cautilus pack install {}/dist/{}-0.1.0.tgz",
         dir.display(),
         args.name
     );
-    println!(
+    crate::term_println!(
         "  # in a fixture: assertions: [{{type: {}/{scorer}, value: world}}]",
         args.name
     );
@@ -218,7 +218,7 @@ fn build(args: BuildArgs) -> anyhow::Result<ExitCode> {
     let mut manifest = Manifest::read(dir)?;
     for component in &mut manifest.components {
         if let Some(command) = &component.build {
-            eprintln!("building {}: {command}", component.path);
+            crate::term_eprintln!("building {}: {command}", component.path);
             let status = std::process::Command::new("sh")
                 .arg("-c")
                 .arg(command)
@@ -270,7 +270,7 @@ fn build(args: BuildArgs) -> anyhow::Result<ExitCode> {
     });
     crate::eval::records::write_bytes(&output, &archive)?;
     print_components(&checked);
-    println!(
+    crate::term_println!(
         "built {}@{}: {} ({} bytes, {})",
         manifest.pack.name,
         manifest.pack.version,
@@ -284,7 +284,7 @@ fn build(args: BuildArgs) -> anyhow::Result<ExitCode> {
 fn print_components(checked: &[CheckedComponent]) {
     for component in checked {
         let requested: Vec<String> = component.requested.iter().map(|c| c.to_string()).collect();
-        println!(
+        crate::term_println!(
             "  {} {} [{}] sha256 {}{}",
             component.kind.as_str(),
             component.path,
@@ -311,14 +311,14 @@ fn publish(args: PublishArgs) -> anyhow::Result<ExitCode> {
     let files = PackFiles::from_archive(&bytes, &origin)?;
     files.check_hashes(&origin)?;
     let url = crate::pack::oci::push(&args.reference, &bytes, &files.manifest)?;
-    println!(
+    crate::term_println!(
         "published {}@{} to {} ({})",
         files.manifest.pack.name,
         files.manifest.pack.version,
         args.reference,
         digest(&bytes)
     );
-    println!("  manifest: {url}");
+    crate::term_println!("  manifest: {url}");
     Ok(ExitCode::SUCCESS)
 }
 
@@ -372,7 +372,7 @@ fn install(args: InstallArgs) -> anyhow::Result<ExitCode> {
         granted: grants.iter().map(ToString::to_string).collect(),
     };
     let installed = home.install(&files, record, args.force)?;
-    println!(
+    crate::term_println!(
         "installed {} in {}",
         installed.label(),
         installed.dir.display()
@@ -390,9 +390,9 @@ fn install(args: InstallArgs) -> anyhow::Result<ExitCode> {
                 };
                 lock.pin(&installed)?;
                 lock.write(&path)?;
-                println!("pinned {} in {}", installed.label(), path.display());
+                crate::term_println!("pinned {} in {}", installed.label(), path.display());
             }
-            None => println!(
+            None => crate::term_println!(
                 "no project here (no cautilus.toml or cautilus.lock above this directory): nothing pinned; pass --lock FILE to pin it"
             ),
         }
@@ -411,7 +411,7 @@ fn report_grants(checked: &[CheckedComponent], grants: &[Capability]) {
         }
     }
     if !withheld.is_empty() {
-        println!(
+        crate::term_println!(
             "not granted (calls needing them will be denied; reinstall with --grant to allow): {}",
             withheld.join(", ")
         );
@@ -433,14 +433,17 @@ fn list(args: ListArgs) -> anyhow::Result<ExitCode> {
     let packs = home.list()?;
     if args.json {
         let rows: Vec<serde_json::Value> = packs.iter().map(pack_json).collect();
-        println!("{}", serde_json::to_string_pretty(&rows)?);
+        println!(
+            "{}",
+            crate::term::json(&serde_json::to_string_pretty(&rows)?)
+        );
         return Ok(ExitCode::SUCCESS);
     }
     if packs.is_empty() {
-        println!("no packs installed in {}", home.packs_dir().display());
+        crate::term_println!("no packs installed in {}", home.packs_dir().display());
     }
     for pack in &packs {
-        println!(
+        crate::term_println!(
             "{:<32} {} ({})",
             pack.label(),
             pack.record.source,
@@ -479,14 +482,17 @@ fn inspect(args: InspectArgs) -> anyhow::Result<ExitCode> {
     let (name, version) = split_label(&args.pack);
     let pack = PackHome::from_env()?.get(name, version)?;
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&pack_json(&pack))?);
+        println!(
+            "{}",
+            crate::term::json(&serde_json::to_string_pretty(&pack_json(&pack))?)
+        );
         return Ok(ExitCode::SUCCESS);
     }
-    println!("{}  {}", pack.label(), pack.manifest.pack.description);
-    println!("  contract: cautilus:plugin@{}", pack.manifest.pack.wit);
-    println!("  from: {} ({})", pack.record.source, pack.record.digest);
-    println!("  in: {}", pack.dir.display());
-    println!(
+    crate::term_println!("{}  {}", pack.label(), pack.manifest.pack.description);
+    crate::term_println!("  contract: cautilus:plugin@{}", pack.manifest.pack.wit);
+    crate::term_println!("  from: {} ({})", pack.record.source, pack.record.digest);
+    crate::term_println!("  in: {}", pack.dir.display());
+    crate::term_println!(
         "  granted: {}",
         if pack.record.granted.is_empty() {
             "nothing".to_string()
@@ -495,7 +501,7 @@ fn inspect(args: InspectArgs) -> anyhow::Result<ExitCode> {
         }
     );
     for c in &pack.manifest.components {
-        println!(
+        crate::term_println!(
             "  {} {} [{}]{}",
             c.kind.as_str(),
             c.path,
@@ -508,7 +514,7 @@ fn inspect(args: InspectArgs) -> anyhow::Result<ExitCode> {
         );
     }
     for t in &pack.manifest.templates {
-        println!(
+        crate::term_println!(
             "  template {} ({}): extends: pack:{}/{}",
             t.name,
             t.path,
@@ -540,7 +546,7 @@ fn verify(args: VerifyArgs) -> anyhow::Result<ExitCode> {
             lock.check(file, pack)?;
         }
         check_pack(registry, &pack.dir, &pack.manifest)?;
-        println!(
+        crate::term_println!(
             "ok {}: {} components match the manifest{}",
             pack.label(),
             pack.manifest.components.len(),
@@ -558,14 +564,14 @@ fn remove(args: RemoveArgs) -> anyhow::Result<ExitCode> {
     let (name, version) = split_label(&args.pack);
     let removed = PackHome::from_env()?.remove(name, version)?;
     for pack in removed {
-        println!("removed {}", pack.label());
+        crate::term_println!("removed {}", pack.label());
     }
     if let Some(lock) = std::env::current_dir()
         .ok()
         .and_then(|d| LockFile::find(&d))
         && LockFile::read(&lock).is_ok_and(|l| l.get(name).is_some())
     {
-        println!(
+        crate::term_println!(
             "{} still pins `{name}`: runs that use it will fail until it is installed again",
             lock.display()
         );

@@ -125,12 +125,20 @@ fn list(args: ListArgs) -> anyhow::Result<ExitCode> {
     }
     let rows: Vec<Row> = plugins.iter().flat_map(|p| rows(p)).collect();
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&rows)?);
+        println!(
+            "{}",
+            crate::term::json(&serde_json::to_string_pretty(&rows)?)
+        );
         return Ok(ExitCode::SUCCESS);
     }
-    println!(
+    crate::term_println!(
         "{:<16} {:<9} {:<8} {:<6} {:<13} {:<14} SOURCE",
-        "ID", "KIND", "VERSION", "WIT", "SHA256", "CAPABILITIES"
+        "ID",
+        "KIND",
+        "VERSION",
+        "WIT",
+        "SHA256",
+        "CAPABILITIES"
     );
     for row in &rows {
         let caps = if row.capabilities.is_empty() {
@@ -138,7 +146,7 @@ fn list(args: ListArgs) -> anyhow::Result<ExitCode> {
         } else {
             row.capabilities.join(" ")
         };
-        println!(
+        crate::term_println!(
             "{:<16} {:<9} {:<8} {:<6} {:<13} {:<14} {}",
             row.id,
             row.kind,
@@ -260,19 +268,25 @@ fn inspect(args: InspectArgs) -> anyhow::Result<ExitCode> {
         };
     }
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&view)?);
+        println!(
+            "{}",
+            crate::term::json(&serde_json::to_string_pretty(&view)?)
+        );
         return Ok(ExitCode::SUCCESS);
     }
-    println!(
+    crate::term_println!(
         "{} {} ({}, WIT {})",
-        view.id, view.version, view.kind, view.wit_version
+        view.id,
+        view.version,
+        view.kind,
+        view.wit_version
     );
     if !view.description.is_empty() {
-        println!("  {}", view.description);
+        crate::term_println!("  {}", view.description);
     }
-    println!("  source:       {}", view.source);
-    println!("  sha256:       {}", view.sha256);
-    println!(
+    crate::term_println!("  source:       {}", view.source);
+    crate::term_println!("  sha256:       {}", view.sha256);
+    crate::term_println!(
         "  capabilities: {}",
         if view.capabilities.is_empty() {
             "none".to_string()
@@ -281,21 +295,24 @@ fn inspect(args: InspectArgs) -> anyhow::Result<ExitCode> {
         }
     );
     if !view.granted.is_null() {
-        println!("  granted:      {}", granted_text(&view.granted));
+        crate::term_println!("  granted:      {}", granted_text(&view.granted));
     }
     for scorer in &view.scorers {
-        println!("\nscorer {} (cost class: {})", scorer.id, scorer.cost_class);
-        println!("  {}", scorer.description);
+        println!();
+        crate::term_println!("scorer {} (cost class: {})", scorer.id, scorer.cost_class);
+        crate::term_println!("  {}", scorer.description);
+        // JSON over several lines (its strings escaped as JSON).
         println!(
             "  config schema: {}",
-            serde_json::to_string_pretty(&scorer.config_schema)?.replace('\n', "\n  ")
+            crate::term::json(&serde_json::to_string_pretty(&scorer.config_schema)?)
+                .replace('\n', "\n  ")
         );
     }
     if let Some(preset) = &view.preset {
-        println!("  preset: {preset}");
+        crate::term_println!("  preset: {preset}");
     }
     if let Some(provider) = &view.provider {
-        println!("  provider: {provider}");
+        crate::term_println!("  provider: {provider}");
     }
     Ok(ExitCode::SUCCESS)
 }

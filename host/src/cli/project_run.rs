@@ -8,6 +8,7 @@ use std::process::ExitCode;
 
 use crate::eval::TestOptions;
 use crate::project::{self, Loaded};
+use crate::term::shown;
 
 pub fn run(
     loaded: &Loaded,
@@ -63,11 +64,13 @@ pub fn run(
         parallel,
         |event| match event {
             project::run::Event::Starting(suite) if !json && !quiet && one_at_a_time => {
-                crate::eval::progress::print(|| println!("== {} ({})", suite.id, suite.path));
+                crate::eval::progress::print(|| {
+                    println!("== {} ({})", shown(&suite.id), shown(&suite.path));
+                });
             }
             project::run::Event::Finished(result) if !json && !quiet && !one_at_a_time => {
                 crate::eval::progress::print(|| {
-                    println!("== {} {}", result.id, outcome_line(result));
+                    println!("== {} {}", shown(&result.id), shown(outcome_line(result)));
                 });
             }
             _ => {}
@@ -77,8 +80,8 @@ pub fn run(
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     if json {
-        serde_json::to_writer_pretty(&mut out, &summary)?;
-        writeln!(out)?;
+        let text = serde_json::to_string_pretty(&summary)?;
+        writeln!(out, "{}", crate::term::json(&text))?;
     } else {
         writeln!(out, "== project: {}", summary.recommendation)?;
         for suite in &summary.suites {
@@ -94,10 +97,10 @@ pub fn run(
                     gates.failed.len()
                 ));
             }
-            writeln!(out, "  {:<24} {outcome}{extra}", suite.id)?;
+            writeln!(out, "  {:<24} {}{extra}", shown(&suite.id), shown(&outcome))?;
             if let Some(gates) = &suite.gates {
                 for failed in &gates.failed {
-                    writeln!(out, "    FAIL  {failed}")?;
+                    writeln!(out, "    FAIL  {}", shown(failed))?;
                 }
             }
         }
@@ -107,7 +110,7 @@ pub fn run(
                 "interrupted by {signal}: the suites after the last one listed did not run"
             )?;
         }
-        writeln!(out, "records: {}", dir.display())?;
+        writeln!(out, "records: {}", shown(dir.display()))?;
     }
     out.flush()?;
     // After the summary is out: a report that cannot be written is an

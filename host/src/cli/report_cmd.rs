@@ -49,7 +49,7 @@ pub fn run(command: ReportCommand) -> anyhow::Result<ExitCode> {
     match args.output {
         Some(path) => {
             report::write(&report, format, &path)?;
-            eprintln!("report: {}", path.display());
+            eprintln!("report: {}", crate::term::shown(path.display()));
         }
         None => {
             use std::io::Write;
@@ -135,8 +135,9 @@ impl ReportFiles {
                     }
                     // A steps fixture's records are per step.
                     Err(error) => eprintln!(
-                        "warning: suite `{}` is left out of the reports: {error}",
-                        suite.id
+                        "warning: suite `{}` is left out of the reports: {}",
+                        crate::term::inline(&suite.id),
+                        crate::term::shown(&error)
                     ),
                 },
                 (None, None) => {}

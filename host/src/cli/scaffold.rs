@@ -52,15 +52,15 @@ pub fn new_scorer(args: NewScorerArgs) -> anyhow::Result<ExitCode> {
             Lang::Python => "Python",
             _ => "JavaScript",
         };
-        println!(
+        crate::term_println!(
             "created {lang} scorer plugin `{}` in {}",
             args.name,
             dir.display()
         );
         println!("\nnext (see its README.md for the tools):");
-        println!("  cd {}", dir.display());
-        println!("  {build}");
-        println!(
+        crate::term_println!("  cd {}", dir.display());
+        crate::term_println!("  {build}");
+        crate::term_println!(
             "  cautilus score --scorer ./{}.wasm --output 'refund for order 42' --config '{{\"keywords\": [\"refund\", \"order\"]}}'",
             args.name
         );
@@ -72,11 +72,11 @@ pub fn new_scorer(args: NewScorerArgs) -> anyhow::Result<ExitCode> {
         "target/wasm32-wasip2/release/{}.wasm",
         args.name.replace('-', "_")
     );
-    println!("created scorer plugin `{}` in {}", args.name, dir.display());
+    crate::term_println!("created scorer plugin `{}` in {}", args.name, dir.display());
     println!("\nnext:");
-    println!("  cd {}", dir.display());
-    println!("  cargo build --release --target wasm32-wasip2");
-    println!(
+    crate::term_println!("  cd {}", dir.display());
+    crate::term_println!("  cargo build --release --target wasm32-wasip2");
+    crate::term_println!(
         "  cautilus score --scorer {wasm} --output 'hello world' --config '{{\"value\": \"world\"}}'"
     );
     Ok(ExitCode::SUCCESS)

@@ -114,7 +114,10 @@ fn print_score(args: &ScoreArgs, plugin: &str, scorer: &str, score: &Score) -> a
             label: score.label.as_deref(),
             detail: score.detail.as_deref(),
         };
-        println!("{}", serde_json::to_string_pretty(&report)?);
+        println!(
+            "{}",
+            crate::term::json(&serde_json::to_string_pretty(&report)?)
+        );
         return Ok(());
     }
     let verdict = match score.passed {
@@ -123,12 +126,14 @@ fn print_score(args: &ScoreArgs, plugin: &str, scorer: &str, score: &Score) -> a
         None => "N/A ",
     };
     let value = score.value.map_or("-".to_string(), |v| format!("{v:.3}"));
-    println!("{verdict} {}  value={value}", score.name);
+    // A scorer plugin's text: escaped for the terminal.
+    let shown = crate::term::inline;
+    println!("{verdict} {}  value={value}", shown(&score.name));
     if let Some(label) = &score.label {
-        println!("  label: {label}");
+        println!("  label: {}", shown(label));
     }
     if let Some(detail) = &score.detail {
-        println!("  {detail}");
+        println!("  {}", shown(detail));
     }
     Ok(())
 }

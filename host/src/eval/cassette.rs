@@ -180,7 +180,7 @@ impl Cassette {
                 {
                     eprintln!(
                         "warning: cassette {} was recorded {age} days ago; its models may answer differently now (re-record with `--replay refresh`)",
-                        read_from.display()
+                        crate::term::shown(read_from.display())
                     );
                 }
                 stored
@@ -196,7 +196,7 @@ impl Cassette {
             path,
             read_from,
             mode,
-            secrets: Mutex::new(secrets.into_iter().filter(|s| s.len() >= 4).collect()),
+            secrets: Mutex::new(secrets),
             redaction,
             state: Mutex::new(State {
                 stored,
@@ -214,7 +214,7 @@ impl Cassette {
     /// judge) when recording.
     pub fn add_secrets(&self, secrets: Vec<String>) {
         let mut known = self.secrets.lock().unwrap_or_else(|e| e.into_inner());
-        known.extend(secrets.into_iter().filter(|s| s.len() >= 4));
+        known.extend(secrets);
     }
 
     /// Answers `request` from the cassette or by awaiting `live` (timed by
@@ -315,27 +315,9 @@ impl Cassette {
 
     /// Credential-like fields and the run's secret values, at any depth.
     fn redact(&self, value: &mut Value) {
-        match value {
-            Value::Object(map) => {
-                for (key, item) in map.iter_mut() {
-                    if credential_field(key) {
-                        *item = json!("[redacted]");
-                    } else {
-                        self.redact(item);
-                    }
-                }
-            }
-            Value::Array(items) => items.iter_mut().for_each(|item| self.redact(item)),
-            Value::String(text) => {
-                let secrets = self.secrets.lock().unwrap_or_else(|e| e.into_inner());
-                for secret in secrets.iter() {
-                    if text.contains(secret.as_str()) {
-                        *text = text.replace(secret.as_str(), "[redacted]");
-                    }
-                }
-            }
-            _ => {}
-        }
+        redact_credential_fields(value);
+        let secrets = self.secrets.lock().unwrap_or_else(|e| e.into_inner());
+        super::secrets::scrub_value(value, &secrets);
     }
 }
 
@@ -366,51 +348,21 @@ fn merged<'a>(
     })
 }
 
-/// `text` with every secret value in `secrets` replaced by `[redacted]`.
-pub fn scrub(text: &str, secrets: &[String]) -> String {
-    let mut text = text.to_string();
-    for secret in secrets.iter().filter(|s| s.len() >= 4) {
-        if text.contains(secret.as_str()) {
-            text = text.replace(secret.as_str(), "[redacted]");
+/// Every credential-like field of `value`, at any depth, made `[redacted]`.
+fn redact_credential_fields(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            for (key, item) in map.iter_mut() {
+                if credential_field(key) {
+                    *item = json!("[redacted]");
+                } else {
+                    redact_credential_fields(item);
+                }
+            }
         }
+        Value::Array(items) => items.iter_mut().for_each(redact_credential_fields),
+        _ => {}
     }
-    text
-}
-
-/// An observation with every secret value in its texts redacted (what a
-/// provider echoed of its key never reaches a record).
-pub fn scrub_observation(mut o: Observation, secrets: &[String]) -> Observation {
-    if secrets.is_empty() {
-        return o;
-    }
-    let scrub_opt = |t: &mut Option<String>| {
-        if let Some(text) = t {
-            *text = scrub(text, secrets);
-        }
-    };
-    scrub_opt(&mut o.final_text);
-    scrub_opt(&mut o.structured);
-    for message in &mut o.messages {
-        message.content = scrub(&message.content, secrets);
-    }
-    for call in o.tool_calls.iter_mut().flatten() {
-        scrub_opt(&mut call.arguments);
-        scrub_opt(&mut call.output);
-    }
-    if let Some(trace) = &mut o.trace {
-        for text in trace
-            .files_read
-            .iter_mut()
-            .chain(&mut trace.instruction_files)
-            .chain(&mut trace.commands)
-            .chain(&mut trace.skills)
-            .chain(&mut trace.subagents)
-        {
-            *text = scrub(text, secrets);
-        }
-        scrub_opt(&mut trace.transcript);
-    }
-    o
 }
 
 /// Field names that hold credentials, whatever their case or separators

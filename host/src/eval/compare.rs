@@ -127,19 +127,22 @@ pub fn compare_packets(file_a: &Path, a: &Value, file_b: &Path, b: &Value) -> Va
     })
 }
 
-/// The comparison as a person reads it.
+/// The comparison as a person reads it (the runs' text escaped for a
+/// terminal).
 pub fn print(out: &mut impl std::io::Write, report: &Value) -> std::io::Result<()> {
-    let harness = |side: &str| report[side]["harness"].as_str().unwrap_or("?").to_string();
+    use crate::term::inline;
+    let text = |value: &Value| inline(value.as_str().unwrap_or("")).into_owned();
+    let harness = |side: &str| inline(report[side]["harness"].as_str().unwrap_or("?")).into_owned();
     writeln!(
         out,
         "comparing {} ({}) with {} ({})",
-        report["a"]["packet"].as_str().unwrap_or(""),
+        text(&report["a"]["packet"]),
         harness("a"),
-        report["b"]["packet"].as_str().unwrap_or(""),
+        text(&report["b"]["packet"]),
         harness("b")
     )?;
     for case in report["cases"].as_array().into_iter().flatten() {
-        let id = case["caseId"].as_str().unwrap_or("");
+        let id = text(&case["caseId"]);
         let mark = if case["holds"] == true {
             "  OK  "
         } else {
@@ -147,7 +150,7 @@ pub fn print(out: &mut impl std::io::Write, report: &Value) -> std::io::Result<(
         };
         writeln!(out, "{mark}  {id}")?;
         for violation in case["violations"].as_array().into_iter().flatten() {
-            writeln!(out, "        must: {}", violation.as_str().unwrap_or(""))?;
+            writeln!(out, "        must: {}", text(violation))?;
         }
         if let Some(differs) = case["mayDiffer"].as_object() {
             for (field, sides) in differs {
@@ -155,9 +158,14 @@ pub fn print(out: &mut impl std::io::Write, report: &Value) -> std::io::Result<(
                     .as_object()
                     .into_iter()
                     .flatten()
-                    .map(|(h, v)| format!("{h}: {}", super::report_excerpt(v)))
+                    .map(|(h, v)| format!("{}: {}", inline(h), super::report_excerpt(v)))
                     .collect();
-                writeln!(out, "        may differ: {field} ({})", sides.join("; "))?;
+                writeln!(
+                    out,
+                    "        may differ: {} ({})",
+                    inline(field),
+                    inline(&sides.join("; "))
+                )?;
             }
         }
     }
@@ -165,7 +173,7 @@ pub fn print(out: &mut impl std::io::Write, report: &Value) -> std::io::Result<(
         if !violation.as_str().unwrap_or("").starts_with("case `")
             || report["cases"].as_array().is_none_or(Vec::is_empty)
         {
-            writeln!(out, "  must: {}", violation.as_str().unwrap_or(""))?;
+            writeln!(out, "  must: {}", text(violation))?;
         }
     }
     let broken = report["violations"].as_array().map_or(0, Vec::len);

@@ -150,7 +150,16 @@ impl JournalWriter {
                 line.push_str(body);
             }
         }
-        line.push_str("}\n");
+        line.push('}');
+        // A secret that reached a case is scrubbed (as JSON) on its way out.
+        let scrubbed = match super::secrets::scrub_granted_json(&line) {
+            std::borrow::Cow::Owned(clean) => Some(clean),
+            std::borrow::Cow::Borrowed(_) => None,
+        };
+        if let Some(clean) = scrubbed {
+            line = clean;
+        }
+        line.push('\n');
         self.out
             .write_all(line.as_bytes())
             .map_err(|source| write_error(&self.path, source))

@@ -19,6 +19,8 @@
 //! - [`run_provider`]: which provider a run uses, and its cassette;
 //!   [`provider_setup`]: what a provider is granted and told;
 //! - [`compare`]: `eval compare`, two runs against the cross-runtime rules;
+//! - [`secrets`]: granted secret values scrubbed from what comes back, is
+//!   written and is printed;
 //! - [`cassette`]: record/replay of provider and judge calls
 //!   ([`cassette_file`]: the file, read within a size cap and indexed;
 //!   [`observation_json`]: the observation's JSON form);
@@ -68,6 +70,7 @@ pub mod run_provider;
 pub mod run_records;
 pub mod run_state;
 pub mod scorer_pool;
+pub mod secrets;
 pub mod snapshots;
 pub mod steps;
 pub mod suite_run;
@@ -114,7 +117,10 @@ pub enum EvalError {
     #[error(transparent)]
     Plugin(#[from] PluginError),
     /// The preset rejected the fixture's cases (paths into the fixture).
-    #[error("{}: {}", file.display(), format_problems(problems))]
+    /// Its message has a line per problem; the file and each problem are
+    /// escaped for a terminal ([`crate::term::inline`]), so the only line
+    /// breaks are those.
+    #[error("{}: {}", crate::term::shown(file.display()), format_problems(problems))]
     Cases {
         file: PathBuf,
         problems: Vec<(String, String)>,
@@ -152,6 +158,16 @@ impl EvalError {
             Self::Write { .. } | Self::Stopped => false,
         }
     }
+
+    /// True when every line break of its message is the host's (a list of
+    /// problems, whose texts are escaped): the CLI keeps those.
+    pub fn lines_are_ours(&self) -> bool {
+        match self {
+            Self::Cases { .. } => true,
+            Self::Step { error, .. } => error.lines_are_ours(),
+            _ => false,
+        }
+    }
 }
 
 /// Problems shown in one error message; the rest are counted.
@@ -162,10 +178,11 @@ fn format_problems(problems: &[(String, String)]) -> String {
         .iter()
         .take(SHOWN_PROBLEMS)
         .map(|(path, message)| {
+            let message = crate::term::inline(message);
             if path.is_empty() {
-                message.clone()
+                message.into_owned()
             } else {
-                format!("{path}: {message}")
+                format!("{}: {message}", crate::term::inline(path))
             }
         })
         .collect();

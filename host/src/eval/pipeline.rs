@@ -260,7 +260,7 @@ pub fn test(registry: &Registry, options: &TestOptions) -> Result<TestRun, EvalE
         }),
         fixture::Fixture::Steps(steps, warnings) => {
             for warning in &warnings {
-                eprintln!("warning: {warning}");
+                eprintln!("warning: {}", crate::term::shown(warning));
             }
             Ok(TestRun::Steps(super::steps::run(
                 registry, options, &steps,

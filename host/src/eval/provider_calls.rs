@@ -13,7 +13,8 @@ use std::time::Instant;
 
 use serde_json::{Map, Value};
 
-use super::cassette::{Cassette, scrub, scrub_observation};
+use super::cassette::Cassette;
+use super::secrets::{scrub, scrub_observation};
 use super::workspace_copy::{WorkspaceCopy, fresh_copy};
 use crate::plugin::bindings::preset::exports::cautilus::plugin::preset_api::Sample;
 use crate::plugin::bindings::provider::exports::cautilus::plugin::provider_api::Invocation;
@@ -160,9 +161,9 @@ impl ProviderCalls {
                 let kept = copy.dir.keep();
                 eprintln!(
                     "kept the workspace of case `{}` sample {}: {}",
-                    request.case_id,
+                    crate::term::inline(&request.case_id),
                     index + 1,
-                    kept.display()
+                    crate::term::shown(kept.display())
                 );
             }
         }
@@ -302,7 +303,11 @@ fn save_transcript(run_dir: &Path, case_id: &str, index: usize, text: &str) -> O
     match super::records::write_bytes(&run_dir.join(&relative), text.as_bytes()) {
         Ok(()) => Some(relative),
         Err(error) => {
-            eprintln!("warning: the transcript of case `{case_id}` was not saved: {error}");
+            eprintln!(
+                "warning: the transcript of case `{}` was not saved: {}",
+                crate::term::inline(case_id),
+                crate::term::shown(&error)
+            );
             None
         }
     }

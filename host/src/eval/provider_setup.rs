@@ -286,8 +286,11 @@ pub fn denied(registry: &Registry, reference: &str) -> Result<ProviderSetup, Eva
 impl ProviderSetup {
     /// The values of the secrets and credential-like variables the run
     /// grants, read from the environment (for redaction).
+    /// They are registered too, so nothing this process writes or prints
+    /// holds them ([`super::secrets::register`]).
     pub fn secret_values(&self) -> Vec<String> {
-        self.grants
+        let values: Vec<String> = self
+            .grants
             .secrets
             .values()
             .chain(
@@ -298,7 +301,9 @@ impl ProviderSetup {
             )
             .filter_map(|name| std::env::var(name).ok())
             .filter(|value| !value.trim().is_empty())
-            .collect()
+            .collect();
+        super::secrets::register(values.iter().map(String::as_str));
+        values
     }
 }
 

@@ -58,8 +58,10 @@ fn utc(secs: u64) -> (String, String) {
 }
 
 /// Writes `bytes` to `path` atomically (temp file in the same directory +
-/// rename), creating the directory.
+/// rename), creating the directory; scrubbed of the process's secrets
+/// ([`super::secrets`]).
 pub fn write_bytes(path: &Path, bytes: &[u8]) -> Result<(), EvalError> {
+    let bytes = super::secrets::scrub_granted_bytes(bytes);
     let error = |source| EvalError::Write {
         path: path.to_path_buf(),
         source,
@@ -70,7 +72,7 @@ pub fn write_bytes(path: &Path, bytes: &[u8]) -> Result<(), EvalError> {
         .unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir).map_err(error)?;
     let mut file = tempfile::NamedTempFile::new_in(dir).map_err(error)?;
-    file.write_all(bytes).map_err(error)?;
+    file.write_all(&bytes).map_err(error)?;
     file.persist(path).map_err(|e| error(e.error))?;
     Ok(())
 }
@@ -78,6 +80,9 @@ pub fn write_bytes(path: &Path, bytes: &[u8]) -> Result<(), EvalError> {
 /// Writes `value` as pretty JSON to `path` atomically (temp file + rename),
 /// streaming it through a buffered writer.
 pub fn write_json(path: &Path, value: &Value) -> Result<(), EvalError> {
+    // Scrubbed as JSON (string by string), so it stays JSON.
+    let scrubbed = super::secrets::scrubbed_value(value);
+    let value = scrubbed.as_ref().unwrap_or(value);
     let mut text = serde_json::to_vec_pretty(value).map_err(|e| EvalError::Write {
         path: path.to_path_buf(),
         source: e.into(),
@@ -179,7 +184,7 @@ impl PacketWriter {
     pub(super) fn push_checked(&mut self, json: &str) -> Result<(), EvalError> {
         debug_assert!(serde_json::from_str::<serde::de::IgnoredAny>(json).is_ok());
         let redacted = self.redaction.apply_text(json);
-        let json = redacted.as_deref().unwrap_or(json);
+        let json = super::secrets::scrub_granted_json(redacted.as_deref().unwrap_or(json));
         let separator: &[u8] = if self.first { b"\n    " } else { b",\n    " };
         self.first = false;
         self.elements += 1;
@@ -211,6 +216,8 @@ impl PacketWriter {
     fn field(&mut self, key: &str, value: &Value) -> Result<(), EvalError> {
         let key = Value::String(key.to_string()).to_string();
         let value = serde_json::to_string(value).unwrap_or_else(|_| "null".into());
+        let value = super::secrets::scrub_granted_json(&value);
+        let key = super::secrets::scrub_granted_json(&key);
         self.write(format!("  {key}: {value}").as_bytes())
     }
 

@@ -1,5 +1,8 @@
 //! The readable summary printed after a run: one line per case (status and
-//! why), then the recommendation and the counts.
+//! why), then the recommendation and the counts. A case's id and summary
+//! are the fixture's and the plugins' text: printed escaped
+//! ([`crate::term::inline`]), so neither can act on the terminal nor start
+//! a line of its own.
 
 use std::io::Write;
 
@@ -30,7 +33,12 @@ pub fn print_case(out: &mut (impl Write + ?Sized), case: &CaseLine) -> std::io::
     } else {
         &case.case_id
     };
-    writeln!(out, "  {tag} {id} — {}", case.summary)
+    writeln!(
+        out,
+        "  {tag} {} — {}",
+        crate::term::inline(id),
+        crate::term::inline(&case.summary)
+    )
 }
 
 /// The recommendation and the counts.

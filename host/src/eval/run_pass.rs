@@ -351,7 +351,7 @@ impl RunPass<'_> {
                 if let Some(snapshot) = &batch.snapshots[k]
                     && let Some(message) = snapshots::update(snapshot, &runs[k], body)?
                 {
-                    eprintln!("{message}");
+                    eprintln!("{}", crate::term::inline(&message));
                 }
             }
         }

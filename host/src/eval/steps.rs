@@ -321,9 +321,9 @@ pub fn print_summary(
             out,
             "step {} `{}` ({}/{}): {}",
             step.index,
-            step.suite_id,
-            step.surface,
-            step.preset,
+            crate::term::inline(&step.suite_id),
+            crate::term::inline(&step.surface),
+            crate::term::inline(&step.preset),
             step.status.as_str()
         )?;
         if let Some(tally) = &step.tally {

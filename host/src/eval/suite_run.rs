@@ -225,7 +225,7 @@ pub fn run_suite(
             state.error = None;
             eprintln!(
                 "resuming {}: {} of {total} cases finished earlier; running the other {}",
-                output_dir.display(),
+                crate::term::shown(output_dir.display()),
                 journal.finished(),
                 total - journal.finished()
             );

@@ -128,7 +128,7 @@ pub fn validate_suite(
     keep: bool,
 ) -> Result<Validated, EvalError> {
     for warning in &suite.warnings {
-        eprintln!("warning: {warning}");
+        eprintln!("warning: {}", crate::term::shown(warning));
     }
     let preset = preset_applied(registry, &mut suite)?;
     let contract = &super::pipeline::preset_description(&preset).contract;

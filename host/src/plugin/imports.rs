@@ -118,7 +118,13 @@ impl LogSink {
         if let Some(min) = self.echo_level
             && level_rank(level) >= level_rank(min)
         {
-            eprintln!("[{} {}] {message}", self.plugin, level_name(level));
+            // A plugin's text: escaped (and scrubbed of secrets) for the terminal.
+            eprintln!(
+                "[{} {}] {}",
+                crate::term::inline(&self.plugin),
+                level_name(level),
+                crate::term::inline(&message)
+            );
         }
         self.lines.push((level, message));
     }
@@ -306,11 +312,14 @@ impl StoreState {
         let var = self.grants.secrets.get(name).ok_or_else(|| {
             http::HttpError::Denied(format!("this run grants no secret named `{name}`"))
         })?;
-        std::env::var(var).map_err(|_| {
+        let value = std::env::var(var).map_err(|_| {
             http::HttpError::Denied(format!(
                 "secret `{name}` comes from environment variable `{var}`, which is not set"
             ))
-        })
+        })?;
+        // What leaves the host is never written or printed by it.
+        crate::eval::secrets::register([value.as_str()]);
+        Ok(value)
     }
 
     /// A host call may not outlive the guest call that made it: epoch
@@ -392,6 +401,9 @@ impl process::Host for StoreState {
                     Some((_, value)) => value.clone(),
                     None => std::env::var_os(name)?,
                 };
+                if crate::eval::cassette::credential_field(name) {
+                    crate::eval::secrets::register(value.to_str());
+                }
                 Some((name.clone(), value))
             })
             .collect();

@@ -180,7 +180,11 @@ fn run_experiment(
         eval::progress::print(|| {
             for (_, id, reason) in &plan.skipped {
                 let why = if reason.is_empty() { "skipped" } else { reason };
-                println!("  SKIP  {id} — {why}");
+                println!(
+                    "  SKIP  {} — {}",
+                    crate::term::inline(id),
+                    crate::term::inline(why)
+                );
             }
         });
     }
@@ -218,7 +222,9 @@ fn run_experiment(
             eval::progress::print(|| {
                 println!(
                     "variant `{}`{baseline}, trial {} of {}{done}",
-                    variant.name, group.trial, plan.max_trials
+                    crate::term::inline(&variant.name),
+                    group.trial,
+                    plan.max_trials
                 );
             });
         }

@@ -239,8 +239,8 @@ pub fn write(
     if let Some(b) = committed.filter(|_| drift) {
         eprintln!(
             "warning: the suite's cases or scoring changed since the baseline in {} was promoted ({}); the comparison is informational until you promote a new one",
-            b.path.display(),
-            b.promoted_at
+            crate::term::shown(b.path.display()),
+            crate::term::inline(&b.promoted_at)
         );
     }
     let record = root.join(FILE);

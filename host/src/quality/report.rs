@@ -1,12 +1,15 @@
 //! The readable summary of an experiment: per variant its pass rate and
 //! scores, each candidate against the baseline, every gate with its value
-//! and threshold, and the verdict.
+//! and threshold, and the verdict. Variant, score and gate names are the
+//! fixture's: each line is escaped for the terminal as a whole
+//! ([`crate::term::inline`]), so none can start a line of its own.
 
 use std::io::Write;
 
 use super::aggregate::Aggregate;
 use super::experiment::ExperimentOutcome;
 use super::stats::Paired;
+use crate::term::{inline, shown};
 
 fn signed(value: f64) -> String {
     format!("{value:+.3}")
@@ -80,7 +83,7 @@ pub fn print(out: &mut (impl Write + ?Sized), outcome: &ExperimentOutcome) -> st
     )?;
     for (name, aggregate) in &outcome.variants {
         let baseline = outcome.baseline.as_deref() == Some(name);
-        writeln!(out, "{}", variant_line(name, baseline, aggregate))?;
+        writeln!(out, "{}", inline(&variant_line(name, baseline, aggregate)))?;
     }
     for c in &outcome.comparisons {
         let mut parts = Vec::new();
@@ -99,8 +102,7 @@ pub fn print(out: &mut (impl Write + ?Sized), outcome: &ExperimentOutcome) -> st
         } else {
             c.baseline.clone()
         };
-        writeln!(
-            out,
+        let line = format!(
             "  {} vs {against} ({} paired cells{}): {}",
             c.candidate,
             c.pairs,
@@ -110,7 +112,8 @@ pub fn print(out: &mut (impl Write + ?Sized), outcome: &ExperimentOutcome) -> st
                 ""
             },
             parts.join("; ")
-        )?;
+        );
+        writeln!(out, "{}", inline(&line))?;
     }
     if !outcome.gates.is_empty() {
         writeln!(out, "gates:")?;
@@ -120,11 +123,8 @@ pub fn print(out: &mut (impl Write + ?Sized), outcome: &ExperimentOutcome) -> st
                 (false, true) => "INFO",
                 (false, false) => "FAIL",
             };
-            writeln!(
-                out,
-                "  {tag}  {} {} — {}",
-                gate.variant, gate.gate, gate.message
-            )?;
+            let line = format!("  {tag}  {} {} — {}", gate.variant, gate.gate, gate.message);
+            writeln!(out, "{}", inline(&line))?;
         }
     }
     let verdict = match (outcome.interrupted, outcome.passed) {
@@ -133,5 +133,5 @@ pub fn print(out: &mut (impl Write + ?Sized), outcome: &ExperimentOutcome) -> st
         (None, false) => "failed".into(),
     };
     writeln!(out, "experiment {verdict}")?;
-    writeln!(out, "records: {}", outcome.output_dir.display())
+    writeln!(out, "records: {}", shown(outcome.output_dir.display()))
 }

@@ -66,8 +66,11 @@ fn escape_json_for_script(json: &str) -> String {
             '<' => out.push_str("\\u003c"),
             '>' => out.push_str("\\u003e"),
             '&' => out.push_str("\\u0026"),
-            '\u{2028}' => out.push_str("\\u2028"),
-            '\u{2029}' => out.push_str("\\u2029"),
+            // Controls and bidi marks a terminal or an editor acts on
+            // (printed by `cautilus report html` to stdout): escaped.
+            c if crate::term::is_unsafe(c) && !matches!(c, '\n' | '\r' | '\t') => {
+                out.push_str(&format!("\\u{:04x}", u32::from(c)));
+            }
             c => out.push(c),
         }
     }
@@ -83,6 +86,7 @@ fn escape_html(text: &str) -> String {
             '>' => out.push_str("&gt;"),
             '"' => out.push_str("&quot;"),
             '\'' => out.push_str("&#39;"),
+            c if crate::term::is_unsafe(c) => out.push_str(&format!("&#x{:x};", u32::from(c))),
             c => out.push(c),
         }
     }
@@ -118,6 +122,14 @@ mod tests {
         assert!(!escaped.contains('<') && !escaped.contains('>') && !escaped.contains('&'));
         let back: Value = serde_json::from_str(&escaped).unwrap();
         assert_eq!(back["a"], "</script><script>alert(1)</script>&");
+        // Controls and bidi marks are escaped too (the page can be printed).
+        let hostile = "\u{1b}]0;t\u{7}\u{9b}\u{202e}\u{2066}\u{7f}";
+        let json = serde_json::to_string(&serde_json::json!({ "a": hostile })).unwrap();
+        let escaped = escape_json_for_script(&json);
+        assert!(!escaped.chars().any(crate::term::is_unsafe), "{escaped}");
+        let back: Value = serde_json::from_str(&escaped).unwrap();
+        assert_eq!(back["a"], hostile);
+        assert_eq!(escape_html("a\u{202e}b\rc"), "a&#x202e;b&#xd;c");
     }
 
     #[test]

@@ -249,6 +249,12 @@ fn text(value: &str) -> String {
             '&' => out.push_str("&amp;"),
             '<' => out.push_str("&lt;"),
             '>' => out.push_str("&gt;"),
+            // What a terminal would act on (the report is printed to
+            // stdout by `cautilus report junit`) as a character reference,
+            // which XML reads as the same character.
+            c if allowed(c) && crate::term::is_unsafe(c) && c != '\n' && c != '\t' => {
+                out.push_str(&format!("&#x{:x};", u32::from(c)));
+            }
             c if allowed(c) => out.push(c),
             _ => out.push('\u{FFFD}'),
         }
@@ -282,6 +288,12 @@ mod tests {
         assert_eq!(text("a<b>&c"), "a&lt;b&gt;&amp;c");
         assert_eq!(text("bell\u{7}end\u{FFFF}"), "bell\u{FFFD}end\u{FFFD}");
         assert_eq!(attr("say \"hi\"\nnow"), "say &quot;hi&quot;&#10;now");
+        // What a terminal acts on (the report can be printed) is a
+        // character reference: XML reads back the same character.
+        assert_eq!(
+            text("x\rPASS\u{9b}2K\u{202e}y\u{7f}"),
+            "x&#xd;PASS&#x9b;2K&#x202e;y&#x7f;"
+        );
         assert_eq!(seconds(12.0), "0.012");
     }
 }

@@ -285,7 +285,9 @@ fn cell(value: &str) -> String {
             '@' => out.push_str("@\u{200B}"),
             '/' if previous == ':' => out.push_str("\u{200B}/"),
             '\n' | '\r' | '\t' => out.push(' '),
-            c if c.is_control() => {}
+            // Controls and bidi marks (which reorder what is shown) are
+            // dropped.
+            c if crate::term::is_unsafe(c) => {}
             c => out.push(c),
         }
         previous = c;
@@ -305,5 +307,6 @@ mod tests {
             "\\!\\[x\\]\\(https:\u{200B}//evil/?q\\) \\*hi\\* @\u{200B}org/team"
         );
         assert_eq!(cell(&"x".repeat(300)).chars().count(), REASON_CHARS + 1);
+        assert_eq!(cell("a\u{1b}[2K\u{9b}\u{202e}b\u{2066}"), "a\\[2Kb");
     }
 }

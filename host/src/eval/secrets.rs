@@ -1,0 +1,543 @@
+//! Secret values kept out of everything a run records or prints.
+//!
+//! The secrets are the values of the environment variables a run grants its
+//! provider or judge (an API key, a CLI's login token). The host sends them
+//! and a server, a CLI or a plugin may echo them back anywhere: as the
+//! answering `model` (`"Bearer sk-…"`), in an error body, a tool call, the
+//! harness or the cost source. So redaction is not a list of fields:
+//!
+//! - where untrusted data enters, every string of an observation that comes
+//!   back ([`scrub_observation`], which names every field of the type, so a
+//!   new field does not compile until it is scrubbed) and every provider or
+//!   judge error ([`scrub`]) is scrubbed of the values granted to that call;
+//! - and every value the host hands out is also registered process-wide
+//!   ([`register`]), so what is written (records, cassettes, reports,
+//!   transcripts: [`scrub_granted`], [`scrub_granted_json`]) and printed
+//!   (through [`crate::term`]) is scrubbed once more, whatever path it took.
+//!
+//! A value is matched whatever the letter case of its ASCII letters (a
+//! server that upper-cases what it quotes still quotes the key), also in
+//! its JSON-escaped and `{:?}`-escaped forms, and becomes `[redacted]`.
+//! Values shorter than [`MIN_CHARS`] are not matched (they would redact
+//! ordinary words).
+
+use std::borrow::Cow;
+use std::sync::{Arc, RwLock};
+
+use serde_json::Value;
+
+use crate::plugin::bindings::types::{Message, Observation, ToolCall, Usage, WorkspaceTrace};
+
+/// What a secret value becomes.
+pub const REDACTED: &str = "[redacted]";
+
+/// Values shorter than this many characters are not redacted.
+pub const MIN_CHARS: usize = 4;
+
+/// Every secret value this process handed to a provider, a judge or a
+/// program (see [`register`]).
+static GRANTED: RwLock<Option<Arc<Vec<String>>>> = RwLock::new(None);
+
+/// Registers `values` as secrets of this process: from now on, every record
+/// written and every line printed is scrubbed of them.
+pub fn register<'a>(values: impl IntoIterator<Item = &'a str>) {
+    let mut granted = GRANTED.write().unwrap_or_else(|e| e.into_inner());
+    let mut all: Vec<String> = granted.as_deref().cloned().unwrap_or_default();
+    let before = all.len();
+    for value in values {
+        if value.chars().count() >= MIN_CHARS && !all.iter().any(|v| v == value) {
+            all.push(value.to_string());
+        }
+    }
+    if all.len() != before {
+        // Longest first: a value that contains another goes whole.
+        all.sort_by_key(|v| std::cmp::Reverse(v.len()));
+        *granted = Some(Arc::new(all));
+    }
+}
+
+/// The registered secret values (none: an empty list, no allocation).
+fn granted() -> Option<Arc<Vec<String>>> {
+    GRANTED.read().unwrap_or_else(|e| e.into_inner()).clone()
+}
+
+/// `text` scrubbed of every registered secret (borrowed when it holds none).
+pub fn scrub_granted(text: &str) -> Cow<'_, str> {
+    match granted() {
+        Some(secrets) => scrub_cow(text, &secrets),
+        None => Cow::Borrowed(text),
+    }
+}
+
+/// `bytes` (a file about to be written) scrubbed of every registered
+/// secret, byte by byte (a file need not be text: nothing else changes).
+pub fn scrub_granted_bytes(bytes: &[u8]) -> Cow<'_, [u8]> {
+    let Some(secrets) = granted() else {
+        return Cow::Borrowed(bytes);
+    };
+    let mut out = Cow::Borrowed(bytes);
+    for secret in secrets.iter() {
+        for form in forms(secret) {
+            if let Some(clean) = replace_bytes_ignoring_ascii_case(&out, form.as_bytes()) {
+                out = Cow::Owned(clean);
+            }
+        }
+    }
+    out
+}
+
+/// `bytes` with every occurrence of `needle` (ASCII case ignored) replaced
+/// by `[redacted]`, or `None` when there is none.
+fn replace_bytes_ignoring_ascii_case(bytes: &[u8], needle: &[u8]) -> Option<Vec<u8>> {
+    let mut at = find_ignoring_ascii_case(bytes, needle, 0)?;
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut last = 0;
+    loop {
+        out.extend_from_slice(&bytes[last..at]);
+        out.extend_from_slice(REDACTED.as_bytes());
+        last = at + needle.len();
+        match find_ignoring_ascii_case(bytes, needle, last) {
+            Some(next) => at = next,
+            None => break,
+        }
+    }
+    out.extend_from_slice(&bytes[last..]);
+    Some(out)
+}
+
+/// A JSON text (a record's line) scrubbed of every registered secret:
+/// parsed and scrubbed string by string (keys too) when one is in it, so
+/// the result stays JSON whatever the secret looks like. Borrowed when it
+/// holds none.
+pub fn scrub_granted_json(text: &str) -> Cow<'_, str> {
+    let Some(secrets) = granted() else {
+        return Cow::Borrowed(text);
+    };
+    let held = |s: &String| forms(s).iter().any(|f| holds_bytes(text.as_bytes(), f));
+    if !secrets.iter().any(held) {
+        return Cow::Borrowed(text);
+    }
+    match serde_json::from_str::<Value>(text) {
+        Ok(mut value) => {
+            scrub_value(&mut value, &secrets);
+            Cow::Owned(value.to_string())
+        }
+        Err(_) => scrub_cow(text, &secrets),
+    }
+}
+
+/// `value` scrubbed of every registered secret, or `None` when it holds
+/// none (no copy is made while nothing is registered).
+pub fn scrubbed_value(value: &Value) -> Option<Value> {
+    let secrets = granted()?;
+    let mut copy = value.clone();
+    scrub_value(&mut copy, &secrets).then_some(copy)
+}
+
+/// Scrubs every string and key of `value`; true when something changed.
+pub fn scrub_value(value: &mut Value, secrets: &[String]) -> bool {
+    match value {
+        Value::String(text) => scrub_in_place(text, secrets),
+        Value::Array(items) => items
+            .iter_mut()
+            .fold(false, |changed, item| scrub_value(item, secrets) | changed),
+        Value::Object(map) => {
+            let mut changed = false;
+            if map
+                .keys()
+                .any(|k| matches!(scrub_cow(k, secrets), Cow::Owned(_)))
+            {
+                let entries = std::mem::take(map);
+                for (key, item) in entries {
+                    map.insert(scrub_cow(&key, secrets).into_owned(), item);
+                }
+                changed = true;
+            }
+            map.values_mut().fold(changed, |changed, item| {
+                scrub_value(item, secrets) | changed
+            })
+        }
+        _ => false,
+    }
+}
+
+/// `text` with every value of `secrets` replaced by `[redacted]`.
+pub fn scrub(text: &str, secrets: &[String]) -> String {
+    scrub_cow(text, secrets).into_owned()
+}
+
+/// Scrubs `text` in place; true when something was redacted.
+pub fn scrub_in_place(text: &mut String, secrets: &[String]) -> bool {
+    match scrub_cow(text, secrets) {
+        Cow::Owned(clean) => {
+            *text = clean;
+            true
+        }
+        Cow::Borrowed(_) => false,
+    }
+}
+
+/// `text` scrubbed of `secrets`, borrowed when it holds none of them.
+pub fn scrub_cow<'a>(text: &'a str, secrets: &[String]) -> Cow<'a, str> {
+    let mut out = Cow::Borrowed(text);
+    for secret in secrets.iter().filter(|s| s.chars().count() >= MIN_CHARS) {
+        for form in forms(secret) {
+            if let Some(clean) = replace_ignoring_ascii_case(&out, &form) {
+                out = Cow::Owned(clean);
+            }
+        }
+    }
+    out
+}
+
+/// The forms a secret is quoted in: as it is, JSON-escaped and
+/// `{:?}`-escaped (when those differ).
+fn forms(secret: &str) -> Vec<Cow<'_, str>> {
+    let mut forms = vec![Cow::Borrowed(secret)];
+    let json = serde_json::to_string(secret).unwrap_or_default();
+    let json = json
+        .strip_prefix('"')
+        .and_then(|j| j.strip_suffix('"'))
+        .unwrap_or(secret);
+    let debug = secret.escape_debug().to_string();
+    for form in [json.to_string(), debug] {
+        if form != secret && !forms.iter().any(|f| *f == form) {
+            forms.push(Cow::Owned(form));
+        }
+    }
+    forms
+}
+
+/// Whether `bytes` holds `needle`, whatever the case of its ASCII letters.
+fn holds_bytes(bytes: &[u8], needle: &str) -> bool {
+    find_ignoring_ascii_case(bytes, needle.as_bytes(), 0).is_some()
+}
+
+/// Where `needle` first occurs in `bytes` at or after `from`, whatever the
+/// case of its ASCII letters.
+fn find_ignoring_ascii_case(bytes: &[u8], needle: &[u8], from: usize) -> Option<usize> {
+    let &first = needle.first()?;
+    let last_start = bytes.len().checked_sub(needle.len())?;
+    if from > last_start {
+        return None;
+    }
+    memchr::memchr2_iter(
+        first.to_ascii_lowercase(),
+        first.to_ascii_uppercase(),
+        &bytes[from..=last_start],
+    )
+    .map(|at| from + at)
+    .find(|&at| bytes[at..at + needle.len()].eq_ignore_ascii_case(needle))
+}
+
+/// `text` with every occurrence of `needle` (ASCII case ignored) replaced,
+/// or `None` when there is none.
+fn replace_ignoring_ascii_case(text: &str, needle: &str) -> Option<String> {
+    let bytes = replace_bytes_ignoring_ascii_case(text.as_bytes(), needle.as_bytes())?;
+    // Whole UTF-8: a match starts where the needle's first byte (ASCII or
+    // a lead byte, never a continuation byte) does, and ends after its
+    // last whole character; `[redacted]` is ASCII.
+    Some(
+        String::from_utf8(bytes)
+            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()),
+    )
+}
+
+/// An observation with every string it holds scrubbed of `secrets`:
+/// model, provider, harness, mode, cost source, texts, messages, tool calls,
+/// structured output and the whole workspace trace. Every field is named
+/// here (no `..`), so a field added to the type is a compile error until it
+/// is handled.
+pub fn scrub_observation(mut o: Observation, secrets: &[String]) -> Observation {
+    if !secrets.iter().any(|s| s.chars().count() >= MIN_CHARS) {
+        return o;
+    }
+    let text = |t: &mut String| {
+        scrub_in_place(t, secrets);
+    };
+    let option = |t: &mut Option<String>| {
+        if let Some(t) = t {
+            scrub_in_place(t, secrets);
+        }
+    };
+    let Observation {
+        final_text,
+        messages,
+        tool_calls,
+        usage,
+        cost_usd: _,
+        cost_source,
+        retries: _,
+        duration_ms: _,
+        provider,
+        model,
+        harness,
+        mode,
+        structured,
+        trace,
+    } = &mut o;
+    for t in [
+        final_text,
+        cost_source,
+        provider,
+        model,
+        harness,
+        mode,
+        structured,
+    ] {
+        option(t);
+    }
+    for Message { role, content } in messages.iter_mut() {
+        text(role);
+        text(content);
+    }
+    for call in tool_calls.iter_mut().flatten() {
+        let ToolCall {
+            name,
+            arguments,
+            output,
+            succeeded: _,
+            duration_ms: _,
+        } = call;
+        text(name);
+        option(arguments);
+        option(output);
+    }
+    // Counts only; named so that a text added to usage is handled here.
+    if let Some(Usage {
+        input_tokens: _,
+        output_tokens: _,
+        cached_input_tokens: _,
+        reasoning_tokens: _,
+        llm_calls: _,
+    }) = usage
+    {}
+    if let Some(WorkspaceTrace {
+        files_read,
+        instruction_files,
+        skills,
+        subagents,
+        commands,
+        turns: _,
+        session_id,
+        transcript,
+    }) = trace
+    {
+        for t in files_read
+            .iter_mut()
+            .chain(instruction_files.iter_mut())
+            .chain(skills.iter_mut())
+            .chain(subagents.iter_mut())
+            .chain(commands.iter_mut())
+        {
+            text(t);
+        }
+        option(session_id);
+        option(transcript);
+    }
+    o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::eval::observation_json::{observation_from, observation_json};
+    use serde_json::json;
+
+    const KEY: &str = "sk-Walk-Secret-9090";
+
+    /// An observation with every field set (a field added to the type
+    /// makes this literal fail to compile until it is filled here).
+    fn full() -> Observation {
+        Observation {
+            final_text: Some("t".into()),
+            messages: vec![Message {
+                role: "assistant".into(),
+                content: "c".into(),
+            }],
+            tool_calls: Some(vec![ToolCall {
+                name: "n".into(),
+                arguments: Some(json!({"k": "v"}).to_string()),
+                output: Some("o".into()),
+                succeeded: Some(true),
+                duration_ms: Some(1),
+            }]),
+            usage: Some(Usage {
+                input_tokens: Some(1),
+                output_tokens: Some(1),
+                cached_input_tokens: Some(1),
+                reasoning_tokens: Some(1),
+                llm_calls: Some(1),
+            }),
+            cost_usd: Some(0.5),
+            cost_source: Some("s".into()),
+            retries: Some(1),
+            duration_ms: Some(1),
+            provider: Some("p".into()),
+            model: Some("m".into()),
+            harness: Some("h".into()),
+            mode: Some("messaging".into()),
+            structured: Some(json!({"k": "v"}).to_string()),
+            trace: Some(WorkspaceTrace {
+                files_read: vec!["f".into()],
+                instruction_files: vec!["i".into()],
+                skills: vec!["s".into()],
+                subagents: vec!["a".into()],
+                commands: vec!["c".into()],
+                turns: Some(1),
+                session_id: Some("id".into()),
+                transcript: Some("line".into()),
+            }),
+        }
+    }
+
+    /// Every string (and object key) of `value` made to carry `echo`.
+    fn poison(value: &mut Value, echo: &str) {
+        match value {
+            Value::String(s) => *s = format!("{s} {echo}"),
+            Value::Array(items) => items.iter_mut().for_each(|v| poison(v, echo)),
+            Value::Object(map) => {
+                let entries = std::mem::take(map);
+                for (key, mut item) in entries {
+                    poison(&mut item, echo);
+                    // The observation's own member names stay; keys inside
+                    // structured output and tool arguments are the server's.
+                    let key = if key == "k" { format!("k {echo}") } else { key };
+                    map.insert(key, item);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Every string and key of `value`, with where it is.
+    fn strings(value: &Value, at: &str, out: &mut Vec<(String, String)>) {
+        match value {
+            Value::String(s) => out.push((at.into(), s.clone())),
+            Value::Array(items) => {
+                for (i, v) in items.iter().enumerate() {
+                    strings(v, &format!("{at}[{i}]"), out);
+                }
+            }
+            Value::Object(map) => {
+                for (k, v) in map {
+                    out.push((format!("{at} (key)"), k.clone()));
+                    strings(v, &format!("{at}.{k}"), out);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    #[test]
+    fn no_field_of_an_observation_keeps_an_echoed_key() {
+        let template = observation_json(&full());
+        let mut nulls = Vec::new();
+        fn find_nulls(v: &Value, at: &str, out: &mut Vec<String>) {
+            match v {
+                Value::Null => out.push(at.to_string()),
+                Value::Array(items) => items.iter().for_each(|i| find_nulls(i, at, out)),
+                Value::Object(map) => map
+                    .iter()
+                    .for_each(|(k, i)| find_nulls(i, &format!("{at}.{k}"), out)),
+                _ => {}
+            }
+        }
+        find_nulls(&template, "", &mut nulls);
+        assert!(nulls.is_empty(), "fill every field in `full()`: {nulls:?}");
+        for echo in [
+            KEY.to_string(),
+            format!("Bearer {KEY}"),
+            format!("BEARER {}", KEY.to_ascii_uppercase()),
+            format!("authorization: bearer {}", KEY.to_ascii_lowercase()),
+            format!("x{KEY}x"),
+        ] {
+            let mut poisoned = template.clone();
+            poison(&mut poisoned, &echo);
+            let observation = observation_from(&poisoned).unwrap();
+            let scrubbed = scrub_observation(observation, &[KEY.to_string()]);
+            let mut all = Vec::new();
+            strings(&observation_json(&scrubbed), "", &mut all);
+            let with_key = all
+                .iter()
+                .filter(|(_, s)| s.to_ascii_lowercase().contains(&KEY.to_ascii_lowercase()))
+                .collect::<Vec<_>>();
+            assert!(with_key.is_empty(), "{echo}: {with_key:?}");
+            // Every field was poisoned, so every string field was scrubbed.
+            let untouched: Vec<_> = all
+                .iter()
+                .filter(|(at, s)| !at.ends_with("(key)") && !s.contains(REDACTED))
+                .collect();
+            assert!(untouched.is_empty(), "{echo}: {untouched:?}");
+        }
+    }
+
+    #[test]
+    fn a_secret_is_matched_in_any_letter_case_and_escaped_form() {
+        let secrets = vec![KEY.to_string(), "pa\"ss\\word".to_string(), "abc".into()];
+        for (text, want) in [
+            (format!("Bearer {KEY}"), "Bearer [redacted]".to_string()),
+            (
+                format!("bearer {} and {}", KEY.to_ascii_uppercase(), KEY),
+                "bearer [redacted] and [redacted]".into(),
+            ),
+            (
+                r#"{"key": "pa\"ss\\word"}"#.into(),
+                r#"{"key": "[redacted]"}"#.into(),
+            ),
+            ("raw pa\"ss\\word".into(), "raw [redacted]".into()),
+            (
+                "abc is too short to be redacted".into(),
+                "abc is too short to be redacted".into(),
+            ),
+            (
+                "ünïcödé around sk-walk-secret-9090!".into(),
+                "ünïcödé around [redacted]!".into(),
+            ),
+        ] {
+            assert_eq!(scrub(&text, &secrets), want, "{text}");
+        }
+        assert!(matches!(scrub_cow("clean", &secrets), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn json_stays_json_when_a_secret_is_scrubbed_from_it() {
+        let secrets = vec!["true".to_string(), KEY.to_string()];
+        let mut value =
+            json!({"ok": true, KEY: ["true story", 1], "n": {"x": format!("Bearer {KEY}")}});
+        assert!(scrub_value(&mut value, &secrets));
+        assert_eq!(
+            value,
+            json!({"ok": true, "[redacted]": ["[redacted] story", 1], "n": {"x": "Bearer [redacted]"}})
+        );
+    }
+
+    #[test]
+    fn registered_secrets_are_scrubbed_from_what_is_written() {
+        let key = "sk-registered-in-this-test-7171";
+        assert_eq!(scrub_granted(key), key, "not yet registered");
+        register([key, "ab"]);
+        assert_eq!(scrub_granted(&format!("Bearer {key}")), "Bearer [redacted]");
+        assert_eq!(scrub_granted("ab stays"), "ab stays", "too short");
+        let line = json!({"model": format!("Bearer {key}"), "true": true}).to_string();
+        let clean: Value = serde_json::from_str(&scrub_granted_json(&line)).unwrap();
+        assert_eq!(clean, json!({"model": "Bearer [redacted]", "true": true}));
+        assert!(matches!(scrub_granted_json("{\"a\": 1}"), Cow::Borrowed(_)));
+        assert_eq!(
+            scrub_granted_bytes(format!("<td>{key}</td>").as_bytes()).as_ref(),
+            b"<td>[redacted]</td>"
+        );
+        // Bytes that are not text stay as they are around the match.
+        let mut binary = vec![0xff, 0x00, 0x8b];
+        binary.extend_from_slice(key.to_ascii_uppercase().as_bytes());
+        binary.extend_from_slice(&[0xc3, 0x28]);
+        let mut want = vec![0xff, 0x00, 0x8b];
+        want.extend_from_slice(b"[redacted]");
+        want.extend_from_slice(&[0xc3, 0x28]);
+        assert_eq!(scrub_granted_bytes(&binary).as_ref(), want.as_slice());
+        assert!(matches!(
+            scrub_granted_bytes(&[0xff, 0x00]),
+            Cow::Borrowed(_)
+        ));
+    }
+}
