@@ -33,6 +33,7 @@ pub mod plugin;
 pub mod process_tree;
 pub mod project;
 pub mod quality;
+pub mod regular_file;
 pub mod report;
 pub mod schema;
 pub mod taxonomy;

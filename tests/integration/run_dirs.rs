@@ -757,3 +757,56 @@ fn resuming_an_experiment_checks_its_groups_journals() {
         "{stderr}"
     );
 }
+
+#[test]
+fn a_project_run_into_a_directory_holding_a_suites_inputs_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(
+        d.join("cautilus.toml"),
+        "include = [\"evals/*.fixture.json\"]\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(d.join("evals/cases/one")).unwrap();
+    std::fs::write(
+        d.join("evals/cases/one/case.yaml"),
+        "input: q\nexpected: { finalText: fine }\n",
+    )
+    .unwrap();
+    std::fs::write(
+        d.join("evals/s.fixture.json"),
+        json!({"schemaVersion": "cautilus.evaluation_input.v1", "surface": "app",
+               "preset": "prompt", "suiteId": "s", "provider": "fixture", "model": "m",
+               "cases": "./cases/"})
+        .to_string(),
+    )
+    .unwrap();
+    let before = snapshot(d);
+    // The project's claim knows only the suites' fixtures; each suite's
+    // own claim knows its case directory.
+    for (out, names) in [
+        ("evals/cases", "which this run reads"),
+        ("evals/cases/one/out", "case directory"),
+    ] {
+        let (code, stdout, stderr) = output(
+            cautilus()
+                .current_dir(d)
+                .args(["eval", "test", "--output-dir", out])
+                .output()
+                .unwrap(),
+        );
+        assert_eq!(code, 2, "{out}: {stdout}{stderr}");
+        let text = format!("{stdout}{stderr}");
+        assert!(text.contains(names), "{out}: {text}");
+    }
+    assert_unchanged(&before, &snapshot(d), "nothing written, nothing changed");
+    // Beside the inputs: the project runs.
+    let (code, stdout, stderr) = output(
+        cautilus()
+            .current_dir(d)
+            .args(["eval", "test", "--output-dir", "runs/p"])
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(code, 0, "{stdout}{stderr}");
+}

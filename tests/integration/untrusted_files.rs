@@ -294,6 +294,16 @@ fn a_cassette_entry_whose_request_was_edited_errors_its_case() {
     assert_ne!(code, 0);
     errored_naming(&summary, 0, &a);
 
+    // `b`'s entry under `a`'s key with its request written `[redacted]`
+    // by hand: a whole request never redacts to that, so it is no match.
+    let mut blanked = original.clone();
+    blanked["entries"][&a] = original["entries"][&b].clone();
+    blanked["entries"][&a]["request"] = json!("[redacted]");
+    write(&blanked);
+    let (code, _, _, summary) = replay("blanked");
+    assert_ne!(code, 0);
+    errored_naming(&summary, 0, &a);
+
     // A key changed in the file: the entry no longer answers its request
     // (a miss), and is not taken for another.
     let mut rekeyed = original.clone();

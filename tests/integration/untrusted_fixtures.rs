@@ -391,13 +391,25 @@ fn a_workspace_template_with_a_pipe_and_links_out_is_copied_safely() {
     std::os::unix::fs::symlink(layout.outside().join("victim.txt"), template.join("abs")).unwrap();
     std::os::unix::fs::symlink("../../../../outside/victim.txt", template.join("rel")).unwrap();
     std::os::unix::fs::symlink("notes.md", template.join("alias")).unwrap();
+    // A link to the template itself, and one that climbs out through it
+    // while its text never climbs above the template: `h/` twenty times,
+    // `../` twenty times (to `/` wherever the copy lies), then the victim.
+    std::os::unix::fs::symlink(".", template.join("h")).unwrap();
+    let victim = layout.outside().join("victim.txt");
+    let climb = format!(
+        "{}{}{}",
+        "h/".repeat(20),
+        "../".repeat(20),
+        victim.strip_prefix("/").unwrap().display()
+    );
+    std::os::unix::fs::symlink(climb, template.join("climb")).unwrap();
     let fifo =
         std::ffi::CString::new(template.join("pipe").as_os_str().as_encoded_bytes()).unwrap();
     // SAFETY: mkfifo(3) reads the NUL-terminated path only.
     assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) }, 0);
     layout.write(
         "cases/a/grade.sh",
-        "#!/bin/sh\nlisting=$(ls -A | tr '\\n' ' ')\nleaked=$(cat rel abs 2>/dev/null)\nprintf '{\"passed\": false, \"details\": \"listing: %sleaked: %s\"}\\n' \"$listing\" \"$leaked\"\n",
+        "#!/bin/sh\nlisting=$(ls -A | tr '\\n' ' ')\nleaked=$(cat rel abs climb 2>/dev/null)\nprintf '{\"passed\": false, \"details\": \"listing: %sleaked: %s\"}\\n' \"$listing\" \"$leaked\"\n",
     );
     layout.write(
         "cases/a/case.yaml",
@@ -427,7 +439,7 @@ fn a_workspace_template_with_a_pipe_and_links_out_is_copied_safely() {
     let text = all_text(out.path());
     assert!(!text.contains(SECRET), "a link out was followed: {text}");
     assert!(
-        text.contains("listing: alias notes.md leaked: "),
+        text.contains("listing: alias h notes.md leaked: "),
         "the copy holds the file and the link inside only: {text}"
     );
     layout.assert_outside_untouched("template");

@@ -281,7 +281,14 @@ impl Cassette {
         };
         let entry: Value = serde_json::from_str(text).map_err(|e| damaged(&e))?;
         let stored = entry.get("request").unwrap_or(&Value::Null);
-        if !cassette_file::same_request(stored, normalized) {
+        // This call's request as recording would have stored it: where
+        // redaction replaces a whole value, the stored entry must have it
+        // replaced there too (a hand-written `"request": "[redacted]"`
+        // holds no request).
+        let mut live = json!({ "request": normalized });
+        self.redaction.apply(&mut live);
+        self.redact(&mut live);
+        if !cassette_file::same_request(stored, &live["request"]) {
             return Err(format!(
                 "cassette entry {key} in {} does not hold the request it is the key of: the cassette was edited (or the entry moved), so its answer is not replayed; record the call again with `--replay refresh`, or restore the file",
                 self.read_from.display()

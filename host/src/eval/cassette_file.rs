@@ -160,34 +160,10 @@ pub fn read(path: &Path, max_bytes: u64) -> Result<Option<Stored>, String> {
     }))
 }
 
-/// Opens `path` for reading when it is a regular file (after symlinks):
-/// a device, a pipe or a directory is refused, and opening never waits
-/// for a pipe's writer. `None` when there is no file.
-pub fn open_regular(path: &Path) -> std::io::Result<Option<std::fs::File>> {
-    let mut options = std::fs::OpenOptions::new();
-    options.read(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.custom_flags(libc::O_NONBLOCK);
-    }
-    let file = match options.open(path) {
-        Ok(file) => file,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(e),
-    };
-    if !file.metadata()?.is_file() {
-        return Err(std::io::Error::other(
-            "it is not a regular file (a device, a pipe or a directory)",
-        ));
-    }
-    Ok(Some(file))
-}
-
 /// The file's text, refused when its size is past `max_bytes` and read no
 /// further than that (it may grow while read).
 fn read_text(path: &Path, max_bytes: u64) -> Result<Option<String>, String> {
-    let file = match open_regular(path) {
+    let file = match crate::regular_file::open(path) {
         Ok(Some(file)) => file,
         Ok(None) => return Ok(None),
         Err(e) => return Err(format!("cannot read the cassette: {e}")),
@@ -305,15 +281,15 @@ pub fn summary(entry: &str) -> Summary {
 /// What redaction writes in place of a value or a part of a text.
 const REDACTED: &str = "[redacted]";
 
-/// Whether an entry's stored `request` is `request` as it would have been
-/// stored: equal, except that where redaction wrote `[redacted]` (a whole
-/// value: a credential field, a `redact` path; or a part of a text: a
-/// secret) anything may stand, so the check holds whatever the run's
-/// secrets and `redact` paths are. Objects compare member by member, in
-/// any order.
+/// Whether an entry's stored `request` is `request`, this call's request
+/// redacted as recording stores it: equal, except that where the stored
+/// text has `[redacted]` in a string (a secret of the recording run, which
+/// this run may not know) any text may stand. A whole value redacted (a
+/// credential field, a `redact` path) is `[redacted]` on both sides, so a
+/// stored `[redacted]` never stands for an object, an array or a number.
+/// Objects compare member by member, in any order.
 pub fn same_request(stored: &Value, request: &Value) -> bool {
     match (stored, request) {
-        (Value::String(stored), _) if stored == REDACTED => true,
         (Value::String(stored), Value::String(request)) if stored.contains(REDACTED) => {
             matches_around_redactions(stored, request)
         }
@@ -450,6 +426,14 @@ mod tests {
                 {"role": "user", "content": "key [redacted] and [redacted] here"}],
                 "settings": {"apiKey": "[redacted]"}}),
             Value::Null,
+            // A whole value written `[redacted]` by hand stands for nothing
+            // but a string: not the request, an object or a number.
+            json!("[redacted]"),
+            json!({"kind": "provider", "model": "m", "messages": "[redacted]",
+                "settings": {"apiKey": "[redacted]", "n": 1.5}}),
+            json!({"kind": "provider", "model": "m", "messages": [
+                {"role": "user", "content": "key [redacted] and [redacted] here"}],
+                "settings": {"apiKey": "[redacted]", "n": "[redacted]"}}),
         ] {
             assert!(!same_request(&edited, &request), "{edited}");
         }

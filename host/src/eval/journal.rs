@@ -210,6 +210,8 @@ impl Journal {
             .write(true)
             .open(path)
             .map_err(|source| write_error(path, source))?;
+        // A pipe or a device put in its place would never end.
+        crate::regular_file::refuse_special(&file).map_err(|source| write_error(path, source))?;
         let mut reader = BufReader::new(&file);
         let mut offsets = vec![u64::MAX; total];
         let mut finished = 0;

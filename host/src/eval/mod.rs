@@ -47,11 +47,15 @@ pub mod batch;
 pub mod cases;
 pub mod cassette;
 pub mod cassette_file;
+#[cfg(test)]
+mod cassette_fuzz;
 pub mod compare;
 pub mod embeddings;
 pub mod host_checks;
 pub mod interrupt;
 pub mod journal;
+#[cfg(test)]
+mod journal_fuzz;
 pub mod judge;
 pub mod observation_json;
 pub mod observed;

@@ -300,12 +300,10 @@ pub(super) fn read_fixture_results(path: Option<&Path>) -> Result<Option<Value>,
         message,
     };
     // Bounded, and never a pipe or a device (which would be waited on).
-    if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
-        return Err(error(
-            "cannot read the fixture results: not a regular file".into(),
-        ));
-    }
-    let text = crate::fixture::limits::read_text(path).map_err(|e| error(e.message))?;
+    let file = crate::regular_file::open(path)
+        .and_then(|file| file.ok_or_else(|| std::io::ErrorKind::NotFound.into()))
+        .map_err(|e| error(format!("cannot read the fixture results: {e}")))?;
+    let text = crate::fixture::limits::read_text_from(path, file).map_err(|e| error(e.message))?;
     let value: Value = serde_json::from_str(&text)
         .map_err(|e| error(format!("not valid JSON at line {}: {e}", e.line())))?;
     if !value.is_object() {

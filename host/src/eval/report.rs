@@ -47,7 +47,7 @@ pub fn print_totals(out: &mut (impl Write + ?Sized), tally: &Tally) -> std::io::
     let parts: Vec<String> = counts
         .iter()
         .filter(|(k, _)| *k != "total")
-        .map(|(k, v)| format!("{v} {k}"))
+        .map(|(k, v)| format!("{v} {}", crate::term::inline(k)))
         .collect();
     writeln!(
         out,

@@ -28,9 +28,11 @@
 //!   inside a case's own directory, is refused before anything is written.
 //!   Golden files are resolved by the checking pass, which refuses one
 //!   under the run's outermost directory ([`RunDir::root`]) and abandons
-//!   the claim. Nested claims inside a directory this process holds are
-//!   not checked again (the outer claim covered them), but a symbolic link
-//!   on the way down from it is refused (a prepared run directory must not
+//!   the claim. A nested claim inside a directory this process holds
+//!   checks its own inputs against that outermost directory (a project
+//!   run's claim knows only the suites' fixtures; each suite's claim
+//!   knows what loading it read), and a symbolic link on the way down
+//!   from it is refused (a prepared run directory must not
 //!   lead a group's records elsewhere).
 //! - **Other files.** A directory holding an entry named like a record a
 //!   run writes ([`RECORD_NAMES`]) is refused unless it is a cautilus run
@@ -180,9 +182,8 @@ pub struct RunDir {
 }
 
 impl RunDir {
-    /// Claims `dir` for a run that reads `inputs` (computed only when the
-    /// directory is not inside one this process holds); see the module
-    /// docs. Refusals are input errors (exit 2) naming the directory, the
+    /// Claims `dir` for a run that reads `inputs` (not computed when this
+    /// process holds `dir` already); see the module docs. Refusals are input errors (exit 2) naming the directory, the
     /// file or holder, and what to do; nothing is written before them.
     pub fn claim(dir: &Path, inputs: impl FnOnce() -> Inputs) -> Result<Self, EvalError> {
         let area = resolved(dir);
@@ -211,9 +212,10 @@ impl RunDir {
             .ancestors()
             .skip(1)
             .find_map(|a| held.get(a).map(|entry| entry.root.clone()));
-        if outer.is_none() {
-            check_inputs(dir, &area, &inputs())?;
-        }
+        // A nested claim's inputs (a project's suite, a step) are checked
+        // against the whole run's directory, which the outer claim could
+        // not know them for.
+        check_inputs(dir, outer.as_deref().unwrap_or(&area), &inputs())?;
         check_entries(dir)?;
         check_ancestors(dir, &area, &held)?;
         let created_dir = std::fs::symlink_metadata(dir).is_err();

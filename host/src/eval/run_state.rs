@@ -135,7 +135,9 @@ impl RunState {
             path: path.clone(),
             message,
         };
-        let text = std::fs::read_to_string(&path).map_err(|e| {
+        let text = crate::regular_file::read_to_string(&path, 64 << 20)
+            .and_then(|text| text.ok_or_else(|| std::io::ErrorKind::NotFound.into()))
+            .map_err(|e| {
             error(format!(
                 "cannot read the run record ({e}); `--resume` takes a run directory written by `eval test` (e.g. .cautilus/runs/<id>)"
             ))

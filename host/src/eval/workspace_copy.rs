@@ -125,6 +125,8 @@ pub fn copy_into(
                 && !skip.iter().any(|s| s == entry.path())
         })
         .build();
+    // Where the source really is: links are followed from here.
+    let source_real = source.canonicalize().ok();
     let mut hasher = Sha256::new();
     let (mut bytes, mut entries) = (0u64, 0u64);
     let mut buffer = Vec::new();
@@ -166,7 +168,11 @@ pub fn copy_into(
             // A link out of the workspace would let the agent reach the
             // real tree through its copy, and what it points at would not
             // be in the hash: such links are left out.
-            if !stays_inside(relative, &link) {
+            let dir = relative.parent().unwrap_or(Path::new(""));
+            if !source_real
+                .as_deref()
+                .is_some_and(|root| link_stays_inside(root, &root.join(dir), &link))
+            {
                 continue;
             }
             #[cfg(unix)]
@@ -231,26 +237,48 @@ fn open_regular(path: &Path) -> std::io::Result<Option<std::fs::File>> {
     Ok(file.metadata()?.is_file().then_some(file))
 }
 
-/// Whether a link at `at` (relative to the workspace) pointing at `target`
-/// stays inside the workspace: relative, and never climbing above its root.
-fn stays_inside(at: &Path, target: &Path) -> bool {
+/// Whether a link in directory `dir` of the source tree `root` (both real
+/// paths) pointing at `target` stays inside the tree every step of the
+/// way, as the kernel walks it: each component that is a link is followed
+/// (its own target walked the same way), so `d -> .` then
+/// `e -> d/d/../../x` is seen to climb out. An absolute target, a step
+/// above `root`, a loop or more than 40 links says no. A component that
+/// does not exist is taken as written (the copy can follow it no further
+/// than the source).
+fn link_stays_inside(root: &Path, dir: &Path, target: &Path) -> bool {
+    let mut hops = 40;
+    walk_inside(root, dir.to_path_buf(), target, &mut hops).is_some()
+}
+
+/// Where `target`, walked from `at`, leads while it stays inside `root`.
+fn walk_inside(root: &Path, mut at: PathBuf, target: &Path, hops: &mut u32) -> Option<PathBuf> {
     use std::path::Component;
-    if target.is_absolute() {
-        return false;
-    }
-    let mut depth = at.components().count().saturating_sub(1) as i64;
     for component in target.components() {
         match component {
-            Component::ParentDir => depth -= 1,
-            Component::Normal(_) => depth += 1,
             Component::CurDir => {}
-            _ => return false,
-        }
-        if depth < 0 {
-            return false;
+            Component::ParentDir => {
+                if at == root {
+                    return None;
+                }
+                at.pop();
+            }
+            Component::Normal(name) => {
+                let next = at.join(name);
+                let is_link =
+                    std::fs::symlink_metadata(&next).is_ok_and(|m| m.file_type().is_symlink());
+                if !is_link {
+                    at = next;
+                    continue;
+                }
+                *hops = hops.checked_sub(1)?;
+                let link = std::fs::read_link(&next).ok()?;
+                at = walk_inside(root, at, &link, hops)?;
+            }
+            // An absolute target (or a Windows prefix) leaves the tree.
+            Component::RootDir | Component::Prefix(_) => return None,
         }
     }
-    true
+    Some(at)
 }
 
 /// Adds one entry to the tree hash: kind, path and content, each
@@ -335,7 +363,27 @@ mod tests {
         std::os::unix::fs::symlink("/etc/passwd", root.join("outside")).unwrap();
         std::os::unix::fs::symlink("../../etc", root.join("src/climbs")).unwrap();
         std::os::unix::fs::symlink("../AGENTS.md", root.join("src/agents")).unwrap();
+        // Links that climb out through other links of the tree.
+        std::os::unix::fs::symlink(".", root.join("here")).unwrap();
+        std::os::unix::fs::symlink("here/here/../../etc/passwd", root.join("through")).unwrap();
+        std::os::unix::fs::symlink("..", root.join("src/up")).unwrap();
+        std::os::unix::fs::symlink("up/../etc", root.join("src/upup")).unwrap();
+        std::os::unix::fs::symlink("loop", root.join("loop")).unwrap();
+        std::os::unix::fs::symlink("here/src/agents", root.join("again")).unwrap();
         let copy = fresh_copy(root, &[]).unwrap();
+        let kept = |name: &str| {
+            copy.dir
+                .path()
+                .join(name)
+                .symlink_metadata()
+                .is_ok_and(|m| m.file_type().is_symlink())
+        };
+        for name in ["here", "src/up", "again"] {
+            assert!(kept(name), "{name} stays inside");
+        }
+        for name in ["through", "src/upup", "loop"] {
+            assert!(!kept(name), "{name} leads out or nowhere");
+        }
         let link = copy.dir.path().join("src/agents");
         assert!(link.symlink_metadata().unwrap().file_type().is_symlink());
         assert_eq!(

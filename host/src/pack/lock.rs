@@ -106,7 +106,7 @@ impl LockFile {
             .map(|p| p.name.as_str())
             .collect();
         if !unpinned.is_empty() {
-            eprintln!(
+            crate::term_eprintln!(
                 "warning: {} pins {} without its manifest's hash (written by an earlier cautilus), so a changed manifest would go unnoticed; pin again with `cautilus pack install <source>` and commit the lock",
                 path.display(),
                 unpinned.join(", ")

@@ -139,7 +139,19 @@ pub fn claim(
     eval::run_dir::RunDir::claim(dir, || {
         let mut inputs = eval::run_dir::Inputs::default().with(base.fixture_results.as_deref());
         for suite in suites {
-            inputs.merge(eval::run_dir::Inputs::of_files([&root.join(&suite.path)]));
+            let file = root.join(&suite.path);
+            // What loading the suite reads; a suite that does not load
+            // reads nothing more (its run reports why).
+            let loaded = crate::fixture::load_fixture_within(&file, base.path_root.as_deref());
+            inputs.merge(match loaded {
+                Ok(crate::fixture::Fixture::Suite(suite)) => {
+                    eval::run_dir::Inputs::of_suite(&suite)
+                }
+                Ok(crate::fixture::Fixture::Steps(steps, _)) => {
+                    eval::run_dir::Inputs::of_files(std::iter::once(&file).chain(&steps.read))
+                }
+                Err(_) => eval::run_dir::Inputs::of_files([&file]),
+            });
         }
         inputs
     })

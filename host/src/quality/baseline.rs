@@ -29,6 +29,9 @@ use crate::fixture::Suite;
 
 pub const SCHEMA: &str = "cautilus.baseline.v1";
 
+/// The largest baseline read (a million cases' cells fit well within it).
+const MAX_RECORD_BYTES: u64 = 1 << 30;
+
 /// Where the baseline of `suite_id` lives under the records root.
 pub fn path(records_root: &Path, suite_id: &str) -> PathBuf {
     let name = crate::file_names::stem(suite_id);
@@ -103,7 +106,7 @@ pub fn read(records_root: &Path, suite_id: &str) -> Result<Option<Baseline>, Eva
         // Another suite's (the legacy names collided), or none.
         Ok(_) => Ok(None),
         Err(error) => {
-            eprintln!("warning: not read as the baseline of `{suite_id}`: {error}");
+            crate::term_eprintln!("warning: not read as the baseline of `{suite_id}`: {error}");
             Ok(None)
         }
     }
@@ -134,9 +137,9 @@ pub fn read_file(path: &Path, suite_id: &str) -> Result<Option<Baseline>, EvalEr
 /// Reads the baseline record at `path`, if there is one, whatever its suite.
 fn read_any(path: &Path) -> Result<Option<Baseline>, EvalError> {
     let path = path.to_path_buf();
-    let text = match std::fs::read_to_string(&path) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+    let text = match crate::regular_file::read_to_string(&path, MAX_RECORD_BYTES) {
+        Ok(Some(text)) => text,
+        Ok(None) => return Ok(None),
         Err(e) => return Err(input_error(&path, format!("cannot read the baseline: {e}"))),
     };
     let broken = |what: &str| {

@@ -134,7 +134,8 @@ pub fn options(dir: &Path, case_lines: CaseLines) -> Result<TestOptions, EvalErr
         path: path.clone(),
         message,
     };
-    let text = std::fs::read_to_string(&path)
+    let text = crate::regular_file::read_to_string(&path, 64 << 20)
+        .and_then(|text| text.ok_or_else(|| std::io::ErrorKind::NotFound.into()))
         .map_err(|e| error(format!("cannot read how the experiment was started: {e}")))?;
     let run: ExperimentRun = serde_json::from_str(&text)
         .map_err(|e| error(format!("not an experiment run this version reads: {e}")))?;
