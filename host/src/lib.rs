@@ -36,6 +36,7 @@ pub mod quality;
 pub mod regular_file;
 pub mod report;
 pub mod schema;
+pub mod secrets;
 pub mod taxonomy;
 pub mod term;
 pub mod wildcard;

@@ -59,7 +59,7 @@ pub fn lines(text: &str) -> Cow<'_, str> {
 }
 
 fn escaped(text: &str, keep_newlines: bool) -> Cow<'_, str> {
-    let text = crate::eval::secrets::scrub_granted(text);
+    let text = crate::secrets::scrub_granted(text);
     // Printable ASCII needs nothing: the common case costs one scan.
     let clean = |b: &u8| (0x20..0x7f).contains(b) || (keep_newlines && *b == b'\n');
     if text.as_bytes().iter().all(clean)
@@ -104,7 +104,7 @@ impl<T: fmt::Display> fmt::Display for Shown<T> {
 /// only occur inside strings, where an escape means the same character),
 /// and granted secrets are scrubbed (as JSON, so it stays JSON).
 pub fn json(text: &str) -> Cow<'_, str> {
-    let text = crate::eval::secrets::scrub_granted_json(text);
+    let text = crate::secrets::scrub_granted_json(text);
     // Raw C0 characters in serde_json's text are whitespace between
     // tokens (it escapes those inside strings): they stay.
     let escape = |c: char| is_unsafe(c) && !matches!(c, '\n' | '\r' | '\t');

@@ -152,7 +152,7 @@ impl JournalWriter {
         }
         line.push('}');
         // A secret that reached a case is scrubbed (as JSON) on its way out.
-        let scrubbed = match super::secrets::scrub_granted_json(&line) {
+        let scrubbed = match crate::secrets::scrub_granted_json(&line) {
             std::borrow::Cow::Owned(clean) => Some(clean),
             std::borrow::Cow::Borrowed(_) => None,
         };

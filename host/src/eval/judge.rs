@@ -269,12 +269,12 @@ impl ModelBackend for JudgeModel {
         };
         let result = self.answer("model", self.plugin.id(), &invocation, live);
         let observation = result
-            .map(|o| super::secrets::scrub_observation(o, &self.secrets))
+            .map(|o| super::observation_scrub::scrub_observation(o, &self.secrets))
             .map_err(|e| {
                 ModelError::Failed(format!(
                     "judge provider `{}`: {}",
                     self.plugin.id(),
-                    super::secrets::scrub(&e, &self.secrets)
+                    crate::secrets::scrub(&e, &self.secrets)
                 ))
             })?;
         let text = observation.final_text.ok_or_else(|| {
@@ -349,7 +349,7 @@ impl ModelBackend for JudgeModel {
             let key = std::env::var("OPENAI_API_KEY")
                 .ok()
                 .filter(|k| !k.is_empty());
-            super::secrets::register(key.as_deref());
+            crate::secrets::register(key.as_deref());
             let outcome =
                 embeddings::openai(&base, key.as_deref(), &model, &request.inputs, timeout)
                     .await
@@ -371,11 +371,11 @@ impl ModelBackend for JudgeModel {
         };
         let result = self.answer("embed", "openai", &invocation, live);
         let observation = result
-            .map(|o| super::secrets::scrub_observation(o, &self.secrets))
+            .map(|o| super::observation_scrub::scrub_observation(o, &self.secrets))
             .map_err(|e| {
                 ModelError::Failed(format!(
                     "embeddings: {}",
-                    super::secrets::scrub(&e, &self.secrets)
+                    crate::secrets::scrub(&e, &self.secrets)
                 ))
             })?;
         SPEND.with(|spend| {

@@ -14,12 +14,13 @@ use std::time::Instant;
 use serde_json::{Map, Value};
 
 use super::cassette::Cassette;
-use super::secrets::{scrub, scrub_observation};
+use super::observation_scrub::scrub_observation;
 use super::workspace_copy::{WorkspaceCopy, fresh_copy};
 use crate::plugin::bindings::preset::exports::cautilus::plugin::preset_api::Sample;
 use crate::plugin::bindings::provider::exports::cautilus::plugin::provider_api::Invocation;
 use crate::plugin::provider::ProviderSession;
 use crate::plugin::{Grants, Limits, Plugin};
+use crate::secrets::scrub;
 
 /// The provider of a run, its sessions and its cassette.
 pub struct ProviderCalls {

@@ -287,7 +287,7 @@ impl ProviderSetup {
     /// The values of the secrets and credential-like variables the run
     /// grants, read from the environment (for redaction).
     /// They are registered too, so nothing this process writes or prints
-    /// holds them ([`super::secrets::register`]).
+    /// holds them ([`crate::secrets::register`]).
     pub fn secret_values(&self) -> Vec<String> {
         let values: Vec<String> = self
             .grants
@@ -297,12 +297,12 @@ impl ProviderSetup {
                 self.grants
                     .program_env
                     .iter()
-                    .filter(|name| super::cassette::credential_field(name)),
+                    .filter(|name| crate::secrets::names_a_credential(name)),
             )
             .filter_map(|name| std::env::var(name).ok())
             .filter(|value| !value.trim().is_empty())
             .collect();
-        super::secrets::register(values.iter().map(String::as_str));
+        crate::secrets::register(values.iter().map(String::as_str));
         values
     }
 }

@@ -61,7 +61,7 @@ fn utc(secs: u64) -> (String, String) {
 /// rename), creating the directory; scrubbed of the process's secrets
 /// ([`super::secrets`]).
 pub fn write_bytes(path: &Path, bytes: &[u8]) -> Result<(), EvalError> {
-    let bytes = super::secrets::scrub_granted_bytes(bytes);
+    let bytes = crate::secrets::scrub_granted_bytes(bytes);
     let error = |source| EvalError::Write {
         path: path.to_path_buf(),
         source,
@@ -81,7 +81,7 @@ pub fn write_bytes(path: &Path, bytes: &[u8]) -> Result<(), EvalError> {
 /// streaming it through a buffered writer.
 pub fn write_json(path: &Path, value: &Value) -> Result<(), EvalError> {
     // Scrubbed as JSON (string by string), so it stays JSON.
-    let scrubbed = super::secrets::scrubbed_value(value);
+    let scrubbed = crate::secrets::scrubbed_value(value);
     let value = scrubbed.as_ref().unwrap_or(value);
     let mut text = serde_json::to_vec_pretty(value).map_err(|e| EvalError::Write {
         path: path.to_path_buf(),
@@ -184,7 +184,7 @@ impl PacketWriter {
     pub(super) fn push_checked(&mut self, json: &str) -> Result<(), EvalError> {
         debug_assert!(serde_json::from_str::<serde::de::IgnoredAny>(json).is_ok());
         let redacted = self.redaction.apply_text(json);
-        let json = super::secrets::scrub_granted_json(redacted.as_deref().unwrap_or(json));
+        let json = crate::secrets::scrub_granted_json(redacted.as_deref().unwrap_or(json));
         let separator: &[u8] = if self.first { b"\n    " } else { b",\n    " };
         self.first = false;
         self.elements += 1;
@@ -216,8 +216,8 @@ impl PacketWriter {
     fn field(&mut self, key: &str, value: &Value) -> Result<(), EvalError> {
         let key = Value::String(key.to_string()).to_string();
         let value = serde_json::to_string(value).unwrap_or_else(|_| "null".into());
-        let value = super::secrets::scrub_granted_json(&value);
-        let key = super::secrets::scrub_granted_json(&key);
+        let value = crate::secrets::scrub_granted_json(&value);
+        let key = crate::secrets::scrub_granted_json(&key);
         self.write(format!("  {key}: {value}").as_bytes())
     }
 

@@ -105,6 +105,18 @@ impl LockFile {
             .filter(|p| p.manifest.is_none())
             .map(|p| p.name.as_str())
             .collect();
+        // A format 2 lock pins every manifest: one without its hash was
+        // edited (deleting the line would unpin the manifest).
+        if lock.version >= 2 && !unpinned.is_empty() {
+            return Err(PackError::Lock {
+                file: path.to_path_buf(),
+                message: format!(
+                    "{} pinned without its manifest's hash, which a format {} lock always holds (the line was removed); pin again with `cautilus pack install <source>` and commit the lock",
+                    crate::term::inline(&unpinned.join(", ")),
+                    lock.version
+                ),
+            });
+        }
         if !unpinned.is_empty() {
             crate::term_eprintln!(
                 "warning: {} pins {} without its manifest's hash (written by an earlier cautilus), so a changed manifest would go unnoticed; pin again with `cautilus pack install <source>` and commit the lock",
@@ -292,6 +304,19 @@ mod tests {
             .capabilities
             .push("model".into());
         assert!(lock.check(&file, &capable).is_err());
+
+        // A version 2 lock whose manifest line was removed: refused.
+        let unpinned: String = text
+            .lines()
+            .filter(|l| !l.starts_with("manifest = "))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        std::fs::write(&file, &unpinned).unwrap();
+        let error = LockFile::read(&file).unwrap_err().to_string();
+        assert!(
+            error.contains("demo") && error.contains("without its manifest's hash"),
+            "{error}"
+        );
 
         // A version 1 lock (no manifest hash) reads and checks the files.
         let old: String = text

@@ -318,7 +318,7 @@ impl StoreState {
             ))
         })?;
         // What leaves the host is never written or printed by it.
-        crate::eval::secrets::register([value.as_str()]);
+        crate::secrets::register([value.as_str()]);
         Ok(value)
     }
 
@@ -401,8 +401,8 @@ impl process::Host for StoreState {
                     Some((_, value)) => value.clone(),
                     None => std::env::var_os(name)?,
                 };
-                if crate::eval::cassette::credential_field(name) {
-                    crate::eval::secrets::register(value.to_str());
+                if crate::secrets::names_a_credential(name) {
+                    crate::secrets::register(value.to_str());
                 }
                 Some((name.clone(), value))
             })

@@ -41,6 +41,10 @@ pub fn path(records_root: &Path, suite_id: &str) -> PathBuf {
 /// Where earlier versions wrote it, when that differs.
 fn legacy_path(records_root: &Path, suite_id: &str) -> Option<PathBuf> {
     let name = crate::file_names::legacy(suite_id, '_', false);
+    // A name no file system holds (past 255 bytes) names no file.
+    if name.len() + ".json".len() > 255 {
+        return None;
+    }
     let legacy = records_root.join("baselines").join(format!("{name}.json"));
     (legacy != path(records_root, suite_id)).then_some(legacy)
 }
