@@ -11,7 +11,7 @@
 //! character of a user-controlled string is printed escaped, in the
 //! notation of Rust's `{:?}` (`\u{1b}`, `\r`, `\n`) in which answers are
 //! already quoted in summaries; a granted secret is scrubbed too
-//! ([`crate::eval::secrets`]).
+//! ([`crate::secrets`]).
 //!
 //! - [`inline`]: a string that sits within one line (an id, a name, a
 //!   summary, a path): every control, newlines too, is escaped;

@@ -59,9 +59,13 @@ fn utc(secs: u64) -> (String, String) {
 
 /// Writes `bytes` to `path` atomically (temp file in the same directory +
 /// rename), creating the directory; scrubbed of the process's secrets
-/// ([`super::secrets`]).
+/// ([`crate::secrets`]).
 pub fn write_bytes(path: &Path, bytes: &[u8]) -> Result<(), EvalError> {
-    let bytes = crate::secrets::scrub_granted_bytes(bytes);
+    write_atomically(path, &crate::secrets::scrub_granted_bytes(bytes))
+}
+
+/// Writes `bytes` as they are to `path` atomically, creating the directory.
+fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), EvalError> {
     let error = |source| EvalError::Write {
         path: path.to_path_buf(),
         source,
@@ -88,7 +92,9 @@ pub fn write_json(path: &Path, value: &Value) -> Result<(), EvalError> {
         source: e.into(),
     })?;
     text.push(b'\n');
-    write_bytes(path, &text)
+    // Already scrubbed as JSON: scrubbing its bytes again could break it
+    // (a secret that is also a JSON token).
+    write_atomically(path, &text)
 }
 
 /// A packet written as it is produced: the header fields, then one list
