@@ -76,7 +76,7 @@ fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), EvalError> {
         .unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir).map_err(error)?;
     let mut file = tempfile::NamedTempFile::new_in(dir).map_err(error)?;
-    file.write_all(&bytes).map_err(error)?;
+    file.write_all(bytes).map_err(error)?;
     file.persist(path).map_err(|e| error(e.error))?;
     Ok(())
 }
