@@ -480,6 +480,33 @@ fn json_answers_nested_past_the_parsers_limit_get_the_right_verdict() {
             assert!(verdict.detail.unwrap().contains("not JSON"));
         }
     }
+    // Through the binary: `score` passes it (exit 0), and a check that
+    // needs the value is an error naming why, never a `FAIL` verdict.
+    let dir = tempfile::tempdir().unwrap();
+    for depth in [128, 10_000] {
+        let answer = dir.path().join(format!("deep-{depth}.json"));
+        std::fs::write(&answer, nested(depth, "1")).unwrap();
+        let at = format!("@{}", answer.display());
+        let (code, stdout, stderr) = crate::support::run(&[
+            "score", "--scorer", "is-json", "--output", &at,
+        ]);
+        assert_eq!(code, 0, "depth {depth}: {stdout}{stderr}");
+        let (code, stdout, stderr) = crate::support::run(&[
+            "score",
+            "--scorer",
+            "is-json",
+            "--output",
+            &at,
+            "--config",
+            r#"{"value": {"type": "array"}}"#,
+        ]);
+        assert_ne!(code, 0, "schema at depth {depth}: {stdout}{stderr}");
+        assert!(
+            !stdout.contains("FAIL") && stderr.contains("cannot be checked"),
+            "schema at depth {depth}: {stdout}{stderr}"
+        );
+    }
+
     // A schema needs the parsed value: past the parser's limit the check is
     // errored with the reason, never failed (nor passed).
     let mut schema = session("is-json", json!({"value": {"type": "array"}})).unwrap();
