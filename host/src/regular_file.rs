@@ -11,12 +11,28 @@ use std::path::Path;
 /// Opens `path` for reading when it is a regular file; `None` when there
 /// is no file.
 pub fn open(path: &Path) -> std::io::Result<Option<File>> {
+    open_as(path, true)
+}
+
+/// [`open`], refusing a symbolic link as the file itself (a file cautilus
+/// wrote in its records directory is never one).
+pub fn open_unlinked(path: &Path) -> std::io::Result<Option<File>> {
+    open_as(path, false)
+}
+
+fn open_as(path: &Path, follow: bool) -> std::io::Result<Option<File>> {
+    if !follow && std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
+        return Err(std::io::Error::other(
+            "it is a symbolic link; cautilus writes this file itself, never as a link: remove the link",
+        ));
+    }
     let mut options = std::fs::OpenOptions::new();
     options.read(true);
     #[cfg(unix)]
     {
         use std::os::unix::fs::OpenOptionsExt;
-        options.custom_flags(libc::O_NONBLOCK);
+        let no_follow = if follow { 0 } else { libc::O_NOFOLLOW };
+        options.custom_flags(libc::O_NONBLOCK | no_follow);
     }
     let file = match options.open(path) {
         Ok(file) => file,
@@ -41,7 +57,7 @@ pub fn refuse_special(file: &File) -> std::io::Result<()> {
 /// The text of the regular file at `path` (`None` when there is none),
 /// refused past `max_bytes`.
 pub fn read_to_string(path: &Path, max_bytes: u64) -> std::io::Result<Option<String>> {
-    let Some(file) = open(path)? else {
+    let Some(file) = open_unlinked(path)? else {
         return Ok(None);
     };
     let size = file.metadata()?.len();
@@ -76,6 +92,14 @@ mod tests {
         );
         assert!(read_to_string(dir.path(), 1 << 20).is_err(), "a directory");
         assert!(read_to_string(&file, 1).is_err(), "past the cap");
+        #[cfg(unix)]
+        {
+            let link = dir.path().join("link.json");
+            std::os::unix::fs::symlink(&file, &link).unwrap();
+            let error = read_to_string(&link, 1 << 20).unwrap_err();
+            assert!(error.to_string().contains("symbolic link"), "{error}");
+            assert!(open(&link).unwrap().is_some(), "open follows links");
+        }
         #[cfg(unix)]
         {
             assert!(read_to_string(Path::new("/dev/zero"), 1 << 20).is_err());

@@ -280,12 +280,36 @@ pub fn names_a_credential(name: &str) -> bool {
         "PASSPHRASE",
         "CREDENTIAL",
         "CREDENTIALS",
+        "CREDS",
         "COOKIE",
         "AUTH",
         "PAT",
+        "PATS",
         "PRIVATE",
+        "PWD",
+        "PASS",
+        "KEYS",
+        "JWT",
+        "DSN",
     ];
+    // Whole names that hold credentials without saying so.
+    const NAMES: &[&str] = &["DATABASE_URL", "SSHPASS"];
+    // Run together: `OPENAIKEY`, `MASTERKEY`.
+    const JOINED: &[&str] = &[
+        "privatekey",
+        "masterkey",
+        "accesskey",
+        "secretkey",
+        "openaikey",
+    ];
+    let lower = name.to_ascii_lowercase();
+    // The shell's working directories, not a password.
+    if lower == "pwd" || lower == "oldpwd" {
+        return false;
+    }
     credential_field(name)
+        || NAMES.iter().any(|n| n.eq_ignore_ascii_case(name))
+        || JOINED.iter().any(|j| lower.contains(j))
         || name
             .split('_')
             .any(|part| PARTS.iter().any(|p| part.eq_ignore_ascii_case(p)))
@@ -396,10 +420,32 @@ mod tests {
             "API_SECRETS",
             "my_auth",
             "SIGNING_PRIVATE",
+            "MYSQL_PWD",
+            "SSHPASS",
+            "DB_PASS",
+            "DATABASE_URL",
+            "SENTRY_DSN",
+            "CI_JOB_JWT",
+            "PRIVATEKEY",
+            "MASTERKEY",
+            "OPENAIKEY",
+            "ACCESS_KEYS",
+            "GH_PATS",
+            "MY_CREDS",
         ] {
             assert!(names_a_credential(name), "{name}");
         }
-        for name in ["MAX_TOKENS", "HOME", "MODEL", "KEYBOARD_LAYOUT", "PATH"] {
+        for name in [
+            "MAX_TOKENS",
+            "HOME",
+            "MODEL",
+            "KEYBOARD_LAYOUT",
+            "PATH",
+            "PASSING_SCORE",
+            "OLDPWD_HINT",
+            "PWD",
+            "OLDPWD",
+        ] {
             assert!(!names_a_credential(name), "{name}");
         }
     }

@@ -30,19 +30,33 @@ use std::io::{BufRead, Write};
 
 /// Characters never printed raw: C0 controls (ESC, BEL, CR, BS, LF, …),
 /// DEL, C1 controls (U+0080–U+009F), the bidi marks, embeddings, overrides
-/// and isolates (U+061C, U+200E/F, U+202A–U+202E, U+2066–U+2069), and the
-/// Unicode line and paragraph separators.
+/// and isolates (U+061C, U+200E/F, U+202A–U+202E, U+2066–U+2069), the
+/// Unicode line and paragraph separators, and the characters that show as
+/// nothing (zero-width spaces and joiners, the soft hyphen, word joiners
+/// and invisible operators, Hangul fillers, the byte order mark, tags), so
+/// two ids that differ only by them never print alike.
 pub fn is_unsafe(c: char) -> bool {
     c.is_control()
         || matches!(
             c,
-            '\u{061c}'
-                | '\u{200e}'
-                | '\u{200f}'
+            '\u{00ad}'
+                | '\u{034f}'
+                | '\u{061c}'
+                | '\u{115f}'
+                | '\u{1160}'
+                | '\u{17b4}'
+                | '\u{17b5}'
+                | '\u{180e}'
+                | '\u{200b}'..='\u{200f}'
                 | '\u{202a}'..='\u{202e}'
-                | '\u{2066}'..='\u{2069}'
                 | '\u{2028}'
                 | '\u{2029}'
+                | '\u{2060}'..='\u{206f}'
+                | '\u{3164}'
+                | '\u{feff}'
+                | '\u{ffa0}'
+                | '\u{fff9}'..='\u{fffb}'
+                | '\u{e0000}'..='\u{e007f}'
         )
 }
 
@@ -185,6 +199,20 @@ mod tests {
             inline("id\u{1b}]0;t\u{7}\r\nx\u{202e}"),
             "id\\u{1b}]0;t\\u{7}\\r\\nx\\u{202e}"
         );
+        // Invisible characters show as their escapes: `a` and `a\u{feff}`
+        // never print alike.
+        for invisible in [
+            '\u{feff}',
+            '\u{2060}',
+            '\u{ad}',
+            '\u{3164}',
+            '\u{e0041}',
+            '\u{200b}',
+        ] {
+            let id = format!("a{invisible}");
+            assert_ne!(inline(&id), "a", "{invisible:?}");
+            assert!(inline(&id).is_ascii(), "{invisible:?}");
+        }
     }
 
     #[test]

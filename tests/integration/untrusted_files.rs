@@ -188,12 +188,28 @@ fn an_oversized_cassette_is_refused_naming_its_size_the_cap_and_the_flag() {
         stderr.contains("256 MiB") && stderr.contains("--max-cassette-mib"),
         "{stderr}"
     );
+    // A link to a device is refused as a link; a pipe is never waited on.
     std::fs::remove_file(&cassette).unwrap();
     std::os::unix::fs::symlink("/dev/zero", &cassette).unwrap();
     let (code, _, stderr, _) = eval(
         dir.path(),
         &fixture,
         Some("device"),
+        &["--replay", "record-new", "--max-cassette-mib", "1"],
+    );
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("capped.json") && stderr.contains("symbolic link"),
+        "{stderr}"
+    );
+    std::fs::remove_file(&cassette).unwrap();
+    let fifo = std::ffi::CString::new(cassette.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: mkfifo(3) reads the NUL-terminated path only.
+    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) }, 0);
+    let (code, _, stderr, _) = eval(
+        dir.path(),
+        &fixture,
+        Some("pipe"),
         &["--replay", "record-new", "--max-cassette-mib", "1"],
     );
     assert_eq!(code, 2, "{stderr}");
@@ -301,6 +317,17 @@ fn a_cassette_entry_whose_request_was_edited_errors_its_case() {
     blanked["entries"][&a]["request"] = json!("[redacted]");
     write(&blanked);
     let (code, _, _, summary) = replay("blanked");
+    assert_ne!(code, 0);
+    errored_naming(&summary, 0, &a);
+
+    // ... or with only its texts written `[redacted]`: they stand for
+    // nothing else either.
+    let mut texts = original.clone();
+    texts["entries"][&a] = original["entries"][&b].clone();
+    let request = &mut texts["entries"][&a]["request"];
+    *request = serde_json::from_str(&request.to_string().replace("Say b", "[redacted]")).unwrap();
+    write(&texts);
+    let (code, _, _, summary) = replay("texts");
     assert_ne!(code, 0);
     errored_naming(&summary, 0, &a);
 
@@ -487,9 +514,8 @@ fn json_answers_nested_past_the_parsers_limit_get_the_right_verdict() {
         let answer = dir.path().join(format!("deep-{depth}.json"));
         std::fs::write(&answer, nested(depth, "1")).unwrap();
         let at = format!("@{}", answer.display());
-        let (code, stdout, stderr) = crate::support::run(&[
-            "score", "--scorer", "is-json", "--output", &at,
-        ]);
+        let (code, stdout, stderr) =
+            crate::support::run(&["score", "--scorer", "is-json", "--output", &at]);
         assert_eq!(code, 0, "depth {depth}: {stdout}{stderr}");
         let (code, stdout, stderr) = crate::support::run(&[
             "score",
@@ -747,4 +773,49 @@ fn a_zero_bomb_pack_entry_is_refused_before_it_is_unpacked() {
     );
     assert!(peak_kib < 200 * 1024, "peak {peak_kib} KiB");
     assert!(!packs.home.join("packs/bomb").exists());
+}
+
+#[cfg(unix)]
+#[test]
+fn records_directories_committed_as_links_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join("project");
+    let elsewhere = dir.path().join("elsewhere");
+    std::fs::create_dir_all(&project).unwrap();
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let fixture = suite(&project, "package", "s.fixture.json", &[("a", "Hello Ada")]);
+    // A pull request commits `.cautilus/cassettes` (or `.cautilus/runs`, or
+    // `.cautilus` itself) as a link out of the repository.
+    for link in [".cautilus/cassettes", ".cautilus/runs", ".cautilus"] {
+        let _ = std::fs::remove_dir_all(project.join(".cautilus"));
+        let _ = std::fs::remove_file(project.join(".cautilus"));
+        std::fs::create_dir_all(project.join(link).parent().unwrap()).unwrap();
+        std::os::unix::fs::symlink(&elsewhere, project.join(link)).unwrap();
+        let (code, stdout, stderr, _) = eval(&project, &fixture, None, &["--replay", "record-new"]);
+        assert_eq!(code, 2, "{link}: {stdout}{stderr}");
+        assert!(
+            stderr.contains("is a symbolic link") && stderr.contains(link),
+            "{link}: {stderr}"
+        );
+        assert_eq!(
+            std::fs::read_dir(&elsewhere).unwrap().count(),
+            0,
+            "{link}: nothing written through the link"
+        );
+    }
+    // A cassette file that is a link (to a cassette outside) is not read.
+    let _ = std::fs::remove_file(project.join(".cautilus"));
+    let (code, stdout, stderr, _) = eval(&project, &fixture, None, &["--replay", "record-new"]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let cassette = project.join(".cautilus/cassettes/package.json");
+    std::fs::rename(&cassette, elsewhere.join("c.json")).unwrap();
+    std::os::unix::fs::symlink(elsewhere.join("c.json"), &cassette).unwrap();
+    let (code, stdout, stderr, _) = eval(
+        &project,
+        &fixture,
+        Some("strict"),
+        &["--replay", "replay-strict"],
+    );
+    assert_eq!(code, 2, "{stdout}{stderr}");
+    assert!(stderr.contains("symbolic link"), "{stderr}");
 }

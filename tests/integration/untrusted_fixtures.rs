@@ -322,6 +322,23 @@ fn paths_leading_out_of_the_project_are_refused() {
         .to_string(),
     );
     attacks.push((steps, "outside the fixture's directory"));
+    // Inside the root, but the repository's or cautilus's own files: a
+    // golden there would be read into records or written over by
+    // `--update-snapshots` (`.git/config` runs commands for git).
+    attacks.extend([
+        (
+            layout.fixture("r1.fixture.json", golden(".git/config")),
+            "leads into `.git`",
+        ),
+        (
+            layout.fixture("r2.fixture.json", golden("sub/../.Git/hooks/pre-commit")),
+            "leads into `.git`",
+        ),
+        (
+            layout.fixture("r3.fixture.json", golden(".cautilus/baselines/s.json")),
+            "leads into `.cautilus`",
+        ),
+    ]);
     for (fixture, expected) in &attacks {
         assert_refused(&layout, fixture, expected, &[]);
     }

@@ -460,6 +460,7 @@ fn run_test(args: TestArgs) -> anyhow::Result<ExitCode> {
                 require_canned: false,
                 trial: 1,
             };
+            eval::records::refuse_linked_records_root(&options.records_root())?;
             if project_run {
                 return super::project_run::run(
                     &project,
@@ -575,6 +576,7 @@ fn promote(args: PromoteArgs) -> anyhow::Result<ExitCode> {
     } else {
         cwd.join(".cautilus")
     };
+    eval::records::refuse_linked_records_root(&records)?;
     let run = crate::quality::baseline::resolve_run(&args.run, &records)?;
     let promoted = crate::quality::baseline::promote(&run, args.variant.as_deref(), &records)?;
     println!(

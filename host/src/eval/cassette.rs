@@ -291,7 +291,7 @@ impl Cassette {
         self.redact(&mut live);
         if !cassette_file::same_request(stored, &live["request"]) {
             return Err(format!(
-                "cassette entry {key} in {} does not hold the request it is the key of: the cassette was edited (or the entry moved), so its answer is not replayed; record the call again with `--replay refresh`, or restore the file",
+                "cassette entry {key} in {} does not hold the request it is the key of: the cassette was edited (or the entry moved), or the request held a secret this run was not given, so its answer is not replayed; record the call again with `--replay refresh`, or restore the file",
                 self.read_from.display()
             ));
         }
@@ -598,13 +598,17 @@ mod tests {
         let before = std::fs::read_to_string(&path).unwrap();
         assert!(!before.contains("sk-secret-1234"), "{before}");
 
-        // Another run answers both from the file (the redacted request
-        // stands for the one with the secret), records a third call, and
-        // writes every entry back: the old ones byte for byte.
-        let second = open(ReplayMode::RecordNew, Vec::new());
         async fn never() -> (Result<Observation, String>, u64) {
             panic!("a recorded call went live")
         }
+        // A run without that secret does not take the redacted request for
+        // one with the secret (a `[redacted]` stands for nothing else).
+        let without = open(ReplayMode::ReplayStrict, Vec::new());
+        let error = ask(&without, &secret, never()).unwrap_err();
+        assert!(error.contains("secret this run"), "{error}");
+        // Another run with it answers both from the file, records a third
+        // call, and writes every entry back: the old ones byte for byte.
+        let second = open(ReplayMode::RecordNew, vec!["sk-secret-1234".into()]);
         assert_eq!(ask(&second, &invocation("c1", 9), never()).unwrap(), "one");
         assert_eq!(ask(&second, &secret, never()).unwrap(), "two");
         let mut third = invocation("c3", 1);

@@ -4,7 +4,7 @@
 //! bytes inserted, a span repeated) and read under a size cap. Reading
 //! never panics; a file past the cap is refused naming the flag that
 //! raises it; whatever is accepted holds only call keys, each once and in
-//! order, whose entries are JSON values exactly as they stand in the file;
+//! order (a key twice is refused), whose entries are JSON values exactly as they stand in the file;
 //! and an undamaged cassette reads back byte for byte.
 
 use proptest::prelude::*;
@@ -122,10 +122,15 @@ proptest! {
             prop_assert!(error.contains(MAX_FLAG), "{}", error);
             return Ok(());
         }
+        let unique = {
+            let mut keys: Vec<&str> = texts.iter().map(|(k, _)| k.as_str()).collect();
+            keys.sort_unstable();
+            keys.windows(2).all(|pair| pair[0] != pair[1])
+        };
         if matches!(damage, Damage::None) {
-            // Undamaged: read exactly when every key is a call key, each
-            // key's entry the last one written under it, byte for byte.
-            prop_assert_eq!(outcome.is_ok(), all_keys, "{:?}", outcome.as_ref().err());
+            // Undamaged: read exactly when every key is a call key, once,
+            // each entry byte for byte.
+            prop_assert_eq!(outcome.is_ok(), all_keys && unique, "{:?}", outcome.as_ref().err());
             if let Ok(stored) = outcome {
                 let stored = stored.unwrap();
                 let mut want: std::collections::BTreeMap<&str, &str> = Default::default();

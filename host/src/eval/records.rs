@@ -57,6 +57,38 @@ fn utc(secs: u64) -> (String, String) {
     )
 }
 
+/// The directories cautilus makes itself under a records root.
+const TOOL_DIRS: &[&str] = &["runs", "cassettes", "baselines"];
+
+/// Refuses a records root, or a directory cautilus makes in it (`runs`,
+/// `cassettes`, `baselines`), that is a symbolic link: the default root
+/// `.cautilus` lies in the repository, where a pull request can commit a
+/// link that would lead the run's records, cassettes and baselines
+/// elsewhere (and read cassettes from there). Checked before anything is
+/// read or written there.
+pub fn refuse_linked_records_root(root: &Path) -> Result<(), EvalError> {
+    let is_link =
+        |path: &Path| std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
+    let linked = std::iter::once(root.to_path_buf())
+        .chain(TOOL_DIRS.iter().map(|dir| root.join(dir)))
+        .find(|path| is_link(path));
+    match linked {
+        Some(path) => Err(EvalError::Input {
+            message: format!(
+                "{} is a symbolic link (to {}); cautilus makes its records directories itself and never writes or reads them through a link: remove the link, or name another records directory in cautilus.toml (`dir`)",
+                crate::term::inline(&path.display().to_string()),
+                crate::term::inline(
+                    &std::fs::read_link(&path)
+                        .map(|t| t.display().to_string())
+                        .unwrap_or_default()
+                )
+            ),
+            path,
+        }),
+        None => Ok(()),
+    }
+}
+
 /// Writes `bytes` to `path` atomically (temp file in the same directory +
 /// rename), creating the directory; scrubbed of the process's secrets
 /// ([`crate::secrets`]).
