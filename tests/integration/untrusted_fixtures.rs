@@ -291,6 +291,10 @@ fn paths_leading_out_of_the_project_are_refused() {
             "outside the fixture's directory",
         ),
         (
+            layout.fixture("p1.fixture.json", json!({"provider": "../outside/p.wasm"})),
+            "outside the fixture's directory",
+        ),
+        (
             layout.fixture(
                 "j1.fixture.json",
                 json!({"judge": {"provider": "../outside/judge.wasm", "model": "m"}}),

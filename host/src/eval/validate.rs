@@ -134,6 +134,18 @@ pub fn validate_suite(
     let contract = &super::pipeline::preset_description(&preset).contract;
     let fixture = suite.file.as_path();
     let judge = judge(registry, &suite, options)?;
+    // A provider component the fixture names by path stays inside its root
+    // (checked here so `eval validate` says so; `eval test` resolves it
+    // again when it sets the provider up).
+    if let Some(reference) = suite.body.get("provider").and_then(Value::as_str) {
+        let base = fixture.parent().unwrap_or(Path::new(""));
+        super::origins::plugin_reference(&suite.root, base, reference).map_err(|message| {
+            EvalError::Cases {
+                file: suite.file.clone(),
+                problems: vec![("provider".into(), message)],
+            }
+        })?;
+    }
     let shared = suite.body.get("assertions").map(|list| Source {
         path: "assertions".into(),
         list,
