@@ -193,6 +193,13 @@ pub fn scrub_cow<'a>(text: &'a str, secrets: &[String]) -> Cow<'a, str> {
 /// `{:?}`-escaped (when those differ).
 fn forms(secret: &str) -> Vec<Cow<'_, str>> {
     let mut forms = vec![Cow::Borrowed(secret)];
+    // Most keys are plain ASCII that neither notation escapes: one form,
+    // found without building the others (this runs for every string
+    // scrubbed, per case).
+    let plain = |c: char| (c.is_ascii_graphic() && !matches!(c, '"' | '\\' | '\'')) || c == ' ';
+    if secret.chars().all(plain) {
+        return forms;
+    }
     let json = serde_json::to_string(secret).unwrap_or_default();
     let json = json
         .strip_prefix('"')

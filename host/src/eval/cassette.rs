@@ -282,10 +282,7 @@ impl Cassette {
         };
         let entry: Value = serde_json::from_str(text).map_err(|e| damaged(&e))?;
         let stored = entry.get("request").unwrap_or(&Value::Null);
-        // This call's request as recording would have stored it: where
-        // redaction replaces a whole value, the stored entry must have it
-        // replaced there too (a hand-written `"request": "[redacted]"`
-        // holds no request).
+        // This call's request as recording would have stored it.
         let mut live = json!({ "request": normalized });
         self.redaction.apply(&mut live);
         self.redact(&mut live);

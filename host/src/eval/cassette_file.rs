@@ -11,7 +11,7 @@
 //! its size in memory (its text once, and a key and a range per entry);
 //! held as a JSON tree it cost about 17 times its size.
 
-use std::io::{BufWriter, Read, Write};
+use std::io::Read;
 use std::path::Path;
 
 use serde::Deserialize;
@@ -207,38 +207,25 @@ pub fn write<'a, K: AsRef<str>>(
     header: &[(&str, Value)],
     entries: impl Iterator<Item = (K, &'a str)>,
 ) -> Result<(), EvalError> {
-    let error = |source: std::io::Error| EvalError::Write {
-        path: path.to_path_buf(),
-        source,
-    };
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir).map_err(error)?;
-    let file = tempfile::NamedTempFile::new_in(dir).map_err(error)?;
-    let mut out = BufWriter::with_capacity(256 * 1024, file);
     let json = |value: &Value| serde_json::to_string(value).unwrap_or_else(|_| "null".into());
-    out.write_all(b"{\n").map_err(error)?;
-    for (name, value) in header {
-        let value = serde_json::to_string_pretty(value)
-            .unwrap_or_else(|_| "null".into())
-            .replace('\n', "\n  ");
-        writeln!(out, "  {}: {value},", json(&Value::from(*name))).map_err(error)?;
-    }
-    out.write_all(b"  \"entries\": {").map_err(error)?;
-    let mut first = true;
-    for (key, entry) in entries {
-        let separator = if first { "\n" } else { ",\n" };
-        first = false;
-        let key = json(&Value::from(key.as_ref()));
-        write!(out, "{separator}    {key}: {entry}").map_err(error)?;
-    }
-    out.write_all(if first { b"}\n}\n" } else { b"\n  }\n}\n" })
-        .map_err(error)?;
-    let file = out.into_inner().map_err(|e| error(e.into_error()))?;
-    file.persist(path).map_err(|e| error(e.error))?;
-    Ok(())
+    super::records::write_streamed(path, |out| {
+        out.write_all(b"{\n")?;
+        for (name, value) in header {
+            let value = serde_json::to_string_pretty(value)
+                .unwrap_or_else(|_| "null".into())
+                .replace('\n', "\n  ");
+            writeln!(out, "  {}: {value},", json(&Value::from(*name)))?;
+        }
+        out.write_all(b"  \"entries\": {")?;
+        let mut first = true;
+        for (key, entry) in entries {
+            let separator = if first { "\n" } else { ",\n" };
+            first = false;
+            let key = json(&Value::from(key.as_ref()));
+            write!(out, "{separator}    {key}: {entry}")?;
+        }
+        out.write_all(if first { b"}\n}\n" } else { b"\n  }\n}\n" })
+    })
 }
 
 /// `entry` as pretty JSON indented to sit among a cassette's entries (a

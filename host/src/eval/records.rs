@@ -98,6 +98,16 @@ pub fn write_bytes(path: &Path, bytes: &[u8]) -> Result<(), EvalError> {
 
 /// Writes `bytes` as they are to `path` atomically, creating the directory.
 fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), EvalError> {
+    write_streamed(path, |out| out.write_all(bytes))
+}
+
+/// Writes `path` atomically, creating the directory: `fill` writes the
+/// content (buffered) into a temporary file beside it, which replaces
+/// `path` only when all of it is written.
+pub fn write_streamed(
+    path: &Path,
+    fill: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> Result<(), EvalError> {
     let error = |source| EvalError::Write {
         path: path.to_path_buf(),
         source,
@@ -107,8 +117,10 @@ fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), EvalError> {
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir).map_err(error)?;
-    let mut file = tempfile::NamedTempFile::new_in(dir).map_err(error)?;
-    file.write_all(bytes).map_err(error)?;
+    let file = tempfile::NamedTempFile::new_in(dir).map_err(error)?;
+    let mut out = std::io::BufWriter::with_capacity(256 * 1024, file);
+    fill(&mut out).map_err(error)?;
+    let file = out.into_inner().map_err(|e| error(e.into_error()))?;
     file.persist(path).map_err(|e| error(e.error))?;
     Ok(())
 }
