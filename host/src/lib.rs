@@ -21,6 +21,7 @@
 //! - [`term`]: text printed to a terminal, escaped (and scrubbed of secrets);
 //! - [`cli`]: the `cautilus` command line.
 
+pub mod authoring;
 pub mod cli;
 pub mod contract;
 pub mod eval;

@@ -50,6 +50,7 @@
 
 mod agents;
 mod assertions;
+mod authoring;
 mod cache;
 mod capabilities;
 mod cassettes;

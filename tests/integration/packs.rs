@@ -335,7 +335,7 @@ fn a_pack_component_gets_a_capability_only_when_the_install_granted_it() {
 /// A CNCF distribution registry (Debian's `docker-registry`) on loopback,
 /// storing in a temporary directory; killed when dropped, and stopping by
 /// itself after ten minutes whatever happens to the test.
-struct OciRegistry {
+pub(crate) struct OciRegistry {
     child: std::process::Child,
     port: u16,
     storage: PathBuf,
@@ -358,7 +358,7 @@ impl OciRegistry {
     }
 
     /// `None` (saying so) when `docker-registry` is not installed.
-    fn start() -> Option<Self> {
+    pub(crate) fn start() -> Option<Self> {
         if !Self::available() {
             return None;
         }
@@ -401,7 +401,7 @@ impl OciRegistry {
         panic!("docker-registry did not listen on 127.0.0.1:{port}");
     }
 
-    fn reference(&self, repository: &str) -> String {
+    pub(crate) fn reference(&self, repository: &str) -> String {
         format!("oci://127.0.0.1:{}/{repository}", self.port)
     }
 

@@ -7,6 +7,7 @@ mod eval_cmd;
 mod inputs;
 mod list_cmd;
 mod pack_cmd;
+mod pack_new;
 mod plugin_cmd;
 mod project_run;
 mod report_cmd;
@@ -14,6 +15,7 @@ mod scaffold;
 mod scaffold_lang;
 mod schema_cmd;
 mod score_cmd;
+mod sdk_cmd;
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -60,6 +62,9 @@ enum Command {
     /// Write an HTML, JUnit or Markdown report of a run's records
     #[command(subcommand)]
     Report(report_cmd::ReportCommand),
+    /// Show or update the cautilus-sdk of a Rust plugin project or pack
+    #[command(subcommand)]
+    Sdk(sdk_cmd::SdkCommand),
 }
 
 /// Sandbox limits a user can set on any command that runs plugins.
@@ -139,6 +144,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Score(args) => score_cmd::run(args),
         Command::Schema(args) => schema_cmd::run(args, registry()?),
         Command::Report(command) => report_cmd::run(command),
+        Command::Sdk(command) => sdk_cmd::run(command),
     }
 }
 

@@ -7,8 +7,7 @@ use anyhow::{Context, bail};
 use clap::{Args, Subcommand};
 
 use super::registry;
-use super::scaffold;
-use crate::pack::archive::{PackFiles, digest, sha256_hex};
+use crate::pack::archive::{PackFiles, digest};
 use crate::pack::manifest::{Capability, MANIFEST};
 use crate::pack::{InstallRecord, InstalledPack, LockFile, Manifest, PackHome};
 use crate::plugin::packs::{CheckedComponent, check_pack};
@@ -16,6 +15,8 @@ use crate::plugin::packs::{CheckedComponent, check_pack};
 const PACK_EXAMPLES: &str = "\
 Examples:
   cautilus pack new acme-evals
+  cautilus pack add scorer tone --lang python --pack acme-evals
+  cautilus pack add preset exact-prompt --pack acme-evals
   cautilus pack build acme-evals
   cautilus pack publish acme-evals/dist/acme-evals-0.1.0.tgz oci://127.0.0.1:5000/acme-evals:0.1.0
   cautilus pack install oci://127.0.0.1:5000/acme-evals:0.1.0 --grant model
@@ -25,8 +26,11 @@ Examples:
 
 #[derive(Debug, Subcommand)]
 pub enum PackCommand {
-    /// Create a pack: a manifest, a Rust scorer crate and a fixture template
-    New(NewArgs),
+    /// Create a pack: a manifest, a scorer (Rust by default) and a fixture template
+    New(super::pack_new::NewArgs),
+    /// Add a scorer (Rust, Python, JavaScript) or a preset (Rust) to a pack
+    #[command(subcommand)]
+    Add(super::pack_new::AddCommand),
     /// Build a pack's components and write its reproducible archive
     Build(BuildArgs),
     /// Publish a built pack archive to an OCI registry
@@ -44,19 +48,6 @@ pub enum PackCommand {
 }
 
 #[derive(Debug, Args)]
-pub struct NewArgs {
-    /// Pack name: lowercase letters, digits and `-`
-    name: String,
-    /// Directory to create (default: ./<name>)
-    #[arg(long, value_name = "DIR")]
-    path: Option<PathBuf>,
-    /// Depend on the cautilus-sdk crate at this path (a checkout's `sdk/`)
-    /// instead of its published version
-    #[arg(long, value_name = "DIR")]
-    sdk_path: Option<PathBuf>,
-}
-
-#[derive(Debug, Args)]
 pub struct BuildArgs {
     /// The pack's directory (holding cautilus-pack.toml)
     #[arg(default_value = ".")]
@@ -64,6 +55,9 @@ pub struct BuildArgs {
     /// Archive to write (default: <dir>/dist/<name>-<version>.tgz)
     #[arg(long, short, value_name = "FILE")]
     output: Option<PathBuf>,
+    /// Build every component, even those whose `inputs` are unchanged since they were built
+    #[arg(long)]
+    rebuild: bool,
 }
 
 #[derive(Debug, Args)]
@@ -123,7 +117,8 @@ pub struct RemoveArgs {
 
 pub fn run(command: PackCommand) -> anyhow::Result<ExitCode> {
     match command {
-        PackCommand::New(args) => new_pack(args),
+        PackCommand::New(args) => super::pack_new::new_pack(args),
+        PackCommand::Add(command) => super::pack_new::add(command),
         PackCommand::Build(args) => build(args),
         PackCommand::Publish(args) => publish(args),
         PackCommand::Install(args) => install(args),
@@ -143,68 +138,6 @@ fn split_label(label: &str) -> (&str, Option<&str>) {
     }
 }
 
-fn new_pack(args: NewArgs) -> anyhow::Result<ExitCode> {
-    scaffold::validate_name(&args.name)?;
-    let dir = args.path.unwrap_or_else(|| PathBuf::from(&args.name));
-    if dir.exists()
-        && dir
-            .read_dir()
-            .map(|mut d| d.next().is_some())
-            .unwrap_or(true)
-    {
-        bail!(
-            "{} already exists and is not empty; pick another --path",
-            dir.display()
-        );
-    }
-    let sdk = scaffold::sdk_dir(args.sdk_path)?;
-    let scorer = format!("{}-check", args.name);
-    scaffold::write_scorer_crate(&dir.join("scorers").join(&scorer), &scorer, sdk.as_deref())?;
-    let crate_file = scorer.replace('-', "_");
-    let manifest = format!(
-        r#"[pack]
-name = "{name}"
-version = "0.1.0"
-description = "The {name} pack"
-wit = "{wit}"
-
-[[component]]
-path = "components/{crate_file}.wasm"
-kind = "scorer"
-ids = ["{scorer}"]
-capabilities = []
-build = "cargo build --release --target wasm32-wasip2 --manifest-path scorers/{scorer}/Cargo.toml"
-source = "scorers/{scorer}/target/wasm32-wasip2/release/{crate_file}.wasm"
-
-[[template]]
-name = "base"
-path = "templates/base.fixture.yaml"
-"#,
-        name = args.name,
-        wit = crate::plugin::WIT_VERSION,
-    );
-    let template = format!(
-        "# Suites extend it with `extends: pack:{name}/base`.\nschemaVersion: cautilus.evaluation_input.v1\nsurface: app\npreset: prompt\nassertions:\n  - type: {name}/{scorer}\n",
-        name = args.name
-    );
-    write(&dir.join(MANIFEST), &manifest)?;
-    write(&dir.join("templates/base.fixture.yaml"), &template)?;
-    write(&dir.join(".gitignore"), "/dist/\n/components/\n")?;
-    crate::term_println!("created pack `{}` in {}", args.name, dir.display());
-    println!("\nnext:");
-    crate::term_println!("  cautilus pack build {}", dir.display());
-    crate::term_println!(
-        "  cautilus pack install {}/dist/{}-0.1.0.tgz",
-        dir.display(),
-        args.name
-    );
-    crate::term_println!(
-        "  # in a fixture: assertions: [{{type: {}/{scorer}, value: world}}]",
-        args.name
-    );
-    Ok(ExitCode::SUCCESS)
-}
-
 /// Writes a file, creating its directory.
 fn write(path: &Path, bytes: impl AsRef<[u8]>) -> anyhow::Result<()> {
     if let Some(dir) = path.parent() {
@@ -217,45 +150,14 @@ fn build(args: BuildArgs) -> anyhow::Result<ExitCode> {
     let dir = &args.dir;
     let mut manifest = Manifest::read(dir)?;
     for component in &mut manifest.components {
-        if let Some(command) = &component.build {
-            crate::term_eprintln!("building {}: {command}", component.path);
-            let status = std::process::Command::new("sh")
-                .arg("-c")
-                .arg(command)
-                .current_dir(dir)
-                .status()
-                .with_context(|| format!("running `{command}` in {}", dir.display()))?;
-            if !status.success() {
-                bail!(
-                    "building `{}` failed ({status}): `{command}` in {}",
-                    component.path,
-                    dir.display()
-                );
-            }
+        if crate::pack::build::build_component(dir, component, args.rebuild)?
+            == crate::pack::build::Built::UpToDate
+        {
+            crate::term_eprintln!(
+                "kept {}: its inputs are unchanged since it was built (--rebuild builds it again)",
+                component.path
+            );
         }
-        if let Some(source) = &component.source {
-            let from = dir.join(source);
-            let to = dir.join(&component.path);
-            if let Some(parent) = to.parent() {
-                std::fs::create_dir_all(parent)
-                    .with_context(|| format!("creating {}", parent.display()))?;
-            }
-            std::fs::copy(&from, &to).with_context(|| {
-                format!(
-                    "copying the build output {} to {}",
-                    from.display(),
-                    to.display()
-                )
-            })?;
-        }
-        let path = dir.join(&component.path);
-        let bytes = std::fs::read(&path).with_context(|| {
-            format!(
-                "reading component {} (build it, or give `build`/`source` in {MANIFEST})",
-                path.display()
-            )
-        })?;
-        component.sha256 = Some(sha256_hex(&bytes));
     }
     let registry = registry()?;
     let checked = check_pack(registry, dir, &manifest)?;

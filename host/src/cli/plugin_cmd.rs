@@ -7,7 +7,7 @@ use clap::{Args, Subcommand};
 use serde::Serialize;
 
 use super::registry;
-use super::scaffold::{self, NewScorerArgs};
+use super::scaffold::{self, NewPresetArgs, NewScorerArgs};
 use crate::plugin::bindings::types::{Capability, CostClass};
 use crate::plugin::{Description, Plugin};
 
@@ -26,7 +26,8 @@ Examples:
   cautilus plugin new scorer mentions-all
   cautilus plugin new scorer mentions-all --path plugins/mentions-all
   cautilus plugin new scorer tone-check --lang python
-  cautilus plugin new scorer tone-check --lang javascript";
+  cautilus plugin new scorer tone-check --lang javascript
+  cautilus plugin new preset exact-prompt";
 
 #[derive(Debug, Subcommand)]
 pub enum PluginCommand {
@@ -61,9 +62,12 @@ pub struct InspectArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum NewCommand {
-    /// A scorer crate that builds with `cargo build --release --target wasm32-wasip2`
+    /// A scorer project (Rust, Python or JavaScript) that builds with the one command it prints
     #[command(after_help = NEW_EXAMPLES)]
     Scorer(NewScorerArgs),
+    /// A preset crate (an app/prompt preset of your own) that builds with `cargo build --release --target wasm32-wasip2`
+    #[command(after_help = NEW_EXAMPLES)]
+    Preset(NewPresetArgs),
 }
 
 pub fn run(command: PluginCommand) -> anyhow::Result<ExitCode> {
@@ -71,6 +75,7 @@ pub fn run(command: PluginCommand) -> anyhow::Result<ExitCode> {
         PluginCommand::List(args) => list(args),
         PluginCommand::Inspect(args) => inspect(args),
         PluginCommand::New(NewCommand::Scorer(args)) => scaffold::new_scorer(args),
+        PluginCommand::New(NewCommand::Preset(args)) => scaffold::new_preset(args),
     }
 }
 

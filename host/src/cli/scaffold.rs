@@ -1,5 +1,7 @@
-//! `cautilus plugin new scorer`: writes a scorer crate that builds with one
-//! `cargo build --release --target wasm32-wasip2`.
+//! `cautilus plugin new scorer|preset`: writes a plugin project that builds
+//! outside any checkout with the one command it prints (a Rust crate
+//! carrying the SDK, see [`crate::authoring`]; or a Python/JavaScript
+//! project, see [`super::scaffold_lang`]).
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -8,10 +10,8 @@ use anyhow::{Context, bail};
 use clap::Args;
 
 use super::scaffold_lang::Lang;
-
-/// The cautilus-sdk version a new crate depends on: the one this binary
-/// was released with (the workspace shares one version).
-const SDK_VERSION: &str = env!("CARGO_PKG_VERSION");
+use crate::authoring::lockfile::Flavor;
+use crate::authoring::rust_project::{self, CrateSpec, SdkSource};
 
 #[derive(Debug, Args)]
 pub struct NewScorerArgs {
@@ -20,8 +20,8 @@ pub struct NewScorerArgs {
     /// Directory to create (default: ./<name>)
     #[arg(long, value_name = "DIR")]
     path: Option<PathBuf>,
-    /// Depend on the cautilus-sdk crate at this path (a checkout's `sdk/`)
-    /// instead of its published version
+    /// Build against the cautilus-sdk crate at this path (work on the SDK
+    /// itself) instead of the copy this cautilus carries
     #[arg(long, value_name = "DIR")]
     sdk_path: Option<PathBuf>,
     /// The language to write it in
@@ -29,23 +29,28 @@ pub struct NewScorerArgs {
     lang: Lang,
 }
 
+#[derive(Debug, Args)]
+pub struct NewPresetArgs {
+    /// Crate name, e.g. `exact-prompt`
+    name: String,
+    /// Directory to create (default: ./<name>)
+    #[arg(long, value_name = "DIR")]
+    path: Option<PathBuf>,
+    /// Build against the cautilus-sdk crate at this path instead of the copy this cautilus carries
+    #[arg(long, value_name = "DIR")]
+    sdk_path: Option<PathBuf>,
+}
+
+/// The command that builds a Rust plugin crate.
+pub const CARGO_BUILD: &str = "cargo build --release --target wasm32-wasip2";
+
 pub fn new_scorer(args: NewScorerArgs) -> anyhow::Result<ExitCode> {
     validate_name(&args.name)?;
     let dir = args
         .path
         .clone()
         .unwrap_or_else(|| PathBuf::from(&args.name));
-    if dir.exists()
-        && dir
-            .read_dir()
-            .map(|mut d| d.next().is_some())
-            .unwrap_or(true)
-    {
-        bail!(
-            "{} already exists and is not empty; pick another --path",
-            dir.display()
-        );
-    }
+    refuse_non_empty(&dir)?;
     if args.lang != Lang::Rust {
         let build = super::scaffold_lang::write_project(&dir, &args.name, args.lang)?;
         let lang = match args.lang {
@@ -60,178 +65,110 @@ pub fn new_scorer(args: NewScorerArgs) -> anyhow::Result<ExitCode> {
         println!("\nnext (see its README.md for the tools):");
         crate::term_println!("  cd {}", dir.display());
         crate::term_println!("  {build}");
+        println!("  cautilus plugin test .");
         crate::term_println!(
             "  cautilus score --scorer ./{}.wasm --output 'refund for order 42' --config '{{\"keywords\": [\"refund\", \"order\"]}}'",
             args.name
         );
         return Ok(ExitCode::SUCCESS);
     }
-    let sdk = sdk_dir(args.sdk_path.clone())?;
-    write_scorer_crate(&dir, &args.name, sdk.as_deref())?;
-    let wasm = format!(
-        "target/wasm32-wasip2/release/{}.wasm",
-        args.name.replace('-', "_")
-    );
+    let spec = CrateSpec {
+        name: &args.name,
+        flavor: Flavor::Scorer,
+    };
+    rust_project::write_standalone(&dir, spec, &sdk_source(args.sdk_path)?)?;
     crate::term_println!("created scorer plugin `{}` in {}", args.name, dir.display());
     println!("\nnext:");
     crate::term_println!("  cd {}", dir.display());
-    crate::term_println!("  cargo build --release --target wasm32-wasip2");
+    println!("  {CARGO_BUILD}");
+    println!("  cautilus plugin test .");
     crate::term_println!(
-        "  cautilus score --scorer {wasm} --output 'hello world' --config '{{\"value\": \"world\"}}'"
+        "  cautilus score --scorer target/wasm32-wasip2/release/{} --output 'hello world' --config '{{\"value\": \"world\"}}'",
+        spec.wasm_file()
     );
     Ok(ExitCode::SUCCESS)
 }
 
-/// Writes a scorer crate named `name` in `dir`, depending on the SDK at
-/// `sdk`, else on its published version.
-pub(super) fn write_scorer_crate(dir: &Path, name: &str, sdk: Option<&Path>) -> anyhow::Result<()> {
-    std::fs::create_dir_all(dir.join("src"))
-        .with_context(|| format!("creating {}", dir.display()))?;
-    write(&dir.join("Cargo.toml"), &cargo_toml(name, sdk))?;
-    write(&dir.join("src/lib.rs"), &lib_rs(name))?;
-    write(&dir.join(".gitignore"), "/target/\n")?;
-    write(&dir.join("README.md"), &readme(name))?;
-    Ok(())
+pub fn new_preset(args: NewPresetArgs) -> anyhow::Result<ExitCode> {
+    validate_name(&args.name)?;
+    let dir = args
+        .path
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(&args.name));
+    refuse_non_empty(&dir)?;
+    let spec = CrateSpec {
+        name: &args.name,
+        flavor: Flavor::Preset,
+    };
+    rust_project::write_standalone(&dir, spec, &sdk_source(args.sdk_path)?)?;
+    crate::term_println!(
+        "created preset plugin `{}` (serves app/prompt) in {}",
+        args.name,
+        dir.display()
+    );
+    println!("\nnext:");
+    crate::term_println!("  cd {}", dir.display());
+    println!("  {CARGO_BUILD}");
+    crate::term_println!(
+        "  cautilus plugin inspect target/wasm32-wasip2/release/{}",
+        spec.wasm_file()
+    );
+    println!(
+        "  # ship it in a pack (`cautilus pack add preset`) and run suites on it with `presetPack: <pack>`"
+    );
+    Ok(ExitCode::SUCCESS)
 }
 
-/// The SDK crate at `given` (a checkout's `sdk/`), checked; `None` when
-/// none is given (the crate depends on the published version).
-pub(super) fn sdk_dir(given: Option<PathBuf>) -> anyhow::Result<Option<PathBuf>> {
+/// Where the SDK comes from: the copy this binary carries, or `--sdk-path`
+/// (checked to hold a crate).
+pub(super) fn sdk_source(given: Option<PathBuf>) -> anyhow::Result<SdkSource> {
     let Some(sdk) = given else {
-        return Ok(None);
+        return Ok(SdkSource::Vendored);
     };
     let sdk = sdk.canonicalize().with_context(|| {
         format!(
-            "cannot find the cautilus-sdk crate at {}; pass --sdk-path <checkout>/sdk",
+            "cannot find the cautilus-sdk crate at {}; --sdk-path takes a checkout's sdk/ directory",
             sdk.display()
         )
     })?;
     if !sdk.join("Cargo.toml").is_file() {
         bail!(
-            "{} has no Cargo.toml; pass --sdk-path <checkout>/sdk",
+            "{} has no Cargo.toml; --sdk-path takes a checkout's sdk/ directory",
             sdk.display()
         );
     }
-    Ok(Some(sdk))
+    Ok(SdkSource::Path(sdk))
+}
+
+/// Refuses to write into a directory that exists and is not empty.
+pub(super) fn refuse_non_empty(dir: &Path) -> anyhow::Result<()> {
+    if dir.exists()
+        && dir
+            .read_dir()
+            .map(|mut d| d.next().is_some())
+            .unwrap_or(true)
+    {
+        bail!(
+            "{} already exists and is not empty; pick another --path",
+            dir.display()
+        );
+    }
+    Ok(())
 }
 
 pub(super) fn validate_name(name: &str) -> anyhow::Result<()> {
     let ok = !name.is_empty()
+        && name.len() <= 64
         && name.chars().next().is_some_and(|c| c.is_ascii_lowercase())
         && name
             .chars()
             .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
     if !ok {
         bail!(
-            "plugin name `{name}` must start with a lowercase letter and use only a-z, 0-9 and `-`"
+            "plugin name `{name}` must start with a lowercase letter and use only a-z, 0-9 and `-` (at most 64)"
         );
     }
     Ok(())
-}
-
-fn write(path: &Path, text: &str) -> anyhow::Result<()> {
-    std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))
-}
-
-fn cargo_toml(name: &str, sdk: Option<&Path>) -> String {
-    let dependency = match sdk {
-        Some(path) => format!("{{ path = {:?} }}", path.display().to_string()),
-        None => format!("\"{SDK_VERSION}\""),
-    };
-    format!(
-        r#"[package]
-name = "{name}"
-description = "A cautilus scorer plugin"
-version = "0.1.0"
-edition = "2024"
-
-[lib]
-crate-type = ["cdylib"]
-
-[dependencies]
-cautilus-sdk = {dependency}
-serde = {{ version = "1", features = ["derive"] }}
-
-[profile.release]
-lto = true
-codegen-units = 1
-panic = "abort"
-strip = "debuginfo"
-
-# A standalone crate, even when created inside another workspace.
-[workspace]
-"#
-    )
-}
-
-fn lib_rs(name: &str) -> String {
-    let type_name: String = name
-        .split('-')
-        .map(|part| {
-            let mut chars = part.chars();
-            match chars.next() {
-                Some(first) => first.to_ascii_uppercase().to_string() + chars.as_str(),
-                None => String::new(),
-            }
-        })
-        .collect();
-    format!(
-        r#"//! The `{name}` scorer. Edit `score` to implement your check.
-
-use cautilus_sdk::{{ConfigSchema, PluginError, Score, ScoreInput, Scorer, export_scorers}};
-use serde::Deserialize;
-
-/// The config a fixture gives this scorer, e.g. `{{"type": "{name}", "value": "world"}}`.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Config {{
-    /// The text to look for; falls back to the case's `expected`.
-    #[serde(default)]
-    value: Option<cautilus_sdk::serde_json::Value>,
-}}
-
-pub struct {type_name} {{
-    config: Config,
-}}
-
-impl Scorer for {type_name} {{
-    const ID: &'static str = "{name}";
-    const DESCRIPTION: &'static str = "passes when the output contains `value`";
-    type Config = Config;
-
-    fn config_schema() -> ConfigSchema {{
-        ConfigSchema::object(&[("value", "the text to look for")], &[])
-    }}
-
-    fn new(config: Config) -> Result<Self, PluginError> {{
-        Ok(Self {{ config }})
-    }}
-
-    fn score(&self, input: &ScoreInput) -> Result<Score, PluginError> {{
-        let needle = match input.value_or_expected(self.config.value.as_ref())? {{
-            cautilus_sdk::serde_json::Value::String(text) => text,
-            other => other.to_string(),
-        }};
-        let output = input.output();
-        Ok(Score::check(Self::ID, output.contains(&needle), || {{
-            format!(
-                "expected {{needle:?}} in {{}}",
-                cautilus_sdk::excerpt(output, 120)
-            )
-        }}))
-    }}
-}}
-
-export_scorers!({type_name});
-"#
-    )
-}
-
-fn readme(name: &str) -> String {
-    let wasm = name.replace('-', "_");
-    format!(
-        "# {name}\n\nA cautilus scorer plugin.\n\n```sh\nrustup target add wasm32-wasip2   # once\ncargo build --release --target wasm32-wasip2\ncautilus score --scorer target/wasm32-wasip2/release/{wasm}.wasm --output 'hello world' --config '{{\"value\": \"world\"}}'\n```\n\nIn a fixture: `assertions: [{{type: ./path/to/{wasm}.wasm, value: world}}]`.\n"
-    )
 }
 
 #[cfg(test)]
@@ -244,10 +181,6 @@ mod tests {
         assert!(validate_name("Bad").is_err());
         assert!(validate_name("9lives").is_err());
         assert!(validate_name("a_b").is_err());
-    }
-
-    #[test]
-    fn type_name_is_camel_case() {
-        assert!(lib_rs("mentions-all").contains("pub struct MentionsAll"));
+        assert!(validate_name(&"a".repeat(65)).is_err());
     }
 }

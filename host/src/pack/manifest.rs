@@ -16,6 +16,7 @@
 //! capabilities = ["model"]           # model | http:<host> | process:<program>
 //! build = "cargo build --release --target wasm32-wasip2"   # optional, run by `pack build`
 //! source = "target/wasm32-wasip2/release/acme_scorers.wasm" # optional: copied to `path` after `build`
+//! inputs = ["Cargo.toml", "Cargo.lock", "src"]   # optional: what `build` reads; unchanged → not rebuilt
 //!
 //! [[template]]
 //! name = "chat-base"
@@ -92,6 +93,14 @@ pub struct ComponentEntry {
     /// What `build` produces, copied to `path` (relative to the pack).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source: Option<String>,
+    /// The files and directories `build` reads (relative to the pack): while
+    /// they are unchanged since `path` was built, `pack build` keeps `path`
+    /// instead of building it again (see [`super::build_inputs`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub inputs: Vec<String>,
+    /// Hex sha256 of `inputs` when `path` was built (written by `pack build`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inputs_sha256: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -264,6 +273,16 @@ impl Manifest {
                 return Err(format!(
                     "{at}.source `{source}` must be a relative path inside the pack"
                 ));
+            }
+            if let Some(input) = component.inputs.iter().find(|i| !valid_relative_path(i)) {
+                return Err(format!(
+                    "{at}.inputs: `{input}` must be a relative path inside the pack"
+                ));
+            }
+            if let Some(sha) = &component.inputs_sha256
+                && (sha.len() != 64 || !sha.chars().all(|c| c.is_ascii_hexdigit()))
+            {
+                return Err(format!("{at}.inputs_sha256 `{sha}` is not 64 hex digits"));
             }
         }
         let mut names = BTreeSet::new();

@@ -8,6 +8,7 @@
 //! plugin runtime in it:
 //! - [`manifest`]: the manifest, checked (names, versions, paths, capabilities);
 //! - [`archive`]: the reproducible archive, and reading one defensively;
+//! - [`build`], [`build_inputs`]: building a pack's components from source, reproducibly;
 //! - [`home`]: the user's installed packs (`$CAUTILUS_HOME/packs/<name>/<version>`);
 //! - [`lock`]: a project's `cautilus.lock`, pinning each pack's bytes;
 //! - [`oci`]: publishing to and pulling from an OCI registry;
@@ -17,6 +18,8 @@
 //! manifest is [`crate::plugin::packs`].
 
 pub mod archive;
+pub mod build;
+pub mod build_inputs;
 pub mod home;
 pub mod lock;
 pub mod manifest;
@@ -74,6 +77,12 @@ pub enum PackError {
     Oci { reference: String, message: String },
     #[error("no home directory to install packs in; set CAUTILUS_HOME")]
     NoHome,
+    #[error("building `{component}` in {}: {message}", dir.display())]
+    Build {
+        dir: PathBuf,
+        component: String,
+        message: String,
+    },
     #[error("{0}")]
     Other(String),
 }
