@@ -8,7 +8,6 @@ fn main() {
     rerun_if_tree_changed(&here.join("components"));
     rerun_if_tree_changed(&here.join("../sdk"));
     rerun_if_tree_changed(&here.join("../wit"));
-    rerun_if_tree_changed(&here.join("../plugins/presets-app"));
     rerun_if_tree_changed(&here.join("../schemas/presets"));
     let dir = build_wasm_workspace(
         &here.join("components/Cargo.toml"),

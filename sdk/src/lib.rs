@@ -77,6 +77,11 @@
 //!   recycled in front of it, instead of wasi-libc's dlmalloc (faster for
 //!   plugins that build many small values; the built-in presets and scorers
 //!   use it).
+//! - `app`: [`app`], the building blocks of the built-in app/chat and
+//!   app/prompt presets (case validation, observed packets, scoring), for a
+//!   preset of your own on the app surface. Off by default: it brings
+//!   [similar](https://docs.rs/similar) and serde_json's `preserve_order`,
+//!   `raw_value` and `float_roundtrip`, which a scorer does not need.
 
 // The generated bindings name this crate by path, also from inside it.
 extern crate self as cautilus_sdk;
@@ -95,6 +100,8 @@ extern crate self as cautilus_sdk;
 static ALLOCATOR: small_blocks::SmallBlocks<talc::wasm::WasmDynamicTalc> =
     small_blocks::SmallBlocks::new(talc::wasm::new_wasm_dynamic_allocator());
 
+#[cfg(feature = "app")]
+pub mod app;
 mod bindings;
 mod config;
 mod json_text;

@@ -70,6 +70,11 @@ fn committed_schemas_match_the_types() {
     let presets = crate::preset_schemas::generated();
     for (path, schema) in &presets {
         check(repo().join("schemas").join(path), pretty(schema));
+        // The app presets' files ship inside the SDK (`cautilus_sdk::app`
+        // embeds them; a published crate cannot reach ../schemas).
+        if let Some(file) = sdk_copy(path) {
+            check(repo().join("sdk/schemas").join(file), pretty(schema));
+        }
     }
     assert!(
         stale.is_empty(),
@@ -86,12 +91,30 @@ fn committed_schemas_match_the_types() {
         .unwrap()
         .count();
     assert_eq!(preset_files, presets.len());
+    let sdk_files = std::fs::read_dir(repo().join("sdk/schemas"))
+        .unwrap()
+        .count();
+    assert_eq!(
+        sdk_files,
+        presets
+            .iter()
+            .filter(|(p, _)| sdk_copy(p).is_some())
+            .count(),
+        "sdk/schemas/: the app presets' files only"
+    );
     for id in catalog().ids() {
         assert!(
             committed(&id).exists(),
             "{id} is published but not committed"
         );
     }
+}
+
+/// The file name under `sdk/schemas/` of the preset schema at `path`
+/// (relative to `schemas/`), when it is one of the app presets'.
+fn sdk_copy(path: &str) -> Option<&str> {
+    let file = path.strip_prefix("presets/")?;
+    (file.starts_with("app-") || file.starts_with("cautilus.app_")).then_some(file)
 }
 
 /// Validates `document` against the committed schema `id`.

@@ -1,6 +1,6 @@
 //! The app/chat preset: system prompt + a multi-turn `messages` list.
 
-use cautilus_presets_app::{
+use cautilus_sdk::app::{
     Shape, collect, collect_written, contract, describe, evaluate, translate, translate_written,
 };
 use cautilus_sdk::preset::{

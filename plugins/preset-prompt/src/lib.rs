@@ -1,6 +1,6 @@
 //! The app/prompt preset: system prompt + one `input`, single turn.
 
-use cautilus_presets_app::{
+use cautilus_sdk::app::{
     Shape, collect, collect_written, contract, describe, evaluate, translate, translate_written,
 };
 use cautilus_sdk::preset::{

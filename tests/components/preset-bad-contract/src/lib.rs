@@ -2,7 +2,7 @@
 //! the host owns: the host must refuse it when it loads (a contract that
 //! would make the host and the preset disagree on what a field means).
 
-use cautilus_presets_app::{Shape, collect, contract, describe, evaluate, translate};
+use cautilus_sdk::app::{Shape, collect, contract, describe, evaluate, translate};
 use cautilus_sdk::preset::{
     CasePlan, CaseRun, Preset, PresetInfo, SuiteContract, SuiteField, Verdict,
 };

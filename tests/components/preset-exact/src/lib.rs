@@ -6,7 +6,7 @@
 //! suite field of its own, `requireExpected` (a boolean: every case must
 //! give `expected.finalText`), which the host checks by its JSON Schema.
 
-use cautilus_presets_app::{Shape, collect, contract, describe, evaluate, translate};
+use cautilus_sdk::app::{Shape, collect, contract, describe, evaluate, translate};
 use cautilus_sdk::preset::{
     CasePlan, CaseRun, CaseStatus, Preset, PresetInfo, SuiteContract, SuiteField, Verdict,
 };

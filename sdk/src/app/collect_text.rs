@@ -6,8 +6,8 @@
 //! the first one returned a conversation and a final text and no structured
 //! output, and every MUST-be-present field is there. Anything else (an
 //! error, a blocker, a missing field, a transcript rebuilt from the case, an
-//! expectation that cannot be checked) goes through [`crate::collect`] and
-//! [`crate::evaluate`], which name what is wrong.
+//! expectation that cannot be checked) goes through [`crate::app::collect`] and
+//! [`crate::app::evaluate`], which name what is wrong.
 //!
 //! The case's own members (`caseId`, `displayName`, `input`, `expected`,
 //! `metadata`) are copied as they stand in the case's text, which is the
@@ -15,17 +15,17 @@
 //! reading and writing them again gives (`float_roundtrip` keeps a number's
 //! digits). The tests hold both paths to the same output.
 //!
-//! [`Preset::collect_written`]: cautilus_sdk::preset::Preset::collect_written
+//! [`Preset::collect_written`]: crate::preset::Preset::collect_written
 
-use cautilus_sdk::json::{write_str, write_value};
-use cautilus_sdk::preset::packet::run_fields;
-use cautilus_sdk::preset::{CaseRun, Verdict};
+use crate::json::{write_str, write_value};
+use crate::preset::packet::run_fields;
+use crate::preset::{CaseRun, Verdict};
 use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use crate::Shape;
-use crate::summary::{expectation, judge};
+use crate::app::Shape;
+use crate::app::summary::{expectation, judge};
 
 /// The members of a normalized case (see `cases::check_case`) that
 /// `collect` moves, kept as text; it reads no others.
@@ -172,13 +172,13 @@ pub fn collect_written(shape: Shape, case: &str, run: &CaseRun) -> Option<(Strin
 
 #[cfg(test)]
 mod tests {
-    use cautilus_sdk::json::to_text;
-    use cautilus_sdk::preset::{Sample, status_name};
-    use cautilus_sdk::{Message, Observation, Usage};
+    use crate::json::to_text;
+    use crate::preset::{Sample, status_name};
+    use crate::{Message, Observation, Usage};
     use serde_json::{Map, json};
 
     use super::*;
-    use crate::{collect, evaluate, translate};
+    use crate::app::{collect, evaluate, translate};
 
     fn message(role: &str, content: &str) -> Message {
         Message {

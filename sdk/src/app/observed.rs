@@ -1,11 +1,11 @@
 //! `collect`: a case's observed evaluation from its normalized case and what
 //! the host ran.
 
-use cautilus_sdk::preset::CaseRun;
-use cautilus_sdk::preset::packet::run_fields;
+use crate::preset::CaseRun;
+use crate::preset::packet::run_fields;
 use serde_json::{Map, Value, json};
 
-use crate::Shape;
+use crate::app::Shape;
 
 pub fn collect(shape: Shape, mut case: Value, run: CaseRun) -> Value {
     let mut out = Map::new();
@@ -72,8 +72,8 @@ fn transcript(shape: Shape, case: &Value, final_text: &Value) -> Value {
 
 #[cfg(test)]
 mod tests {
-    use cautilus_sdk::preset::Sample;
-    use cautilus_sdk::{Message, Observation};
+    use crate::preset::Sample;
+    use crate::{Message, Observation};
 
     use super::*;
 

@@ -1,10 +1,10 @@
 //! `translate`: validates app cases and writes the cases packet.
 
-use cautilus_sdk::preset::{CasePlan, packet};
-use cautilus_sdk::{FieldError, Message};
+use crate::preset::{CasePlan, packet};
+use crate::{FieldError, Message};
 use serde_json::{Map, Value, json};
 
-use crate::{Problems, Shape, kind, non_empty_str};
+use crate::app::{Problems, Shape, kind, non_empty_str};
 
 /// Case fields each shape accepts.
 fn case_fields(shape: Shape) -> &'static [&'static str] {

@@ -5,7 +5,7 @@
 //! It takes a case only when nothing in it can be a problem: the fields of
 //! its shape with the types they must have, and an `expected` that is
 //! exactly `{"finalText": "…"}` (snapshots and sources go the long way).
-//! Anything else is left to [`crate::translate`], which names every problem
+//! Anything else is left to [`crate::app::translate`], which names every problem
 //! at its path.
 //!
 //! The case's members are copied as they stand in its text, which the host
@@ -13,18 +13,18 @@
 //! same bytes reading and writing them again gives (`float_roundtrip` keeps
 //! a number's digits). The tests hold both paths to the same plans.
 //!
-//! [`Preset::translate_written`]: cautilus_sdk::preset::Preset::translate_written
+//! [`Preset::translate_written`]: crate::preset::Preset::translate_written
 
 use std::borrow::Cow;
 
-use cautilus_sdk::Message;
-use cautilus_sdk::json::write_str;
-use cautilus_sdk::preset::WrittenPlan;
+use crate::Message;
+use crate::json::write_str;
+use crate::preset::WrittenPlan;
 use serde::{Deserialize, Deserializer};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use crate::Shape;
+use crate::app::Shape;
 
 /// A fixture case's fields (see `cases::case_fields`), kept as text. A
 /// member given as `null` is `Some("null")`.
@@ -218,11 +218,11 @@ fn non_empty_string(raw: &RawValue) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
-    use cautilus_sdk::json::to_text;
+    use crate::json::to_text;
     use serde_json::json;
 
     use super::*;
-    use crate::translate;
+    use crate::app::translate;
 
     fn suite_of(value: Value) -> Map<String, Value> {
         serde_json::from_value(value).unwrap()

@@ -3,11 +3,11 @@
 //! `errored`, naming every such field — never a crash or a silent pass. An
 //! evaluation that declares no expectations is `unchecked` (not a pass).
 
-use cautilus_sdk::excerpt;
-use cautilus_sdk::preset::{CaseStatus, Verdict, packet};
+use crate::excerpt;
+use crate::preset::{CaseStatus, Verdict, packet};
 use serde_json::{Map, Value};
 
-use crate::{Shape, kind, non_empty_str, snapshot};
+use crate::app::{Shape, kind, non_empty_str, snapshot};
 
 pub fn evaluate(shape: Shape, e: Value, at: &str) -> Verdict {
     let problems = must_problems(shape, &e);

@@ -1,21 +1,53 @@
-//! The app/chat and app/prompt presets (messaging surface).
+//! Building blocks for presets of the app surface (chat, prompt): the
+//! logic of the built-in `app/chat` and `app/prompt` presets, for a preset
+//! of your own that keeps their case shape and packets and changes what it
+//! checks (needs the `app` feature: `cautilus-sdk = { version = "…",
+//! features = ["app"] }`).
 //!
-//! Per case:
-//! - `translate` validates the case (path-precise errors) and normalizes it
+//! Per case, for a [`Shape`]:
+//! - [`translate`] validates the case (path-precise errors) and normalizes it
 //!   for the cases packet (`cautilus.app_{chat,prompt}_test_cases.v1`);
-//! - `collect` joins the case with what the host ran into its observed
+//! - [`collect`] joins the case with what the host ran into its observed
 //!   evaluation (`cautilus.app_{chat,prompt}_evaluation_inputs.v1`);
-//! - `evaluate` enforces the cross-runtime MUST-be-present fields and scores
+//! - [`evaluate`] enforces the cross-runtime MUST-be-present fields and scores
 //!   `expected.finalText` (case-sensitive substring) or `expected.snapshot`
-//!   (the golden file's text, read by the host; see [`snapshot`]) for the summary
+//!   (the golden file's text, read by the host; see the `snapshot` module) for the summary
 //!   (`cautilus.app_{chat,prompt}_evaluation_summary.v1`); a failed or
 //!   errored case makes the recommendation `reject`, a case with no
 //!   expectations is `unchecked` and makes it `defer`;
-//! - `translate_written` is `translate`'s fast path for a well-formed case
-//!   (see [`translate_text`]);
-//! - `collect_written` is the fast path of the two in one: the evaluation
+//! - [`translate_written`] is `translate`'s fast path for a well-formed case
+//!   (see the `translate_text` module);
+//! - [`collect_written`] is the fast path of the two in one: the evaluation
 //!   and its summary entry written straight to text when the provider
-//!   answered (see [`collect_text`]).
+//!   answered (see the `collect_text` module);
+//! - [`describe`] and [`contract`] are the preset's `info` and suite
+//!   contract (its case and packet JSON Schemas ship in this crate).
+//!
+//! A preset that asks for the exact final text instead of containment:
+//!
+//! ```no_run
+//! use cautilus_sdk::app::{Shape, collect, contract, describe, evaluate, translate};
+//! use cautilus_sdk::preset::{CasePlan, CaseRun, Preset, PresetInfo, SuiteContract, Verdict};
+//! use cautilus_sdk::{FieldError, export_preset, plugin_info};
+//! use serde_json::{Map, Value};
+//!
+//! struct Exact;
+//!
+//! impl Preset for Exact {
+//!     fn info() -> PresetInfo { describe(Shape::Prompt, plugin_info!()) }
+//!     fn contract() -> SuiteContract { contract(Shape::Prompt) }
+//!     fn translate(suite: &Map<String, Value>, case: &Value, at: &str)
+//!         -> Result<CasePlan, Vec<FieldError>> { translate(Shape::Prompt, suite, case, at) }
+//!     fn collect(case: Value, run: CaseRun) -> Value { collect(Shape::Prompt, case, run) }
+//!     fn evaluate(evaluation: Value, at: &str) -> Verdict {
+//!         let verdict = evaluate(Shape::Prompt, evaluation, at);
+//!         // … turn a pass whose final text is not exactly the expected one into a failure
+//!         verdict
+//!     }
+//! }
+//!
+//! export_preset!(Exact);
+//! ```
 
 mod cases;
 mod collect_text;
@@ -24,8 +56,8 @@ mod snapshot;
 mod summary;
 mod translate_text;
 
-use cautilus_sdk::PluginInfo;
-use cautilus_sdk::preset::{PresetInfo, SuiteContract, SuiteField};
+use crate::PluginInfo;
+use crate::preset::{PresetInfo, SuiteContract, SuiteField};
 use serde_json::{Value, json};
 
 pub use cases::translate;
@@ -98,29 +130,29 @@ pub fn contract(shape: Shape) -> SuiteContract {
         schemas: Vec::new(),
     }
     .with_case_schema(match shape {
-        Shape::Prompt => include_str!("../../../schemas/presets/app-prompt.case.schema.json"),
-        Shape::Chat => include_str!("../../../schemas/presets/app-chat.case.schema.json"),
+        Shape::Prompt => include_str!("../../schemas/app-prompt.case.schema.json"),
+        Shape::Chat => include_str!("../../schemas/app-chat.case.schema.json"),
     })
     .with_schema(
         shape.observed_schema(),
         match shape {
-            Shape::Prompt => include_str!(
-                "../../../schemas/presets/cautilus.app_prompt_evaluation_inputs.v1.schema.json"
-            ),
-            Shape::Chat => include_str!(
-                "../../../schemas/presets/cautilus.app_chat_evaluation_inputs.v1.schema.json"
-            ),
+            Shape::Prompt => {
+                include_str!("../../schemas/cautilus.app_prompt_evaluation_inputs.v1.schema.json")
+            }
+            Shape::Chat => {
+                include_str!("../../schemas/cautilus.app_chat_evaluation_inputs.v1.schema.json")
+            }
         },
     )
     .with_schema(
         shape.summary_schema(),
         match shape {
-            Shape::Prompt => include_str!(
-                "../../../schemas/presets/cautilus.app_prompt_evaluation_summary.v1.schema.json"
-            ),
-            Shape::Chat => include_str!(
-                "../../../schemas/presets/cautilus.app_chat_evaluation_summary.v1.schema.json"
-            ),
+            Shape::Prompt => {
+                include_str!("../../schemas/cautilus.app_prompt_evaluation_summary.v1.schema.json")
+            }
+            Shape::Chat => {
+                include_str!("../../schemas/cautilus.app_chat_evaluation_summary.v1.schema.json")
+            }
         },
     )
 }
@@ -139,11 +171,11 @@ pub(crate) fn kind(value: &Value) -> &'static str {
 
 /// Collects field errors and turns them into one `invalid-input` error.
 #[derive(Default)]
-pub(crate) struct Problems(Vec<cautilus_sdk::FieldError>);
+pub(crate) struct Problems(Vec<crate::FieldError>);
 
 impl Problems {
     pub(crate) fn add(&mut self, path: impl Into<String>, message: impl Into<String>) {
-        self.0.push(cautilus_sdk::FieldError {
+        self.0.push(crate::FieldError {
             path: path.into(),
             message: message.into(),
         });
