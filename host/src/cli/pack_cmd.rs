@@ -17,6 +17,7 @@ const PACK_EXAMPLES: &str = "\
 Examples:
   cautilus pack new acme-evals
   cautilus pack build acme-evals
+  cautilus pack test acme-evals
   cautilus pack publish acme-evals/dist/acme-evals-0.1.0.tgz oci://127.0.0.1:5000/acme-evals:0.1.0
   cautilus pack install oci://127.0.0.1:5000/acme-evals:0.1.0 --grant model
   cautilus pack install acme-evals/dist/acme-evals-0.1.0.tgz
@@ -29,6 +30,8 @@ pub enum PackCommand {
     New(NewArgs),
     /// Build a pack's components and write its reproducible archive
     Build(BuildArgs),
+    /// Build a pack's components and run each scorer's example answers (no archive)
+    Test(super::pack_test::PackTestArgs),
     /// Publish a built pack archive to an OCI registry
     Publish(PublishArgs),
     /// Install a pack from a registry (oci://…), an archive or a directory, verified, and pin it in cautilus.lock
@@ -125,6 +128,7 @@ pub fn run(command: PackCommand) -> anyhow::Result<ExitCode> {
     match command {
         PackCommand::New(args) => new_pack(args),
         PackCommand::Build(args) => build(args),
+        PackCommand::Test(args) => super::pack_test::run(args),
         PackCommand::Publish(args) => publish(args),
         PackCommand::Install(args) => install(args),
         PackCommand::List(args) => list(args),
@@ -213,16 +217,22 @@ fn write(path: &Path, bytes: impl AsRef<[u8]>) -> anyhow::Result<()> {
     std::fs::write(path, bytes).with_context(|| format!("writing {}", path.display()))
 }
 
-fn build(args: BuildArgs) -> anyhow::Result<ExitCode> {
-    let dir = &args.dir;
-    let mut manifest = Manifest::read(dir)?;
+/// Runs each component's `build` command and copies its `source` to its
+/// `path` (only when `run_builds`), then records each component's sha256
+/// in `manifest` (in memory). The commands' output goes to stderr.
+pub(super) fn build_components(
+    dir: &Path,
+    manifest: &mut Manifest,
+    run_builds: bool,
+) -> anyhow::Result<()> {
     for component in &mut manifest.components {
-        if let Some(command) = &component.build {
+        if let (true, Some(command)) = (run_builds, &component.build) {
             crate::term_eprintln!("building {}: {command}", component.path);
             let status = std::process::Command::new("sh")
                 .arg("-c")
                 .arg(command)
                 .current_dir(dir)
+                .stdout(std::io::stderr())
                 .status()
                 .with_context(|| format!("running `{command}` in {}", dir.display()))?;
             if !status.success() {
@@ -233,7 +243,7 @@ fn build(args: BuildArgs) -> anyhow::Result<ExitCode> {
                 );
             }
         }
-        if let Some(source) = &component.source {
+        if let (true, Some(source)) = (run_builds, &component.source) {
             let from = dir.join(source);
             let to = dir.join(&component.path);
             if let Some(parent) = to.parent() {
@@ -257,6 +267,13 @@ fn build(args: BuildArgs) -> anyhow::Result<ExitCode> {
         })?;
         component.sha256 = Some(sha256_hex(&bytes));
     }
+    Ok(())
+}
+
+fn build(args: BuildArgs) -> anyhow::Result<ExitCode> {
+    let dir = &args.dir;
+    let mut manifest = Manifest::read(dir)?;
+    build_components(dir, &mut manifest, true)?;
     let registry = registry()?;
     let checked = check_pack(registry, dir, &manifest)?;
     write(&dir.join(MANIFEST), manifest.to_toml())?;

@@ -64,6 +64,7 @@ pub fn new_scorer(args: NewScorerArgs) -> anyhow::Result<ExitCode> {
             "  cautilus score --scorer ./{}.wasm --output 'refund for order 42' --config '{{\"keywords\": [\"refund\", \"order\"]}}'",
             args.name
         );
+        println!("  cautilus plugin test   # builds when needed, runs examples.yaml");
         return Ok(ExitCode::SUCCESS);
     }
     let sdk = sdk_dir(args.sdk_path.clone())?;
@@ -79,6 +80,7 @@ pub fn new_scorer(args: NewScorerArgs) -> anyhow::Result<ExitCode> {
     crate::term_println!(
         "  cautilus score --scorer {wasm} --output 'hello world' --config '{{\"value\": \"world\"}}'"
     );
+    println!("  cautilus plugin test   # builds, runs the answers in examples.yaml");
     Ok(ExitCode::SUCCESS)
 }
 

@@ -16,6 +16,7 @@
 //! capabilities = ["model"]           # model | http:<host> | process:<program>
 //! build = "cargo build --release --target wasm32-wasip2"   # optional, run by `pack build`
 //! source = "target/wasm32-wasip2/release/acme_scorers.wasm" # optional: copied to `path` after `build`
+//! examples = "scorers/acme/examples.yaml"  # optional (scorers): run by `cautilus pack test`, not packed
 //!
 //! [[template]]
 //! name = "chat-base"
@@ -92,6 +93,10 @@ pub struct ComponentEntry {
     /// What `build` produces, copied to `path` (relative to the pack).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source: Option<String>,
+    /// A scorer's examples file (relative to the pack), run by `pack test`;
+    /// not part of the archive.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub examples: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -265,6 +270,7 @@ impl Manifest {
                     "{at}.source `{source}` must be a relative path inside the pack"
                 ));
             }
+            check_examples(&at, component)?;
         }
         let mut names = BTreeSet::new();
         for (k, template) in self.templates.iter().enumerate() {
@@ -297,6 +303,25 @@ impl Manifest {
             .map(|c| c.path.as_str())
             .chain(self.templates.iter().map(|t| t.path.as_str()))
     }
+}
+
+/// A component's `examples`: a relative path inside the pack, on a scorer.
+fn check_examples(at: &str, component: &ComponentEntry) -> Result<(), String> {
+    let Some(examples) = &component.examples else {
+        return Ok(());
+    };
+    if !valid_relative_path(examples) {
+        return Err(format!(
+            "{at}.examples `{examples}` must be a relative path inside the pack"
+        ));
+    }
+    if component.kind != ComponentKind::Scorer {
+        return Err(format!(
+            "{at}.examples: only a scorer component has examples (this one is a {})",
+            component.kind.as_str()
+        ));
+    }
+    Ok(())
 }
 
 /// A pack's contract version must be one this host serves
@@ -382,6 +407,17 @@ path = "templates/chat.fixture.yaml"
                 "unknown variant",
             ),
             (GOOD.replace("description", "descripton"), "unknown field"),
+            (
+                GOOD.replace("capabilities", "examples = \"../x.yaml\"\ncapabilities"),
+                "component[0].examples `../x.yaml`",
+            ),
+            (
+                GOOD.replace(
+                    "kind = \"scorer\"",
+                    "kind = \"provider\"\nexamples = \"x.yaml\"",
+                ),
+                "only a scorer component has examples",
+            ),
             (
                 GOOD.replace("templates/chat.fixture.yaml", "components/scorers.wasm"),
                 "template[0].path",
