@@ -12,6 +12,8 @@
 //! - [`fixture`]: loading and checking evaluation fixtures;
 //! - [`eval`]: the evaluation pipeline (`eval test|evaluate|validate`);
 //! - [`pack`]: preset packs: manifest, archive, installed packs, lock file;
+//! - [`authoring`]: for plugin authors: examples files, building a scorer
+//!   project (`plugin test`, `pack test`);
 //! - [`process_tree`]: running an untrusted program so that every process it
 //!   starts ends with its run (code graders, the `process` import);
 //! - [`report`]: HTML, JUnit and Markdown reports of a run's records;

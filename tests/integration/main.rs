@@ -26,6 +26,8 @@
 //! - `run_dirs`: run directories: one run at a time (the lock, its holder,
 //!   stale locks), never among the fixture's inputs or foreign files, and
 //!   a resumed journal checked against the suite;
+//! - `plugin_test`: `plugin test` and `pack test`: example answers, the
+//!   diff, exit codes; Rust, Python and JavaScript projects built by it;
 //! - `plugin_units`: the unit tests of the built-in components' plain Rust;
 //! - `process_trees`: a code grader's processes end with it, whatever it
 //!   does, and when cautilus is killed (Linux);
@@ -62,6 +64,7 @@ mod eval;
 mod hostile_output;
 mod observed;
 mod packs;
+mod plugin_test;
 mod plugin_units;
 mod preset_schemas;
 mod process_trees;

@@ -18,6 +18,7 @@ Examples:
   cautilus pack add scorer tone --lang python --pack acme-evals
   cautilus pack add preset exact-prompt --pack acme-evals
   cautilus pack build acme-evals
+  cautilus pack test acme-evals
   cautilus pack publish acme-evals/dist/acme-evals-0.1.0.tgz oci://127.0.0.1:5000/acme-evals:0.1.0
   cautilus pack install oci://127.0.0.1:5000/acme-evals:0.1.0 --grant model
   cautilus pack install acme-evals/dist/acme-evals-0.1.0.tgz
@@ -33,6 +34,8 @@ pub enum PackCommand {
     Add(super::pack_new::AddCommand),
     /// Build a pack's components and write its reproducible archive
     Build(BuildArgs),
+    /// Build a pack's components and run each scorer's example answers (no archive)
+    Test(super::pack_test::PackTestArgs),
     /// Publish a built pack archive to an OCI registry
     Publish(PublishArgs),
     /// Install a pack from a registry (oci://…), an archive or a directory, verified, and pin it in cautilus.lock
@@ -120,6 +123,7 @@ pub fn run(command: PackCommand) -> anyhow::Result<ExitCode> {
         PackCommand::New(args) => super::pack_new::new_pack(args),
         PackCommand::Add(command) => super::pack_new::add(command),
         PackCommand::Build(args) => build(args),
+        PackCommand::Test(args) => super::pack_test::run(args),
         PackCommand::Publish(args) => publish(args),
         PackCommand::Install(args) => install(args),
         PackCommand::List(args) => list(args),
@@ -146,19 +150,44 @@ fn write(path: &Path, bytes: impl AsRef<[u8]>) -> anyhow::Result<()> {
     std::fs::write(path, bytes).with_context(|| format!("writing {}", path.display()))
 }
 
+/// Builds each component ([`crate::pack::build::build_component`]: its
+/// `build` command, its `source` copied to its `path`, unless its inputs are
+/// unchanged and not `rebuild`) when `run_builds`, then records each
+/// component's sha256 in `manifest` (in memory). The commands' output goes
+/// to stderr.
+pub(super) fn build_components(
+    dir: &Path,
+    manifest: &mut Manifest,
+    run_builds: bool,
+    rebuild: bool,
+) -> anyhow::Result<()> {
+    use crate::pack::build::{Built, build_component};
+    for component in &mut manifest.components {
+        if run_builds {
+            if build_component(dir, component, rebuild)? == Built::UpToDate {
+                crate::term_eprintln!(
+                    "kept {}: its inputs are unchanged since it was built (--rebuild builds it again)",
+                    component.path
+                );
+            }
+            continue;
+        }
+        let path = dir.join(&component.path);
+        let bytes = std::fs::read(&path).with_context(|| {
+            format!(
+                "reading component {} (build it, or give `build`/`source` in {MANIFEST})",
+                path.display()
+            )
+        })?;
+        component.sha256 = Some(sha256_hex(&bytes));
+    }
+    Ok(())
+}
+
 fn build(args: BuildArgs) -> anyhow::Result<ExitCode> {
     let dir = &args.dir;
     let mut manifest = Manifest::read(dir)?;
-    for component in &mut manifest.components {
-        if crate::pack::build::build_component(dir, component, args.rebuild)?
-            == crate::pack::build::Built::UpToDate
-        {
-            crate::term_eprintln!(
-                "kept {}: its inputs are unchanged since it was built (--rebuild builds it again)",
-                component.path
-            );
-        }
-    }
+    build_components(dir, &mut manifest, true, args.rebuild)?;
     let registry = registry()?;
     let checked = check_pack(registry, dir, &manifest)?;
     write(&dir.join(MANIFEST), manifest.to_toml())?;

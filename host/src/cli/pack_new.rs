@@ -237,6 +237,7 @@ fn component(file: &str, kind: ComponentKind, id: &str, relative: &str) -> Compo
         source: None,
         inputs: vec![relative.to_string()],
         inputs_sha256: None,
+        examples: Some(format!("{relative}/examples.yaml")),
     }
 }
 

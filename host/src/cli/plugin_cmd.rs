@@ -1,4 +1,4 @@
-//! `cautilus plugin list|inspect|new`.
+//! `cautilus plugin list|inspect|new|test`.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -40,6 +40,8 @@ pub enum PluginCommand {
     /// Create a new plugin crate
     #[command(subcommand, after_help = NEW_EXAMPLES)]
     New(NewCommand),
+    /// Build a scorer project if needed and run its example answers (exit 0 all pass, 1 one fails, 2 error)
+    Test(super::plugin_test::TestArgs),
 }
 
 #[derive(Debug, Args)]
@@ -76,6 +78,7 @@ pub fn run(command: PluginCommand) -> anyhow::Result<ExitCode> {
         PluginCommand::Inspect(args) => inspect(args),
         PluginCommand::New(NewCommand::Scorer(args)) => scaffold::new_scorer(args),
         PluginCommand::New(NewCommand::Preset(args)) => scaffold::new_preset(args),
+        PluginCommand::Test(args) => super::plugin_test::run(args),
     }
 }
 

@@ -70,6 +70,7 @@ pub fn new_scorer(args: NewScorerArgs) -> anyhow::Result<ExitCode> {
             "  cautilus score --scorer ./{}.wasm --output 'refund for order 42' --config '{{\"keywords\": [\"refund\", \"order\"]}}'",
             args.name
         );
+        println!("  cautilus plugin test   # builds when needed, runs examples.yaml");
         return Ok(ExitCode::SUCCESS);
     }
     let spec = CrateSpec {
@@ -86,6 +87,7 @@ pub fn new_scorer(args: NewScorerArgs) -> anyhow::Result<ExitCode> {
         "  cautilus score --scorer target/wasm32-wasip2/release/{} --output 'hello world' --config '{{\"value\": \"world\"}}'",
         spec.wasm_file()
     );
+    println!("  cautilus plugin test   # builds, runs the answers in examples.yaml");
     Ok(ExitCode::SUCCESS)
 }
 

@@ -20,10 +20,10 @@ macro_rules! template {
 }
 
 const PYTHON: &[TemplateFile] = template!("scorer-python":
-    "app.py", "cautilus_sdk.py", "scorer_api.py", "README.md", ".gitignore");
+    "app.py", "cautilus_sdk.py", "scorer_api.py", "examples.yaml", "README.md", ".gitignore");
 
 const JAVASCRIPT: &[TemplateFile] = template!("scorer-javascript":
-    "scorer.js", "cautilus-sdk.js", "package.json", "README.md", ".gitignore");
+    "scorer.js", "cautilus-sdk.js", "package.json", "examples.yaml", "README.md", ".gitignore");
 
 /// The contract the component is built against.
 const WIT: &[TemplateFile] = &[
@@ -78,6 +78,9 @@ mod tests {
                 text.contains("tone-check") && !text.contains("{{name}}"),
                 "{text}"
             );
+            let examples = dir.path().join("examples.yaml");
+            let examples = crate::authoring::examples::read(&examples).unwrap();
+            assert_eq!(examples.scorer.as_deref(), Some("tone-check"));
             let worlds = std::fs::read_to_string(dir.path().join("wit/worlds.wit")).unwrap();
             assert!(worlds.contains("world scorer"), "{worlds}");
         }

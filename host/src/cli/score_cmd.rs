@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use super::inputs::{json_arg, text_arg};
 use super::{LimitArgs, registry_for};
-use crate::plugin::{Grants, Score, ScoreInput, ScorerSession};
+use crate::plugin::{Grants, Limits, Plugin, PluginError, Score, ScoreInput, ScorerSession};
 
 const EXAMPLES: &str = "\
 Examples:
@@ -54,6 +54,37 @@ pub struct ScoreArgs {
     limits: LimitArgs,
 }
 
+/// One answer for a scorer: what `cautilus score` gives it from its
+/// flags, and `cautilus plugin test` from an example.
+pub(super) struct Answer<'a> {
+    pub case_id: &'a str,
+    pub output: String,
+    /// The case's expected value.
+    pub expected: Option<serde_json::Value>,
+    /// The case's input, as text.
+    pub input: Option<String>,
+}
+
+/// Scores `answer` with `scorer` of `plugin` under `config` (a JSON object,
+/// or null), in a session of its own with no grants: a bad config fails
+/// with a definition error before anything is scored.
+pub(super) fn score_answer(
+    plugin: Arc<Plugin>,
+    scorer: &str,
+    config: &serde_json::Value,
+    limits: Limits,
+    answer: Answer<'_>,
+) -> Result<Score, PluginError> {
+    let mut session =
+        ScorerSession::new(plugin, scorer, config, limits, Arc::new(Grants::default()))?;
+    let mut input = ScoreInput::from_output(answer.case_id, Some(answer.output));
+    input.subject.expected = answer.expected.map(|v| v.to_string());
+    input.subject.input = answer
+        .input
+        .map(|text| serde_json::Value::String(text).to_string());
+    session.score(&input)
+}
+
 #[derive(Serialize)]
 struct ScoreReport<'a> {
     scorer: &'a str,
@@ -85,18 +116,15 @@ pub fn run(args: ScoreArgs) -> anyhow::Result<ExitCode> {
     let limits = args.limits.limits(super::LimitArgs::SCORER_TIMEOUT_MS);
     let registry = registry_for(&limits)?;
     let (plugin, scorer) = registry.resolve_scorer(&args.scorer)?;
-    let mut session = ScorerSession::new(
-        plugin.clone(),
-        &scorer,
-        &config,
-        limits,
-        Arc::new(Grants::default()),
-    )?;
-    let mut score_input = ScoreInput::from_output("cli", Some(output));
-    score_input.subject.expected = expected.map(|v| v.to_string());
-    score_input.subject.input = input.map(|text| serde_json::Value::String(text).to_string());
-    let score = session.score(&score_input)?;
-    print_score(&args, &plugin.label, &scorer, &score)?;
+    let label = plugin.label.clone();
+    let answer = Answer {
+        case_id: "cli",
+        output,
+        expected,
+        input,
+    };
+    let score = score_answer(plugin, &scorer, &config, limits, answer)?;
+    print_score(&args, &label, &scorer, &score)?;
     Ok(match score.passed {
         Some(true) => ExitCode::SUCCESS,
         _ => ExitCode::from(1),

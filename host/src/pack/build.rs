@@ -83,6 +83,7 @@ fn run(dir: &Path, component: &str, command: &str) -> Result<(), PackError> {
         .arg("-c")
         .arg(command)
         .current_dir(dir)
+        .stdout(std::io::stderr())
         .env("CARGO_ENCODED_RUSTFLAGS", reproducible_rustflags(dir))
         .env_remove("RUSTFLAGS")
         .env_remove("CARGO_TARGET_DIR")

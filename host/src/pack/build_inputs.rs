@@ -112,6 +112,7 @@ mod tests {
             source: Some("src/x.wasm".into()),
             inputs: inputs.iter().map(|s| s.to_string()).collect(),
             inputs_sha256: None,
+            examples: None,
         }
     }
 

@@ -17,6 +17,7 @@
 //! build = "cargo build --release --target wasm32-wasip2"   # optional, run by `pack build`
 //! source = "target/wasm32-wasip2/release/acme_scorers.wasm" # optional: copied to `path` after `build`
 //! inputs = ["Cargo.toml", "Cargo.lock", "src"]   # optional: what `build` reads; unchanged → not rebuilt
+//! examples = "scorers/acme/examples.yaml"  # optional (scorers): run by `cautilus pack test`, not packed
 //!
 //! [[template]]
 //! name = "chat-base"
@@ -101,6 +102,10 @@ pub struct ComponentEntry {
     /// Hex sha256 of `inputs` when `path` was built (written by `pack build`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub inputs_sha256: Option<String>,
+    /// A scorer's examples file (relative to the pack), run by `pack test`;
+    /// not part of the archive.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub examples: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -284,6 +289,7 @@ impl Manifest {
             {
                 return Err(format!("{at}.inputs_sha256 `{sha}` is not 64 hex digits"));
             }
+            check_examples(&at, component)?;
         }
         let mut names = BTreeSet::new();
         for (k, template) in self.templates.iter().enumerate() {
@@ -316,6 +322,25 @@ impl Manifest {
             .map(|c| c.path.as_str())
             .chain(self.templates.iter().map(|t| t.path.as_str()))
     }
+}
+
+/// A component's `examples`: a relative path inside the pack, on a scorer.
+fn check_examples(at: &str, component: &ComponentEntry) -> Result<(), String> {
+    let Some(examples) = &component.examples else {
+        return Ok(());
+    };
+    if !valid_relative_path(examples) {
+        return Err(format!(
+            "{at}.examples `{examples}` must be a relative path inside the pack"
+        ));
+    }
+    if component.kind != ComponentKind::Scorer {
+        return Err(format!(
+            "{at}.examples: only a scorer component has examples (this one is a {})",
+            component.kind.as_str()
+        ));
+    }
+    Ok(())
 }
 
 /// A pack's contract version must be one this host serves
@@ -401,6 +426,17 @@ path = "templates/chat.fixture.yaml"
                 "unknown variant",
             ),
             (GOOD.replace("description", "descripton"), "unknown field"),
+            (
+                GOOD.replace("capabilities", "examples = \"../x.yaml\"\ncapabilities"),
+                "component[0].examples `../x.yaml`",
+            ),
+            (
+                GOOD.replace(
+                    "kind = \"scorer\"",
+                    "kind = \"provider\"\nexamples = \"x.yaml\"",
+                ),
+                "only a scorer component has examples",
+            ),
             (
                 GOOD.replace("templates/chat.fixture.yaml", "components/scorers.wasm"),
                 "template[0].path",
