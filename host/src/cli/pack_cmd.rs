@@ -7,7 +7,7 @@ use anyhow::{Context, bail};
 use clap::{Args, Subcommand};
 
 use super::registry;
-use crate::pack::archive::{PackFiles, digest};
+use crate::pack::archive::{PackFiles, digest, sha256_hex};
 use crate::pack::manifest::{Capability, MANIFEST};
 use crate::pack::{InstallRecord, InstalledPack, LockFile, Manifest, PackHome};
 use crate::plugin::packs::{CheckedComponent, check_pack};

@@ -223,6 +223,7 @@ fn rust_component(
         .map(str::to_string)
         .to_vec(),
         inputs_sha256: None,
+        examples: (kind == ComponentKind::Scorer).then(|| format!("{relative}/examples.yaml")),
     }
 }
 
