@@ -174,7 +174,7 @@ fn add_preset(pack: &Path, name: &str) -> anyhow::Result<()> {
         &relative,
         spec,
         ComponentKind::Preset,
-        vec!["app/prompt".into()],
+        vec![name.to_string()],
     );
     push_component(pack, entry)
 }
