@@ -55,6 +55,7 @@ fn registry() -> Registry {
     let runtime = Runtime::new(RuntimeConfig {
         cache_dir: Some(dir),
         fuel_metering: false,
+        compile_notice: None,
     })
     .unwrap();
     Registry::new(Arc::new(runtime))
@@ -153,6 +154,7 @@ fn load_builtin_pack(c: &mut Criterion) {
             let runtime = Runtime::new(RuntimeConfig {
                 cache_dir: Some(dir.path().to_path_buf()),
                 fuel_metering: false,
+                compile_notice: None,
             })
             .unwrap();
             for component in BUILTIN_COMPONENTS {
@@ -164,6 +166,7 @@ fn load_builtin_pack(c: &mut Criterion) {
     let config = RuntimeConfig {
         cache_dir: Some(dir.path().to_path_buf()),
         fuel_metering: false,
+        compile_notice: None,
     };
     for component in BUILTIN_COMPONENTS {
         Runtime::new(config.clone())

@@ -11,6 +11,7 @@ fn second_runtime_loads_from_the_compiled_cache() {
     let config = RuntimeConfig {
         cache_dir: Some(dir.path().to_path_buf()),
         fuel_metering: false,
+        compile_notice: None,
     };
     let source = PluginSource::File(cautilus_tests::component("preset-probe"));
 
@@ -38,6 +39,7 @@ fn a_corrupt_artifact_is_recompiled() {
     let config = RuntimeConfig {
         cache_dir: Some(dir.path().to_path_buf()),
         fuel_metering: false,
+        compile_notice: None,
     };
     let source = PluginSource::File(cautilus_tests::component("preset-probe"));
     Runtime::new(config.clone())
@@ -81,6 +83,7 @@ fn a_cache_directory_others_can_write_is_not_trusted() {
     let config = RuntimeConfig {
         cache_dir: Some(cache.clone()),
         fuel_metering: false,
+        compile_notice: None,
     };
     let source = PluginSource::File(cautilus_tests::component("preset-probe"));
     let plugin = Runtime::new(config).unwrap().load(source).unwrap();
@@ -105,6 +108,7 @@ fn a_new_cache_directory_is_private() {
     let config = RuntimeConfig {
         cache_dir: Some(cache.clone()),
         fuel_metering: false,
+        compile_notice: None,
     };
     Runtime::new(config)
         .unwrap()
@@ -122,6 +126,7 @@ fn built_ins_load_in_the_background() {
         let runtime = Runtime::new(RuntimeConfig {
             cache_dir: Some(crate::support::shared_cache_dir()),
             fuel_metering: false,
+            compile_notice: None,
         })
         .unwrap();
         Box::leak(Box::new(cautilus::plugin::Registry::new(
@@ -141,4 +146,94 @@ fn built_ins_load_in_the_background() {
     let asked = busy.builtins().unwrap().len();
     drop(preloading);
     assert_eq!(asked, idle.builtins().unwrap().len());
+}
+
+/// `cautilus` with its own compiled cache `cache` and the compile-notice
+/// threshold `notice_bytes`; returns (exit code, stdout, stderr).
+fn with_cache(cache: &std::path::Path, notice_bytes: &str, args: &[&str]) -> (i32, String, String) {
+    crate::support::output(
+        crate::support::cautilus()
+            .env("CAUTILUS_CACHE_DIR", cache)
+            .env("CAUTILUS_COMPILE_NOTICE_BYTES", notice_bytes)
+            .args(args)
+            .output()
+            .expect("run cautilus"),
+    )
+}
+
+#[test]
+fn a_compile_is_announced_on_stderr_once_and_inspect_shows_the_cache() {
+    let component = crate::support::component("hostile");
+    let size = std::fs::metadata(&component).unwrap().len();
+    let score = ["score", "--scorer", &component, "--output", "ok", "--json"];
+    let inspect = ["plugin", "inspect", &component, "--json"];
+
+    // A fresh cache: inspect finds it not cached (and compiles it).
+    let fresh = tempfile::tempdir().unwrap();
+    let cache = fresh.path().join("cache");
+    let (code, stdout, stderr) = with_cache(&cache, "0", &inspect);
+    assert_eq!(code, 0, "{stderr}");
+    let view: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(view["cacheState"], "not cached", "{view}");
+    assert_eq!(view["sizeBytes"], size, "{view}");
+    assert!(view["size"].as_str().unwrap().ends_with("kB"), "{view}");
+    let stored = view["cachePath"].as_str().expect("stored now").to_string();
+    assert!(
+        std::path::Path::new(&stored).starts_with(&cache),
+        "{stored}"
+    );
+    assert!(
+        stderr.contains(&format!("compiling {component} (")),
+        "{stderr}"
+    );
+
+    // Another fresh cache: the first score announces the compile on
+    // stderr (stdout stays the JSON score), the second says nothing.
+    let fresh = tempfile::tempdir().unwrap();
+    let cache = fresh.path().join("cache");
+    let (code, stdout, stderr) = with_cache(&cache, "0", &score);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let scored: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(scored["passed"], true);
+    assert!(
+        stderr.contains(&format!(
+            "compiling {component} ({}) for this machine; cached afterwards…",
+            cautilus::plugin::notice::human_size(size)
+        )),
+        "{stderr}"
+    );
+    let compiled = stderr
+        .lines()
+        .find(|l| l.starts_with(&format!("compiled {component} in ")))
+        .unwrap_or_else(|| panic!("no timing line: {stderr}"));
+    assert!(compiled.ends_with(" s"), "{compiled}");
+    let (code, _, stderr) = with_cache(&cache, "0", &score);
+    assert_eq!(code, 0);
+    assert!(!stderr.contains("compil"), "cached, yet: {stderr}");
+    let (_, stdout, _) = with_cache(&cache, "0", &inspect);
+    let view: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(view["cacheState"], "cached", "{view}");
+    assert!(view["cachePath"].is_string(), "{view}");
+    let (_, text, _) = with_cache(&cache, "0", &["plugin", "inspect", &component]);
+    assert!(text.contains("  compiled:     cached ("), "{text}");
+    assert!(text.contains(&format!("({size} bytes)")), "{text}");
+}
+
+#[test]
+fn a_component_below_the_threshold_compiles_silently() {
+    let component = crate::support::component("hostile");
+    let size = std::fs::metadata(&component).unwrap().len();
+    let fresh = tempfile::tempdir().unwrap();
+    let score = ["score", "--scorer", &component, "--output", "ok"];
+    let above = (size + 1).to_string();
+    let (code, stdout, stderr) = with_cache(&fresh.path().join("a"), &above, &score);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert!(!stderr.contains("compil"), "{stderr}");
+    // At exactly its size it is announced; with no cache, without the promise.
+    let (code, _, stderr) = with_cache(&fresh.path().join("b"), &size.to_string(), &score);
+    assert_eq!(code, 0);
+    assert!(stderr.contains("cached afterwards"), "{stderr}");
+    let (code, _, stderr) = with_cache(std::path::Path::new(""), &size.to_string(), &score);
+    assert_eq!(code, 0);
+    assert!(stderr.contains("the compiled cache is off"), "{stderr}");
 }

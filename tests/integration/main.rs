@@ -7,7 +7,8 @@
 //! - `sandbox`: hostile components hit every limit; the host stays healthy;
 //! - `capabilities`: each host import, allowed and denied;
 //! - `worlds`: preset/provider worlds load; wrong world/version refused;
-//! - `cache`: the compiled cache is observably used by a second load;
+//! - `cache`: the compiled cache is observably used by a second load; a
+//!   long compile is announced on stderr; `plugin inspect` shows the state;
 //! - `cassettes`: record once, replay offline (`--replay`), redaction;
 //! - `cli_providers`: `claude-cli` with the real `claude` binary, offline
 //!   against a scripted loopback Messages API (skipped when not installed);
@@ -43,6 +44,8 @@
 //! - `reports`: the HTML report in headless Chromium, JUnit against its
 //!   schema, the Markdown summary, `cautilus report`, live progress under a
 //!   pseudo-terminal;
+//! - `score_judge`: `cautilus score --judge`, the project's `[judge]`,
+//!   grants and cassettes of a judged score;
 //! - `scaffold`: `plugin new scorer` builds and loads;
 //! - `untrusted_fixtures`: fixtures written by an attacker: host keys, paths
 //!   leading out of the root, workspace templates, goldens, encodings.
@@ -78,6 +81,7 @@ mod runs;
 mod sandbox;
 mod scaffold;
 mod schemas;
+mod score_judge;
 mod scorers;
 mod snapshots;
 mod steps;

@@ -45,6 +45,7 @@ fn new_registry(fuel_metering: bool) -> Registry {
     let runtime = Runtime::new(RuntimeConfig {
         cache_dir: Some(shared_cache_dir()),
         fuel_metering,
+        compile_notice: None,
     })
     .expect("runtime");
     Registry::new(Arc::new(runtime))

@@ -268,8 +268,9 @@ pub struct TestArgs {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=100), conflicts_with = "resume")]
     trials: Option<u32>,
     /// The judge of every suite, over the fixture's `judge` and the
-    /// config's `[judge]`: PROVIDER:MODEL (e.g. `openai:gpt-5-mini`)
-    #[arg(long, value_name = "PROVIDER:MODEL", value_parser = parse_judge, conflicts_with = "resume")]
+    /// config's `[judge]`: PROVIDER/MODEL or PROVIDER:MODEL (e.g.
+    /// `openai/gpt-5-mini`; a .wasm provider: `./judge.wasm:MODEL`)
+    #[arg(long, value_name = "PROVIDER/MODEL", value_parser = parse_judge, conflicts_with = "resume")]
     judge: Option<(String, String)>,
     /// Redact this value-relative path (`customer.email`, `items.*.token`)
     /// in everything the run keeps: packets, journal, experiment.json,
@@ -352,6 +353,7 @@ fn test(args: TestArgs) -> anyhow::Result<ExitCode> {
     use std::io::IsTerminal;
     if !args.json && !args.quiet && std::io::stderr().is_terminal() {
         eval::progress::enable();
+        crate::plugin::notice::set_sink(eval::progress::notice);
     }
     let result = run_test(args);
     eval::progress::finish();
@@ -591,15 +593,7 @@ fn promote(args: PromoteArgs) -> anyhow::Result<ExitCode> {
 }
 
 fn parse_judge(value: &str) -> Result<(String, String), String> {
-    match value.split_once(':') {
-        Some((provider, model)) if !provider.trim().is_empty() && !model.trim().is_empty() => {
-            Ok((provider.to_string(), model.to_string()))
-        }
-        _ => Err(
-            "give the judge as PROVIDER:MODEL, e.g. `openai:gpt-5-mini` or `fixture:fixture`"
-                .into(),
-        ),
-    }
+    eval::judge::JudgeConfig::parse_flag(value).map(|judge| (judge.provider, judge.model))
 }
 
 fn parse_redact(value: &str) -> Result<String, String> {

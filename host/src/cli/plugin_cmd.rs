@@ -9,7 +9,7 @@ use serde::Serialize;
 use super::registry;
 use super::scaffold::{self, NewPresetArgs, NewScorerArgs};
 use crate::plugin::bindings::types::{Capability, CostClass};
-use crate::plugin::{Description, Plugin};
+use crate::plugin::{CacheStatus, Description, Plugin};
 
 const LIST_EXAMPLES: &str = "\
 Examples:
@@ -182,6 +182,14 @@ struct Inspection {
     /// What `eval test` would grant it on this machine now.
     granted: serde_json::Value,
     compiled_cache: &'static str,
+    /// The component's length in bytes, and as people write it.
+    size_bytes: u64,
+    size: String,
+    /// Whether its compiled artifact was cached before this command
+    /// (`cached`, `not cached`: this command compiled it, or `off`).
+    cache_state: &'static str,
+    /// Where its compiled artifact is stored now, if it is.
+    cache_path: Option<PathBuf>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     scorers: Vec<ScorerView>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -214,6 +222,14 @@ fn inspect(args: InspectArgs) -> anyhow::Result<ExitCode> {
         capabilities: info.capabilities.iter().map(capability_text).collect(),
         granted: serde_json::Value::Null,
         compiled_cache: plugin.cache.as_str(),
+        size_bytes: plugin.size,
+        size: crate::plugin::notice::human_size(plugin.size),
+        cache_state: match plugin.cache {
+            CacheStatus::Hit => "cached",
+            CacheStatus::Miss => "not cached",
+            CacheStatus::Disabled => "off",
+        },
+        cache_path: registry.runtime().cached_artifact(&plugin.sha256),
         scorers: Vec::new(),
         preset: None,
         provider: None,
@@ -270,7 +286,7 @@ fn inspect(args: InspectArgs) -> anyhow::Result<ExitCode> {
             .iter()
             .any(|c| matches!(c, Capability::Model));
         view.granted = if model {
-            serde_json::json!({"model": "the suite's judge model, when the fixture configures `judge: {provider, model}`"})
+            serde_json::json!({"model": "the run's judge model: a suite's `judge: {provider, model}`, `[judge]` in cautilus.toml, or `--judge PROVIDER/MODEL` (eval test, score)"})
         } else {
             serde_json::json!({})
         };
@@ -294,6 +310,8 @@ fn inspect(args: InspectArgs) -> anyhow::Result<ExitCode> {
     }
     crate::term_println!("  source:       {}", view.source);
     crate::term_println!("  sha256:       {}", view.sha256);
+    crate::term_println!("  size:         {} ({} bytes)", view.size, view.size_bytes);
+    crate::term_println!("  compiled:     {}", cache_text(&view));
     crate::term_println!(
         "  capabilities: {}",
         if view.capabilities.is_empty() {
@@ -343,6 +361,22 @@ fn provider_grants(registry: &crate::plugin::Registry, reference: &str) -> serde
             "programEnv": setup.grants.program_env,
         }),
         Err(error) => serde_json::json!({ "unavailable": error.to_string() }),
+    }
+}
+
+/// The compiled cache state of an inspected component, for people.
+fn cache_text(view: &Inspection) -> String {
+    let path = view.cache_path.as_ref().map(|p| p.display().to_string());
+    match (view.cache_state, path) {
+        ("cached", Some(path)) => format!("cached ({path})"),
+        ("cached", None) => "cached".into(),
+        ("not cached", Some(path)) => {
+            format!("not cached before this command (compiled now; stored at {path})")
+        }
+        ("not cached", None) => {
+            "not cached (compiled now; the artifact could not be stored)".into()
+        }
+        _ => "not cached: the compiled cache is off (CAUTILUS_CACHE_DIR is empty, or its directory is writable by others), so every run compiles it".into(),
     }
 }
 

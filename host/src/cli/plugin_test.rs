@@ -251,6 +251,7 @@ pub(super) fn run_file(
             &scorer,
             &example.config,
             limits.clone(),
+            Arc::new(crate::plugin::Grants::default()),
             answer,
         ) {
             Ok(score) => Actual::Scored {

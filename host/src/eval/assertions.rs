@@ -135,12 +135,7 @@ impl Assertions {
         judge: Option<Arc<JudgeModel>>,
         pool: &mut ScorerPool,
     ) -> Result<Self, EvalError> {
-        let judged = judge.as_ref().map(|judge| {
-            Arc::new(Grants {
-                model: Some(judge.clone()),
-                ..Grants::default()
-            })
-        });
+        let judged = judge.as_ref().map(|judge| Arc::new(judge.scorer_grants()));
         let mut assertions = Self {
             shared: Vec::new(),
             shared_keys: foldhash::HashMap::default(),

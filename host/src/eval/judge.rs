@@ -79,9 +79,40 @@ pub struct JudgeConfig {
 }
 
 /// How to configure a judge, for messages.
-pub const HOW_TO_CONFIGURE: &str = "configure a judge model at suite level, e.g. `judge: {provider: <provider id or .wasm path>, model: <model name>}` (the `fixture` provider is a deterministic stand-in for tests)";
+pub const HOW_TO_CONFIGURE: &str = "configure a judge model at suite level, e.g. `judge: {provider: <provider id or .wasm path>, model: <model name>}`, or `[judge]` in cautilus.toml (the `fixture` provider is a deterministic stand-in for tests)";
+
+/// How to give a judge on the command line, for messages.
+pub const FLAG_USAGE: &str = "give the judge as PROVIDER/MODEL or PROVIDER:MODEL, e.g. `openai/gpt-5-mini`, `anthropic:claude-sonnet-4-5` or `fixture/fixture` (a .wasm provider: `./judge.wasm:MODEL`)";
 
 impl JudgeConfig {
+    /// Parses a `--judge` value: `PROVIDER:MODEL`, or `PROVIDER/MODEL` when
+    /// the provider is a plain id. A provider before `:` may be a `.wasm`
+    /// path; a model may hold `/` or `:` (`openai/meta-llama/x`,
+    /// `openai/llama3:8b`).
+    pub fn parse_flag(value: &str) -> Result<Self, String> {
+        let plain_id = |p: &str| {
+            !p.is_empty()
+                && p.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+        };
+        let split = value
+            .split_once(':')
+            .filter(|(p, _)| plain_id(p) || p.contains(".wasm"))
+            .or_else(|| value.split_once('/').filter(|(p, _)| plain_id(p)));
+        match split {
+            Some((provider, model)) if !model.trim().is_empty() => Ok(Self {
+                provider: provider.to_string(),
+                model: model.to_string(),
+            }),
+            _ => Err(format!("`{value}`: {FLAG_USAGE}")),
+        }
+    }
+
+    /// The fixture-level `judge` value this stands for.
+    pub fn to_value(&self) -> Value {
+        json!({"provider": self.provider, "model": self.model})
+    }
+
     /// Parses a suite's `judge` value.
     pub fn parse(value: &Value) -> Result<Self, (String, String)> {
         let Some(object) = value.as_object() else {
@@ -188,6 +219,46 @@ impl JudgeModel {
 }
 
 impl JudgeModel {
+    /// The judge of a run, as a suite and `cautilus score` build it. With
+    /// no `limits` nothing will call it (offline validation), and with a
+    /// `replay-strict` cassette every call replays: then its endpoint and
+    /// key are not looked for. Otherwise they are read from the
+    /// environment, else from `provider_env` (a project's
+    /// `[providers.*]`). Its calls are recorded in or replayed from
+    /// `cassette`.
+    pub fn for_run(
+        registry: &Registry,
+        config: &JudgeConfig,
+        limits: Option<&Limits>,
+        cassette: Option<Arc<super::cassette::Cassette>>,
+        provider_env: &std::collections::BTreeMap<String, String>,
+    ) -> Result<Self, EvalError> {
+        let strict = cassette
+            .as_ref()
+            .is_some_and(|c| c.mode() == super::cassette::ReplayMode::ReplayStrict);
+        Ok(match limits {
+            Some(_) if strict => Self::offline(registry, config)?.with_cassette(cassette),
+            Some(limits) => Self::new(registry, config, limits.clone(), &|name| {
+                std::env::var(name)
+                    .ok()
+                    .filter(|v| !v.trim().is_empty())
+                    .or_else(|| provider_env.get(name).cloned())
+            })?
+            .with_cassette(cassette),
+            None => Self::offline(registry, config)?,
+        })
+    }
+
+    /// What a scorer that requested `model` is granted: this judge, and
+    /// nothing else. (A scorer that did not request it is granted nothing;
+    /// the host refuses its model calls either way.)
+    pub fn scorer_grants(self: &Arc<Self>) -> Grants {
+        Grants {
+            model: Some(self.clone()),
+            ..Grants::default()
+        }
+    }
+
     /// One call through a pooled session of the judge's provider.
     async fn invoke(&self, invocation: &Invocation) -> Result<Observation, String> {
         let pooled = self.idle.lock().ok().and_then(|mut idle| idle.pop());
@@ -405,6 +476,25 @@ impl ModelBackend for JudgeModel {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_judge_flag_is_provider_then_model() {
+        let parsed = |v: &str| JudgeConfig::parse_flag(v).map(|j| (j.provider, j.model));
+        let pair = |p: &str, m: &str| Ok((p.to_string(), m.to_string()));
+        assert_eq!(parsed("openai/gpt-5-mini"), pair("openai", "gpt-5-mini"));
+        assert_eq!(parsed("openai:gpt-5-mini"), pair("openai", "gpt-5-mini"));
+        assert_eq!(parsed("openai/llama3:8b"), pair("openai", "llama3:8b"));
+        assert_eq!(
+            parsed("openai:meta/llama-3"),
+            pair("openai", "meta/llama-3")
+        );
+        assert_eq!(parsed("./judge.wasm:m"), pair("./judge.wasm", "m"));
+        assert_eq!(parsed("dir/judge.wasm:m/x"), pair("dir/judge.wasm", "m/x"));
+        for bad in ["openai", "openai/", "openai: ", "/m", ":m", "./x:m"] {
+            let error = parsed(bad).unwrap_err();
+            assert!(error.contains("PROVIDER/MODEL"), "{bad}: {error}");
+        }
+    }
 
     #[test]
     fn judge_config_is_checked() {

@@ -377,6 +377,7 @@ mod tests {
             let runtime = Runtime::new(RuntimeConfig {
                 cache_dir,
                 fuel_metering: false,
+                compile_notice: None,
             })
             .expect("the plugin runtime");
             let registry = Registry::new(Arc::new(runtime));

@@ -123,6 +123,12 @@ pub fn print(print: impl FnOnce()) {
     }
 }
 
+/// Writes a notice line to stderr with the bar lifted (the plugin
+/// runtime's notices, [`crate::plugin::notice::set_sink`]).
+pub fn notice(line: &str) {
+    print(|| crate::term_eprintln!("{line}"));
+}
+
 /// Clears the bar and leaves one summary line on stderr (once; later
 /// calls do nothing).
 pub fn finish() {

@@ -377,24 +377,13 @@ fn judge(
         )?,
         ..config
     };
-    let strict = options
-        .cassette
-        .as_ref()
-        .is_some_and(|c| c.mode() == super::cassette::ReplayMode::ReplayStrict);
-    Ok(Some(Arc::new(match &options.judge_limits {
-        // Replayed judge calls need no endpoint or key.
-        Some(_) if strict => {
-            JudgeModel::offline(registry, &config)?.with_cassette(options.cassette.clone())
-        }
-        Some(limits) => JudgeModel::new(registry, &config, limits.clone(), &|name| {
-            std::env::var(name)
-                .ok()
-                .filter(|v| !v.trim().is_empty())
-                .or_else(|| options.provider_env.get(name).cloned())
-        })?
-        .with_cassette(options.cassette.clone()),
-        None => JudgeModel::offline(registry, &config)?,
-    })))
+    Ok(Some(Arc::new(JudgeModel::for_run(
+        registry,
+        &config,
+        options.judge_limits.as_ref(),
+        options.cassette.clone(),
+        &options.provider_env,
+    )?)))
 }
 
 /// Checks `suite`'s preset fields against the contract of the preset that

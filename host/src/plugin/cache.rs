@@ -70,20 +70,40 @@ impl CompiledCache {
         self.dir.as_deref()
     }
 
+    /// Where the compiled artifact of the component whose sha256 is
+    /// `sha256` is (or would be) kept; `None` when caching is off.
+    pub fn artifact_path(&self, sha256: &str) -> Option<PathBuf> {
+        let dir = self.dir.as_ref()?;
+        Some(dir.join(format!("{sha256}-{}.cwasm", self.engine_key)))
+    }
+
+    /// Whether a compiled artifact for `sha256` is stored (and would be
+    /// loaded: a regular file in a trusted cache directory).
+    pub fn is_cached(&self, sha256: &str) -> bool {
+        self.artifact_path(sha256).is_some_and(|path| {
+            self.dir.as_deref().is_some_and(trusted_dir) && is_regular_file(&path)
+        })
+    }
+
     /// Loads the compiled component for `bytes` (whose sha256 is `sha256`),
-    /// compiling and storing it on a miss.
+    /// compiling and storing it on a miss. `before_compile(stored)` is
+    /// called just before a compilation, `stored` telling whether its
+    /// artifact will be kept (false: caching is off or its directory is
+    /// not trusted).
     pub fn load(
         &self,
         engine: &Engine,
         sha256: &str,
         bytes: &[u8],
+        before_compile: impl FnOnce(bool),
     ) -> wasmtime::Result<(Component, CacheStatus)> {
-        let Some(dir) = &self.dir else {
+        let (Some(dir), Some(path)) = (&self.dir, self.artifact_path(sha256)) else {
+            before_compile(false);
             return Ok((Component::new(engine, bytes)?, CacheStatus::Disabled));
         };
-        let path = dir.join(format!("{sha256}-{}.cwasm", self.engine_key));
         if !trusted_dir(dir) {
             // Someone else could have planted native code here: never load it.
+            before_compile(false);
             return Ok((Component::new(engine, bytes)?, CacheStatus::Disabled));
         }
         if is_regular_file(&path) {
@@ -100,6 +120,7 @@ impl CompiledCache {
                 }
             }
         }
+        before_compile(true);
         let artifact = engine.precompile_component(bytes)?;
         // SAFETY: `artifact` was just produced by this engine.
         let component = unsafe { Component::deserialize(engine, &artifact)? };

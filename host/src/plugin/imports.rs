@@ -223,7 +223,7 @@ impl StoreState {
         }
         self.grants.model.clone().ok_or_else(|| {
             model::ModelError::Denied(
-                "this run grants no model: configure a judge (`judge: {provider, model}`) to let scorers call one"
+                "this run grants no model: configure a judge to let scorers call one (a suite's `judge: {provider, model}`, `[judge]` in cautilus.toml, or `--judge PROVIDER/MODEL`)"
                     .into(),
             )
         })

@@ -3,6 +3,7 @@
 //! Module map:
 //! - [`engine`]: the one `Engine` and the epoch ticker behind deadlines;
 //! - [`cache`]: the on-disk compiled-component cache;
+//! - [`notice`]: the stderr notice of a long first compile;
 //! - [`runtime`]: loading components, world/version detection, stores;
 //! - [`limits`]: per-store limits and store state (WASI without authority);
 //! - [`imports`]: host imports (`log`, `model`, `http`, `process`) behind grants;
@@ -29,6 +30,7 @@ pub mod io;
 pub mod limits;
 mod live;
 pub mod net;
+pub mod notice;
 pub mod oneshot;
 pub mod packs;
 pub mod preset;

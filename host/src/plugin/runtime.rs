@@ -19,6 +19,7 @@ use super::engine::{build_engine, deadline_ticks};
 use super::error::{PluginError, panic_message};
 use super::imports::{Grants, Requested};
 use super::limits::{Limits, StoreState};
+use super::notice::CompileNotice;
 use super::{Description, PluginKind, WIT_PACKAGE, WIT_VERSION};
 
 /// Where a component comes from.
@@ -49,6 +50,8 @@ pub struct Plugin {
     pub wit_version: &'static str,
     /// Whether the compiled artifact came from the on-disk cache.
     pub cache: CacheStatus,
+    /// The component's length in bytes.
+    pub size: u64,
     pub description: Description,
     pub(crate) pre: PluginPre,
     /// What a pack's user granted it at install, and the pack's
@@ -120,6 +123,7 @@ impl Plugin {
             kind: self.kind,
             wit_version: self.wit_version,
             cache: self.cache,
+            size: self.size,
             description: self.description.clone(),
             pre: self.pre.clone(),
             ceiling: Some((granted, pack)),
@@ -197,15 +201,19 @@ pub struct RuntimeConfig {
     /// can be set. Off, plugins run faster, and a store given a fuel budget
     /// is refused.
     pub fuel_metering: bool,
+    /// Announce long compiles on stderr ([`super::notice`]); `None` says nothing.
+    pub compile_notice: Option<CompileNotice>,
 }
 
 impl RuntimeConfig {
     /// Cache in `$CAUTILUS_CACHE_DIR` or the platform cache directory; no
-    /// fuel metering.
+    /// fuel metering; compiles announced as `CAUTILUS_COMPILE_NOTICE_BYTES`
+    /// says.
     pub fn from_env() -> Self {
         Self {
             cache_dir: CompiledCache::default_dir(),
             fuel_metering: false,
+            compile_notice: Some(CompileNotice::from_env()),
         }
     }
 
@@ -223,6 +231,7 @@ pub struct Runtime {
     preset_linker: Linker<StoreState>,
     provider_linker: Linker<StoreState>,
     cache: CompiledCache,
+    compile_notice: Option<CompileNotice>,
     loaded: Mutex<HashMap<String, Arc<Plugin>>>,
 }
 
@@ -239,6 +248,7 @@ impl Runtime {
             preset_linker,
             provider_linker,
             cache,
+            compile_notice: config.compile_notice,
             loaded: Mutex::new(HashMap::new()),
         })
     }
@@ -249,6 +259,15 @@ impl Runtime {
 
     pub fn cache_dir(&self) -> Option<&std::path::Path> {
         self.cache.dir()
+    }
+
+    /// Where the compiled artifact of the component whose sha256 is
+    /// `sha256` is kept, if it is stored now.
+    pub fn cached_artifact(&self, sha256: &str) -> Option<PathBuf> {
+        self.cache
+            .is_cached(sha256)
+            .then(|| self.cache.artifact_path(sha256))
+            .flatten()
     }
 
     /// Loads (or returns the already loaded) component from `source`.
@@ -269,13 +288,24 @@ impl Runtime {
         if let Some(plugin) = self.lock_loaded().get(&sha256) {
             return Ok(plugin.clone());
         }
-        let (component, cache) =
-            self.cache
-                .load(&self.engine, &sha256, bytes)
-                .map_err(|e| PluginError::Compile {
-                    plugin: label.clone(),
-                    message: format!("{e:#}"),
-                })?;
+        // A long compile is announced before it starts, and timed.
+        let started = std::time::Instant::now();
+        let mut announced = false;
+        let (component, cache) = self
+            .cache
+            .load(&self.engine, &sha256, bytes, |stored| {
+                if self.compile_notice.is_some_and(|n| n.covers(bytes.len())) {
+                    super::notice::compiling(&label, bytes.len(), stored);
+                    announced = true;
+                }
+            })
+            .map_err(|e| PluginError::Compile {
+                plugin: label.clone(),
+                message: format!("{e:#}"),
+            })?;
+        if announced {
+            super::notice::compiled(&label, started.elapsed());
+        }
         let kind = detect_world(&self.engine, &component, &label)?;
         let pre = self.pre_instantiate(kind, &component, &label)?;
         let description = describe(&pre, &label)?;
@@ -302,6 +332,7 @@ impl Runtime {
             kind,
             wit_version: WIT_VERSION,
             cache,
+            size: u64::try_from(bytes.len()).unwrap_or(u64::MAX),
             description,
             pre,
             ceiling: None,
