@@ -34,18 +34,14 @@ fn scaffolded_scorer_builds_and_scores() {
         "{stdout}"
     );
 
-    // The crate depends on the SDK's version (a path only with --sdk-path);
-    // until it is on crates.io, the build patches it to this checkout's.
+    // The crate pins the SDK's version and patches it to the copy it carries.
     let manifest = std::fs::read_to_string(crate_dir.join("Cargo.toml")).unwrap();
     assert!(
-        manifest.contains(&format!("cautilus-sdk = \"{}\"", env!("CARGO_PKG_VERSION"))),
+        manifest.contains(&format!("cautilus-sdk = \"={}\"", env!("CARGO_PKG_VERSION")))
+            && manifest.contains("cautilus-sdk = { path = \"vendor/cautilus-sdk\" }"),
         "{manifest}"
     );
     let sdk = Path::new(env!("CARGO_MANIFEST_DIR")).join("../sdk");
-    let patch = format!(
-        "patch.crates-io.cautilus-sdk.path={:?}",
-        sdk.canonicalize().unwrap().display().to_string()
-    );
     // Share the wasm target dir with the build scripts so dependencies are reused.
     let target_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/wasm-plugins");
     let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
@@ -54,8 +50,6 @@ fn scaffolded_scorer_builds_and_scores() {
             "--release",
             "--target",
             "wasm32-wasip2",
-            "--config",
-            &patch,
         ])
         .current_dir(&crate_dir)
         .env("RUSTUP_TOOLCHAIN", pinned_toolchain())
