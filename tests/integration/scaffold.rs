@@ -37,20 +37,17 @@ fn scaffolded_scorer_builds_and_scores() {
     // The crate pins the SDK's version and patches it to the copy it carries.
     let manifest = std::fs::read_to_string(crate_dir.join("Cargo.toml")).unwrap();
     assert!(
-        manifest.contains(&format!("cautilus-sdk = \"={}\"", env!("CARGO_PKG_VERSION")))
-            && manifest.contains("cautilus-sdk = { path = \"vendor/cautilus-sdk\" }"),
+        manifest.contains(&format!(
+            "cautilus-sdk = \"={}\"",
+            env!("CARGO_PKG_VERSION")
+        )) && manifest.contains("cautilus-sdk = { path = \"vendor/cautilus-sdk\" }"),
         "{manifest}"
     );
     let sdk = Path::new(env!("CARGO_MANIFEST_DIR")).join("../sdk");
     // Share the wasm target dir with the build scripts so dependencies are reused.
     let target_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/wasm-plugins");
     let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
-        .args([
-            "build",
-            "--release",
-            "--target",
-            "wasm32-wasip2",
-        ])
+        .args(["build", "--release", "--target", "wasm32-wasip2"])
         .current_dir(&crate_dir)
         .env("RUSTUP_TOOLCHAIN", pinned_toolchain())
         .env("CARGO_TARGET_DIR", &target_dir)
