@@ -10,13 +10,17 @@
 /// wasm32-wasip2; returns the directory holding the `.wasm` files.
 fn build_wasm_workspace(manifest: &std::path::Path, packages: &[&str]) -> std::path::PathBuf {
     let out_dir = std::path::PathBuf::from(std::env::var("OUT_DIR").unwrap());
-    // The outermost target directory: a `--target <triple>` build (cargo-dist)
-    // has a second CACHEDIR.TAG in `target/<triple>/`, and should share the
-    // components the plain builds made.
+    // The target directory. A `--target <triple>` build (cargo-dist) has a
+    // second CACHEDIR.TAG in `target/<triple>/`: it uses the one above, to
+    // share the components the plain builds made.
+    let tagged = |dir: &std::path::Path| dir.join("CACHEDIR.TAG").is_file();
     let target_dir = out_dir
         .ancestors()
-        .filter(|dir| dir.join("CACHEDIR.TAG").is_file())
-        .last()
+        .find(|dir| tagged(dir))
+        .map(|dir| match dir.parent() {
+            Some(parent) if tagged(parent) => parent,
+            _ => dir,
+        })
         .map(std::path::Path::to_path_buf)
         .unwrap_or_else(|| out_dir.clone())
         .join("wasm-plugins");
