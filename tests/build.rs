@@ -9,6 +9,8 @@ fn main() {
     rerun_if_tree_changed(&here.join("../sdk"));
     rerun_if_tree_changed(&here.join("../wit"));
     rerun_if_tree_changed(&here.join("../schemas/presets"));
+    // preset-exact includes the preset template `plugin new preset` writes.
+    rerun_if_tree_changed(&here.join("../templates/preset-rust"));
     let dir = build_wasm_workspace(
         &here.join("components/Cargo.toml"),
         &[

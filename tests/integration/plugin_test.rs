@@ -336,7 +336,7 @@ fn a_rust_scorer_project_is_built_and_tested() {
     let sdk = sdk.canonicalize().unwrap().display().to_string();
     // Share the wasm target dir with the build scripts so dependencies are reused.
     let target_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/wasm-plugins");
-    let toolchain = pinned_toolchain();
+    let toolchain = cautilus::authoring::sdk_copy::toolchain_channel();
     let template = include_str!("../../templates/scorer-rust/examples.yaml");
     scaffold_build_and_test(
         "rs-probe",
@@ -349,22 +349,13 @@ fn a_rust_scorer_project_is_built_and_tested() {
             }
         },
         &[
-            ("RUSTUP_TOOLCHAIN", toolchain),
+            ("RUSTUP_TOOLCHAIN", toolchain.to_string()),
             ("CARGO_TARGET_DIR", target_dir.display().to_string()),
         ],
         "cargo build --release --target wasm32-wasip2",
     );
     let built = target_dir.join("wasm32-wasip2/release/rs_probe.wasm");
     assert!(built.is_file(), "built where CARGO_TARGET_DIR says");
-}
-
-fn pinned_toolchain() -> String {
-    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("../rust-toolchain.toml");
-    let text = std::fs::read_to_string(file).unwrap();
-    text.lines()
-        .find_map(|l| l.strip_prefix("channel = "))
-        .map(|v| v.trim_matches('"').to_string())
-        .expect("channel in rust-toolchain.toml")
 }
 
 #[test]

@@ -6,16 +6,6 @@ use std::process::Command;
 
 use crate::support::{run, tool};
 
-/// The toolchain this repository pins (it has the wasm32-wasip2 target).
-fn pinned_toolchain() -> String {
-    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("../rust-toolchain.toml");
-    let text = std::fs::read_to_string(file).unwrap();
-    text.lines()
-        .find_map(|l| l.strip_prefix("channel = "))
-        .map(|v| v.trim_matches('"').to_string())
-        .expect("channel in rust-toolchain.toml")
-}
-
 #[test]
 fn scaffolded_scorer_builds_and_scores() {
     let dir = tempfile::tempdir().unwrap();
@@ -49,7 +39,10 @@ fn scaffolded_scorer_builds_and_scores() {
     let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
         .args(["build", "--release", "--target", "wasm32-wasip2"])
         .current_dir(&crate_dir)
-        .env("RUSTUP_TOOLCHAIN", pinned_toolchain())
+        .env(
+            "RUSTUP_TOOLCHAIN",
+            cautilus::authoring::sdk_copy::toolchain_channel(),
+        )
         .env("CARGO_TARGET_DIR", &target_dir)
         .env_remove("RUSTFLAGS")
         .env_remove("CARGO_ENCODED_RUSTFLAGS")

@@ -129,25 +129,29 @@ pub fn detect(dir: &Path, name: Option<&str>) -> Result<Project, ProjectError> {
         };
         let output = format!("{name}.wasm");
         let steps = if stale(dir, &component) {
-            vec![Step::new(
-                program,
-                &[
-                    "-d",
-                    "wit",
-                    "-w",
-                    "scorer",
-                    "componentize",
-                    "app",
-                    "-o",
-                    output.as_str(),
-                ],
-            )]
+            let mut args = COMPONENTIZE_PY_ARGS.to_vec();
+            args.push(output.as_str());
+            vec![Step::new(program, &args)]
         } else {
             Vec::new()
         };
         return Ok(project(dir, Language::Python, component, steps));
     }
     Err(ProjectError::NotAProject(dir.to_path_buf()))
+}
+
+/// What builds a Python scorer project, before the output file: the one
+/// spelling of the command the scaffolds print, `pack add` writes and
+/// `plugin test` runs.
+pub const COMPONENTIZE_PY_ARGS: [&str; 7] =
+    ["-d", "wit", "-w", "scorer", "componentize", "app", "-o"];
+
+/// [`COMPONENTIZE_PY_ARGS`] as a command line writing `output`.
+pub fn componentize_py_command(output: &str) -> String {
+    format!(
+        "componentize-py {} {output}",
+        COMPONENTIZE_PY_ARGS.join(" ")
+    )
 }
 
 fn project(dir: &Path, language: Language, component: PathBuf, steps: Vec<Step>) -> Project {

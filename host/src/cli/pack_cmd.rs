@@ -143,43 +143,49 @@ fn split_label(label: &str) -> (&str, Option<&str>) {
 }
 
 /// Writes a file, creating its directory.
-fn write(path: &Path, bytes: impl AsRef<[u8]>) -> anyhow::Result<()> {
+pub(super) fn write(path: &Path, bytes: impl AsRef<[u8]>) -> anyhow::Result<()> {
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     }
     std::fs::write(path, bytes).with_context(|| format!("writing {}", path.display()))
 }
 
-/// Builds each component ([`crate::pack::build::build_component`]: its
-/// `build` command, its `source` copied to its `path`, unless its inputs are
-/// unchanged and not `rebuild`) when `run_builds`, then records each
-/// component's sha256 in `manifest` (in memory). The commands' output goes
-/// to stderr.
+/// How `pack build` and `pack test` treat the components before checking them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Components {
+    /// As they are on disk (`pack test --no-build`).
+    AsTheyAre,
+    /// Built unless their inputs are unchanged since they were built.
+    Built,
+    /// Built, every one (`pack build --rebuild`).
+    Rebuilt,
+}
+
+/// Brings each component to `mode` ([`crate::pack::build::build_component`]:
+/// its `build` command, its `source` copied to its `path`), then records its
+/// sha256 in `manifest` (in memory). The commands' output goes to stderr.
 pub(super) fn build_components(
     dir: &Path,
     manifest: &mut Manifest,
-    run_builds: bool,
-    rebuild: bool,
+    mode: Components,
 ) -> anyhow::Result<()> {
     use crate::pack::build::{Built, build_component};
     for component in &mut manifest.components {
-        if run_builds {
-            if build_component(dir, component, rebuild)? == Built::UpToDate {
-                crate::term_eprintln!(
-                    "kept {}: its inputs are unchanged since it was built (--rebuild builds it again)",
-                    component.path
-                );
-            }
-            continue;
+        if mode == Components::AsTheyAre {
+            let path = dir.join(&component.path);
+            let bytes = std::fs::read(&path).with_context(|| {
+                format!(
+                    "reading component {} (build it, or give `build`/`source` in {MANIFEST})",
+                    path.display()
+                )
+            })?;
+            component.sha256 = Some(sha256_hex(&bytes));
+        } else if build_component(dir, component, mode == Components::Rebuilt)? == Built::UpToDate {
+            crate::term_eprintln!(
+                "kept {}: its inputs are unchanged since it was built (--rebuild builds it again)",
+                component.path
+            );
         }
-        let path = dir.join(&component.path);
-        let bytes = std::fs::read(&path).with_context(|| {
-            format!(
-                "reading component {} (build it, or give `build`/`source` in {MANIFEST})",
-                path.display()
-            )
-        })?;
-        component.sha256 = Some(sha256_hex(&bytes));
     }
     Ok(())
 }
@@ -187,7 +193,12 @@ pub(super) fn build_components(
 fn build(args: BuildArgs) -> anyhow::Result<ExitCode> {
     let dir = &args.dir;
     let mut manifest = Manifest::read(dir)?;
-    build_components(dir, &mut manifest, true, args.rebuild)?;
+    let mode = if args.rebuild {
+        Components::Rebuilt
+    } else {
+        Components::Built
+    };
+    build_components(dir, &mut manifest, mode)?;
     let registry = registry()?;
     let checked = check_pack(registry, dir, &manifest)?;
     write(&dir.join(MANIFEST), manifest.to_toml())?;

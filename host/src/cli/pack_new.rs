@@ -7,12 +7,14 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use anyhow::{Context, bail};
+use anyhow::bail;
 use clap::{Args, Subcommand};
 
+use super::pack_cmd::write;
 use super::scaffold::{self, CARGO_BUILD};
 use super::scaffold_lang::{self, Lang};
 use crate::authoring::lockfile::Flavor;
+use crate::authoring::project::componentize_py_command;
 use crate::authoring::rust_project::{self, CrateSpec, SdkSource};
 use crate::authoring::sdk_copy::VENDOR_DIR;
 use crate::pack::Manifest;
@@ -64,9 +66,7 @@ pub struct AddPresetArgs {
 }
 
 pub fn new_pack(args: NewArgs) -> anyhow::Result<ExitCode> {
-    scaffold::validate_name(&args.name)?;
-    let dir = args.path.unwrap_or_else(|| PathBuf::from(&args.name));
-    scaffold::refuse_non_empty(&dir)?;
+    let dir = scaffold::new_project_dir(&args.name, args.path)?;
     let sdk = scaffold::sdk_source(args.sdk_path)?;
     let manifest = format!(
         "[pack]\nname = \"{name}\"\nversion = \"0.1.0\"\ndescription = \"The {name} pack\"\nwit = \"{wit}\"\n\n[[template]]\nname = \"base\"\npath = \"templates/base.fixture.yaml\"\n",
@@ -145,7 +145,8 @@ fn add_scorer(pack: &Path, name: &str, lang: Lang, sdk: &SdkSource) -> anyhow::R
             scaffold_lang::write_project(&pack.join(&relative), name, lang)?;
             ComponentEntry {
                 build: Some(format!(
-                    "cd {relative} && componentize-py -d wit -w scorer componentize app -o ../../components/{file}.wasm"
+                    "cd {relative} && {}",
+                    componentize_py_command(&format!("../../components/{file}.wasm"))
                 )),
                 ..component(&file, ComponentKind::Scorer, name, &relative)
             }
@@ -278,12 +279,4 @@ fn refuse_existing(pack: &Path, relative: &str) -> anyhow::Result<()> {
         );
     }
     Ok(())
-}
-
-fn write(path: &Path, text: &str) -> anyhow::Result<()> {
-    if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent)
-            .with_context(|| format!("creating {}", parent.display()))?;
-    }
-    std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))
 }

@@ -106,7 +106,12 @@ fn test(args: &PackTestArgs) -> anyhow::Result<PackReport> {
             dir.join(MANIFEST).display()
         );
     }
-    super::pack_cmd::build_components(dir, &mut manifest, !args.no_build, false)?;
+    let mode = if args.no_build {
+        super::pack_cmd::Components::AsTheyAre
+    } else {
+        super::pack_cmd::Components::Built
+    };
+    super::pack_cmd::build_components(dir, &mut manifest, mode)?;
     let limits = args.limits.limits(LimitArgs::SCORER_TIMEOUT_MS);
     let registry = super::registry_for(&limits)?;
     crate::plugin::packs::check_pack(registry, dir, &manifest)?;

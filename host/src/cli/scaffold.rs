@@ -45,12 +45,7 @@ pub struct NewPresetArgs {
 pub const CARGO_BUILD: &str = "cargo build --release --target wasm32-wasip2";
 
 pub fn new_scorer(args: NewScorerArgs) -> anyhow::Result<ExitCode> {
-    validate_name(&args.name)?;
-    let dir = args
-        .path
-        .clone()
-        .unwrap_or_else(|| PathBuf::from(&args.name));
-    refuse_non_empty(&dir)?;
+    let dir = new_project_dir(&args.name, args.path.clone())?;
     if args.lang != Lang::Rust {
         let build = super::scaffold_lang::write_project(&dir, &args.name, args.lang)?;
         let lang = match args.lang {
@@ -92,12 +87,7 @@ pub fn new_scorer(args: NewScorerArgs) -> anyhow::Result<ExitCode> {
 }
 
 pub fn new_preset(args: NewPresetArgs) -> anyhow::Result<ExitCode> {
-    validate_name(&args.name)?;
-    let dir = args
-        .path
-        .clone()
-        .unwrap_or_else(|| PathBuf::from(&args.name));
-    refuse_non_empty(&dir)?;
+    let dir = new_project_dir(&args.name, args.path.clone())?;
     let spec = CrateSpec {
         name: &args.name,
         flavor: Flavor::Preset,
@@ -142,8 +132,17 @@ pub(super) fn sdk_source(given: Option<PathBuf>) -> anyhow::Result<SdkSource> {
     Ok(SdkSource::Path(sdk))
 }
 
+/// The directory a new project named `name` goes in (`path`, else
+/// `./<name>`), once the name is checked and the directory is free.
+pub(super) fn new_project_dir(name: &str, path: Option<PathBuf>) -> anyhow::Result<PathBuf> {
+    validate_name(name)?;
+    let dir = path.unwrap_or_else(|| PathBuf::from(name));
+    refuse_non_empty(&dir)?;
+    Ok(dir)
+}
+
 /// Refuses to write into a directory that exists and is not empty.
-pub(super) fn refuse_non_empty(dir: &Path) -> anyhow::Result<()> {
+fn refuse_non_empty(dir: &Path) -> anyhow::Result<()> {
     if dir.exists()
         && dir
             .read_dir()

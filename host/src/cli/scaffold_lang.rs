@@ -46,9 +46,9 @@ pub fn write_project(dir: &Path, name: &str, lang: Lang) -> anyhow::Result<Strin
     let (files, build) = match lang {
         Lang::Python => (
             PYTHON,
-            "componentize-py -d wit -w scorer componentize app -o {{name}}.wasm",
+            crate::authoring::project::componentize_py_command("{{name}}.wasm"),
         ),
-        Lang::Javascript => (JAVASCRIPT, "npm install && npm run build"),
+        Lang::Javascript => (JAVASCRIPT, "npm install && npm run build".to_string()),
         Lang::Rust => unreachable!("the Rust scaffold is a crate (scaffold.rs)"),
     };
     for (path, text) in files.iter().chain(WIT) {

@@ -1,12 +1,12 @@
-//! The `{{name}}` preset: an app/prompt preset of your own. It keeps the
-//! built-in app/prompt preset's case shape and checks (the SDK's `app`
-//! building blocks) and changes one thing: a case passes only when the
-//! final text is exactly the expected one (the built-in preset asks for
-//! containment). It also declares a suite field of its own,
-//! `requireExpected`, which the host checks against its JSON Schema.
-//!
-//! A suite runs on it with `presetPack: <pack>` beside `surface: app`,
-//! `preset: prompt`.
+// An app/prompt preset of your own (this crate, `{{name}}`). It keeps the
+// built-in app/prompt preset's case shape and checks (the SDK's `app`
+// building blocks) and changes one thing: a case passes only when the
+// final text is exactly the expected one (the built-in preset asks for
+// containment). It also declares a suite field of its own,
+// `requireExpected`, which the host checks against its JSON Schema.
+//
+// A suite runs on it with `presetPack: <pack>` beside `surface: app`,
+// `preset: prompt`.
 
 use cautilus_sdk::app::{Shape, collect, contract, describe, evaluate, translate};
 use cautilus_sdk::preset::{
@@ -15,7 +15,7 @@ use cautilus_sdk::preset::{
 use cautilus_sdk::serde_json::{Map, Value, json};
 use cautilus_sdk::{FieldError, export_preset, plugin_info};
 
-struct {{Type}};
+struct ExactPreset;
 
 fn text<'a>(evaluation: &'a Value, path: &[&str]) -> Option<&'a str> {
     path.iter()
@@ -23,7 +23,7 @@ fn text<'a>(evaluation: &'a Value, path: &[&str]) -> Option<&'a str> {
         .and_then(Value::as_str)
 }
 
-impl Preset for {{Type}} {
+impl Preset for ExactPreset {
     fn info() -> PresetInfo {
         describe(Shape::Prompt, plugin_info!())
     }
@@ -77,4 +77,4 @@ impl Preset for {{Type}} {
     }
 }
 
-export_preset!({{Type}});
+export_preset!(ExactPreset);
