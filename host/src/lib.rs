@@ -42,4 +42,5 @@ pub mod schema;
 pub mod secrets;
 pub mod taxonomy;
 pub mod term;
+pub mod tls;
 pub mod wildcard;

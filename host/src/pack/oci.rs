@@ -61,6 +61,7 @@ fn client(reference: &Reference) -> Client {
     {
         plain.push(registry.clone());
     }
+    crate::tls::install_crypto_provider();
     Client::new(ClientConfig {
         protocol: ClientProtocol::HttpsExcept(plain),
         ..ClientConfig::default()

@@ -15,6 +15,7 @@ use super::bindings::provider::cautilus::plugin::http::{HttpError, Response};
 type Built = Result<reqwest::Client, String>;
 
 fn builder() -> reqwest::ClientBuilder {
+    crate::tls::install_crypto_provider();
     reqwest::Client::builder().redirect(reqwest::redirect::Policy::none())
 }
 
