@@ -34,6 +34,7 @@ try {
   out.counts = await page.textContent("[data-testid=counts]");
   out.sections = await page.$$eval("h2", (hs) => hs.map((h) => h.textContent));
   out.charts = await page.$$eval(".chart", (cs) => cs.map((c) => c.dataset.testid));
+  out.variantChanges = await page.$$eval("[data-testid=variant-changes]", (cs) => cs.map((c) => Array.from(c.children).map((d) => d.textContent)));
   out.rows = await rows();
   out.shown = await page.textContent("[data-testid=shown]");
   await page.fill("[data-testid=search]", query);

@@ -90,6 +90,17 @@ fn a_run_writes_html_junit_and_markdown_with_untrusted_text_escaped() {
         markdown.contains("| ✅ | candidate | passRate.min | 0.6667 | 0.6000 |"),
         "{markdown}"
     );
+    // What each variant changes, so a prompt A/B says which prompt won.
+    assert!(
+        markdown.contains(
+            "| current (baseline) | model: notes-v1; fixtureResults: answers-current.json | 3 |"
+        ),
+        "{markdown}"
+    );
+    assert!(
+        markdown.contains("| candidate | model: notes-v2; system: You write release notes. Be brief.; fixtureResults: answers-candidate.json | 3 |"),
+        "{markdown}"
+    );
     assert!(
         markdown.contains("| candidate | current | 3 | -0.333 (-1.000..+0.000) |"),
         "{markdown}"
@@ -321,6 +332,19 @@ fn html_report_in_headless_chromium_shows_the_run_and_runs_nothing_from_it() {
     );
     assert_eq!(seen["pwned"], false, "an answer's script ran: {seen}");
     assert_eq!(seen["title"], "Release notes writer — cautilus report");
+    // What each variant changes, shown as text.
+    assert_eq!(
+        seen["variantChanges"],
+        serde_json::json!([
+            ["model: notes-v1", "fixtureResults: answers-current.json"],
+            [
+                "model: notes-v2",
+                "system: You write release notes. Be brief.",
+                "fixtureResults: answers-candidate.json"
+            ]
+        ]),
+        "{seen}"
+    );
     assert_eq!(seen["verdict"], "passed");
     assert_eq!(
         seen["sections"],

@@ -37,6 +37,61 @@ pub fn now_rfc3339() -> String {
     format!("{date}T{time}.{:03}Z", now.subsec_millis())
 }
 
+/// Milliseconds since the Unix epoch of a UTC timestamp as
+/// [`now_rfc3339`] writes it (`2026-11-26T23:47:10.123Z`, fraction
+/// optional); `None` for anything else.
+pub fn rfc3339_millis(text: &str) -> Option<i64> {
+    let text = text.strip_suffix('Z')?;
+    let (date, time) = text.split_once('T')?;
+    let number = |s: &str, len: usize| -> Option<i64> {
+        (s.len() == len && s.bytes().all(|b| b.is_ascii_digit()))
+            .then(|| s.parse().ok())
+            .flatten()
+    };
+    let mut parts = date.split('-');
+    let (year, month, day) = (
+        number(parts.next()?, 4)?,
+        number(parts.next()?, 2)?,
+        number(parts.next()?, 2)?,
+    );
+    let (clock, fraction) = match time.split_once('.') {
+        Some((_, "")) => return None,
+        Some(split) => split,
+        None => (time, ""),
+    };
+    let mut parts = clock.split(':');
+    let (hour, minute, second) = (
+        number(parts.next()?, 2)?,
+        number(parts.next()?, 2)?,
+        number(parts.next()?, 2)?,
+    );
+    if parts.next().is_some()
+        || !(1..=12).contains(&month)
+        || !(1..=31).contains(&day)
+        || hour > 23
+        || minute > 59
+        || second > 60
+    {
+        return None;
+    }
+    let millis = match fraction.len() {
+        0 => 0,
+        1..=9 if fraction.bytes().all(|b| b.is_ascii_digit()) => {
+            format!("{fraction:0<3}")[..3].parse::<i64>().ok()?
+        }
+        _ => return None,
+    };
+    // Days-from-civil (Howard Hinnant's algorithm), the inverse of `utc`.
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (month + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    Some(((days * 86_400 + hour * 3600 + minute * 60 + second) * 1000) + millis)
+}
+
 /// (`YYYY-MM-DD`, `HH:MM:SS`) of a Unix time, proleptic Gregorian, UTC.
 fn utc(secs: u64) -> (String, String) {
     let days = i64::try_from(secs / 86_400).unwrap_or(0);
@@ -290,6 +345,43 @@ impl Drop for PacketWriter {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn timestamps_read_back_to_the_millisecond() {
+        use super::rfc3339_millis;
+        let now = super::now_rfc3339();
+        let millis = rfc3339_millis(&now).expect("our own format parses");
+        let expected = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis() as i64;
+        assert!((expected - millis).abs() < 60_000, "{now} -> {millis}");
+        assert_eq!(rfc3339_millis("1970-01-01T00:00:00Z"), Some(0));
+        assert_eq!(rfc3339_millis("1970-01-01T00:00:01.5Z"), Some(1500));
+        assert_eq!(
+            rfc3339_millis("2000-03-01T00:00:00.000Z"),
+            Some(951_868_800_000)
+        );
+        assert_eq!(
+            rfc3339_millis("2026-11-26T23:47:10.123Z"),
+            Some(1_795_736_830_123)
+        );
+        for bad in [
+            "",
+            "2026-11-26",
+            "2026-11-26T23:47:10",
+            "2026-11-26T23:47:10+01:00",
+            "2026-13-26T23:47:10Z",
+            "2026-11-26T24:00:00Z",
+            "2026-11-26T23:47:10.Z",
+            "2026-11-26T23:47:10.12a4Z",
+            "२०२६-11-26T23:47:10Z",
+            "2026-11-26T23:47:10:00Z",
+            "+026-11-26T23:47:10Z",
+        ] {
+            assert_eq!(rfc3339_millis(bad), None, "{bad}");
+        }
+    }
+
     use super::*;
 
     #[test]

@@ -29,7 +29,11 @@ pub const DEFAULT_VARIANT: &str = "default";
 #[derive(Debug, Clone, PartialEq)]
 pub struct Variant {
     pub name: String,
+    /// The suite fields it sets, paths resolved (`fixtureResults`).
     pub overrides: Map<String, Value>,
+    /// The same, as the fixture wrote them: what the records show (no
+    /// path of this machine).
+    pub written: Map<String, Value>,
 }
 
 /// What a suite declares about its experiment.
@@ -94,6 +98,7 @@ pub fn take_spec(suite: &mut Suite) -> Result<Spec, FixtureError> {
                     "a variant name uses letters, digits, `.`, `_` and `-` (it names the variant's record directory)".into(),
                 ));
             }
+            let written = overrides.as_object().cloned().unwrap_or_default();
             let Value::Object(mut overrides) = overrides else {
                 return Err(err(
                     &at,
@@ -113,7 +118,11 @@ pub fn take_spec(suite: &mut Suite) -> Result<Spec, FixtureError> {
                     *value = Value::String(path.to_string_lossy().into_owned());
                 }
             }
-            spec.variants.push(Variant { name, overrides });
+            spec.variants.push(Variant {
+                name,
+                overrides,
+                written,
+            });
         }
     }
     if let Some(value) = body.remove("baseline") {
@@ -407,6 +416,7 @@ pub fn plan(
         vec![Variant {
             name: DEFAULT_VARIANT.into(),
             overrides: Map::new(),
+            written: Map::new(),
         }]
     } else {
         spec.variants.clone()

@@ -171,7 +171,7 @@ fn header(context: &RecordContext<'_>, drift: bool, started_at: String) -> Map<S
                 .iter()
                 .enumerate()
                 .map(|(i, v)| {
-                    json!({"name": v.name, "baseline": plan.baseline == Some(i), "overrides": v.overrides})
+                    json!({"name": v.name, "baseline": plan.baseline == Some(i), "overrides": v.written})
                 })
                 .collect(),
         ),

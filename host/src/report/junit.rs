@@ -17,7 +17,26 @@ struct Totals {
     tests: usize,
     failures: usize,
     errors: usize,
+    /// The sum of the suites' times.
     millis: f64,
+    /// The earliest start and latest finish over the suites that recorded
+    /// both (Unix milliseconds).
+    span: Option<(i64, i64)>,
+}
+
+/// When `report`'s run started and finished (Unix milliseconds), when it
+/// recorded both in order.
+fn span(report: &Report) -> Option<(i64, i64)> {
+    let at = |t: &Option<String>| t.as_deref().and_then(crate::eval::records::rfc3339_millis);
+    let (start, end) = (
+        at(&report.header.started_at)?,
+        at(&report.header.finished_at)?,
+    );
+    (end >= start).then_some((start, end))
+}
+
+fn wall_millis(report: &Report) -> Option<f64> {
+    span(report).map(|(start, end)| (end - start) as f64)
 }
 
 /// The JUnit document of `report`.
@@ -53,7 +72,13 @@ pub fn render_project(reports: &[Report], broken: &[(String, String)]) -> String
         totals.tests,
         totals.failures,
         totals.errors,
-        seconds(totals.millis)
+        // The whole run's wall time when every suite recorded its own.
+        seconds(match totals.span {
+            Some((start, end)) if reports.iter().all(|r| span(r).is_some()) => {
+                (end - start) as f64
+            }
+            _ => totals.millis,
+        })
     );
     out.push_str(&body);
     out.push_str("</testsuites>\n");
@@ -96,12 +121,22 @@ fn suite_elements(out: &mut String, report: &Report, totals: &mut Totals) {
             })
         );
     }
+    // A suite's time is its wall time, not the sum of its cases (which
+    // overlap under `--concurrency`); the sum when the run did not record
+    // when it started and finished.
+    let millis = wall_millis(report).unwrap_or(millis);
     let tests = report.cases.len() + report.skipped.len();
     let gate_failures = report.gates.iter().filter(|g| g.blocks()).count();
     totals.tests += tests + report.gates.len();
     totals.failures += failures + gate_failures;
     totals.errors += errors;
     totals.millis += millis;
+    if let Some((start, end)) = span(report) {
+        totals.span = Some(match totals.span {
+            Some((s, e)) => (s.min(start), e.max(end)),
+            None => (start, end),
+        });
+    }
     let _ = writeln!(
         out,
         "  <testsuite name=\"{}\" tests=\"{tests}\" failures=\"{failures}\" errors=\"{errors}\" skipped=\"{skipped}\" time=\"{}\"{}>",
@@ -295,5 +330,79 @@ mod tests {
             "x&#xd;PASS&#x9b;2K&#x202e;y&#x7f;"
         );
         assert_eq!(seconds(12.0), "0.012");
+    }
+
+    fn report(started: Option<&str>, finished: Option<&str>) -> Report {
+        let case = |id: &str| {
+            let mut row = super::super::case_rows::case_row(
+                serde_json::json!({"caseId": id, "status": "passed", "durationMs": 1000}),
+                std::path::Path::new("."),
+                None,
+                None,
+                None,
+            );
+            row.duration_ms = Some(1000.0);
+            row
+        };
+        Report {
+            header: super::super::model::Header {
+                suite_id: "s".into(),
+                started_at: started.map(Into::into),
+                finished_at: finished.map(Into::into),
+                ..Default::default()
+            },
+            cases: vec![case("a"), case("b")],
+            variants: Vec::new(),
+            comparison: Vec::new(),
+            gates: Vec::new(),
+            skipped: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_suite_takes_its_wall_time_not_the_sum_of_overlapping_cases() {
+        // Two 1 s cases run at once: the suite took 1.5 s, not 2 s.
+        let concurrent = report(
+            Some("2026-11-26T10:00:00.000Z"),
+            Some("2026-11-26T10:00:01.500Z"),
+        );
+        let xml = render(&concurrent);
+        assert!(
+            xml.contains(
+                r#"<testsuites name="cautilus" tests="2" failures="0" errors="0" time="1.500">"#
+            ),
+            "{xml}"
+        );
+        assert!(xml.contains(r#"skipped="0" time="1.500""#), "{xml}");
+        assert!(
+            xml.contains(r#"<testcase name="a" classname="cautilus.s" time="1.000"/>"#),
+            "{xml}"
+        );
+
+        // Suites of a project run: the root spans the first start to the last finish.
+        let later = report(
+            Some("2026-11-26T10:00:01.000Z"),
+            Some("2026-11-26T10:00:04.000Z"),
+        );
+        let xml = render_project(&[concurrent.clone(), later], &[]);
+        assert!(xml.contains(r#"errors="0" time="4.000">"#), "{xml}");
+
+        // Without both timestamps (or out of order), the sum of the cases.
+        for (started, finished) in [
+            (None, None),
+            (Some("2026-11-26T10:00:00.000Z"), None),
+            (
+                Some("2026-11-26T10:00:02.000Z"),
+                Some("2026-11-26T10:00:01.000Z"),
+            ),
+            (Some("yesterday"), Some("2026-11-26T10:00:01.000Z")),
+        ] {
+            let xml = render(&report(started, finished));
+            assert!(
+                xml.contains(r#"skipped="0" time="2.000""#),
+                "{started:?} {finished:?}: {xml}"
+            );
+            assert!(xml.contains(r#"errors="0" time="2.000">"#), "{xml}");
+        }
     }
 }

@@ -8,7 +8,7 @@ use std::fs::File;
 use std::io::BufReader;
 use std::path::Path;
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::ReportError;
 use super::case_rows::{case_row, contained_file, safe_join};
@@ -142,11 +142,23 @@ fn experiment(dir: &Path, mut root: Value) -> Result<Report, ReportError> {
         .map(Into::into);
     header.status = text(&root, "status");
     let baseline = text(&root, "baseline");
+    // What each variant changes, from the header's `variants` list.
+    let mut overrides: Map<String, Value> = root
+        .get("variants")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|v| Some((v["name"].as_str()?.to_string(), v["overrides"].clone())))
+        .collect();
     let variants = match root.get_mut("aggregates").map(Value::take) {
         Some(Value::Object(aggregates)) => aggregates
             .into_iter()
             .map(|(name, aggregate)| Variant {
                 baseline: name == baseline,
+                overrides: match overrides.remove(&name) {
+                    Some(Value::Object(fields)) => fields,
+                    _ => Map::new(),
+                },
                 name,
                 aggregate,
             })

@@ -144,7 +144,7 @@ fn variants(out: &mut String, report: &Report) {
     if report.variants.is_empty() {
         return;
     }
-    out.push_str("### Variants\n\n| variant | cells | pass rate | scores | p50 latency | cost |\n|---|---:|---:|---|---:|---:|\n");
+    out.push_str("### Variants\n\n| variant | changes | cells | pass rate | scores | p50 latency | cost |\n|---|---|---:|---:|---|---:|---:|\n");
     for v in &report.variants {
         let a = &v.aggregate;
         let scores: Vec<String> = a["scores"]
@@ -159,9 +159,10 @@ fn variants(out: &mut String, report: &Report) {
             .unwrap_or_default();
         let _ = writeln!(
             out,
-            "| {}{} | {} | {} | {} | {} | {} |",
+            "| {}{} | {} | {} | {} | {} | {} | {} |",
             cell(&v.name),
             if v.baseline { " (baseline)" } else { "" },
+            changes(v),
             a["cells"].as_u64().unwrap_or(0),
             num(a, &["passRate"]).map_or("—".into(), |r| format!("{r:.3}")),
             scores.join(", "),
@@ -170,6 +171,16 @@ fn variants(out: &mut String, report: &Report) {
         );
     }
     out.push('\n');
+}
+
+/// What a variant sets, one `field: value` per override, each cut to a
+/// table cell's length; `—` for the suite as written.
+fn changes(variant: &super::model::Variant) -> String {
+    let lines = variant.override_lines();
+    if lines.is_empty() {
+        return "—".into();
+    }
+    lines.iter().map(|l| cell(l)).collect::<Vec<_>>().join("; ")
 }
 
 fn delta(d: &Value) -> String {

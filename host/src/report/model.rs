@@ -108,6 +108,23 @@ pub struct Variant {
     pub name: String,
     pub baseline: bool,
     pub aggregate: Value,
+    /// The suite fields this variant sets (model, system, settings …), as
+    /// the experiment recorded them; empty for the suite as written.
+    pub overrides: Map<String, Value>,
+}
+
+impl Variant {
+    /// Each override as `field: value` (strings as they are, anything else
+    /// as compact JSON), in the recorded order.
+    pub fn override_lines(&self) -> Vec<String> {
+        self.overrides
+            .iter()
+            .map(|(field, value)| match value {
+                Value::String(text) => format!("{field}: {text}"),
+                other => format!("{field}: {other}"),
+            })
+            .collect()
+    }
 }
 
 impl CaseRow {

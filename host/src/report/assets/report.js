@@ -85,14 +85,20 @@
   }
   if (data.variants.length) {
     app.appendChild(el("h2", { text: "Variants" }));
-    app.appendChild(table(["variant", { t: "cells", num: 1 }, { t: "pass rate", num: 1 }, "scores (mean ± sem)", { t: "p50", num: 1 }, { t: "p95", num: 1 }, { t: "cost", num: 1 }],
+    app.appendChild(table(["variant", "changes", { t: "cells", num: 1 }, { t: "pass rate", num: 1 }, "scores (mean ± sem)", { t: "p50", num: 1 }, { t: "p95", num: 1 }, { t: "cost", num: 1 }],
       data.variants.map(function (v) {
         var a = v.aggregate || {};
         var scores = Object.keys(a.scores || {}).map(function (k) {
           var s = a.scores[k]; return k + " " + fmt(s.mean, 3) + (s.sem === null || s.sem === undefined ? "" : " ± " + fmt(s.sem, 3));
         }).join(", ");
         var lat = a.latency || {};
-        return el("tr", null, [el("td", { text: v.name + (v.baseline ? " (baseline)" : "") }), el("td", { cls: "num", text: String(a.cells || 0) }),
+        // What the variant sets (model, system, settings …), one line per field.
+        var changes = Object.keys(v.overrides || {}).map(function (k) {
+          var val = v.overrides[k];
+          return el("div", { text: k + ": " + (typeof val === "string" ? val : JSON.stringify(val)) });
+        });
+        if (!changes.length) changes = [el("span", { text: "—" })];
+        return el("tr", null, [el("td", { text: v.name + (v.baseline ? " (baseline)" : "") }), el("td", { "data-testid": "variant-changes" }, changes), el("td", { cls: "num", text: String(a.cells || 0) }),
           el("td", { cls: "num", text: fmt(a.passRate, 3) }), el("td", { text: scores }), el("td", { cls: "num", text: ms(lat.p50Ms) }),
           el("td", { cls: "num", text: ms(lat.p95Ms) }), el("td", { cls: "num", text: a.cost ? "$" + fmt(a.cost.totalUsd, 4) : "—" })]);
       }), "variants"));
