@@ -612,6 +612,12 @@ fn codex_works_a_repo_case_observed_from_its_events() {
             .args(["--provider", "codex"])
             .env("CODEX_HOME", home.path())
             .env("HOME", suite.path())
+            // Codex talks to the loopback server, not OpenAI: its calls get
+            // a cost only from prices configured for that endpoint.
+            .env(
+                "CAUTILUS_OPENAI_PRICES",
+                r#"{"gpt-5-mini": {"input": 0.25, "output": 2.0}}"#,
+            )
             .env_remove("OPENAI_API_KEY");
         if let Some(key) = key {
             command.env("OPENAI_API_KEY", key);
@@ -639,6 +645,7 @@ fn codex_works_a_repo_case_observed_from_its_events() {
     assert_eq!(case["provider"], "openai");
     assert_eq!(case["model"], "gpt-5-mini");
     assert!(case["costUsd"].as_f64().is_some(), "{case}");
+    assert_eq!(case["costSource"], "configured", "{case}");
     assert_eq!(case["entryFile"], "AGENTS.md");
     assert_eq!(case["loadedSupportingFiles"], json!(["wit/README.md"]));
     assert_eq!(

@@ -169,10 +169,17 @@ fn codex_cli_answers_chat_cases_with_the_real_codex_binary() {
     std::fs::write(&fixture, text).unwrap();
     // No key or base URL for the API provider: the fixture's `openai` falls
     // to `codex-cli` because `codex` is on PATH.
+    // Codex talks to the loopback `model_provider` of its config, not to
+    // OpenAI: the price table does not apply, prices configured for the
+    // endpoint do (here gpt-5-mini's public ones).
     let run = eval_run_with(&fixture, &["--provider", "codex-cli"], |c| {
         c.env("CODEX_HOME", codex_home.path())
             .env("OPENAI_API_KEY", KEY)
-            .env("HOME", dir.path());
+            .env("HOME", dir.path())
+            .env(
+                "CAUTILUS_OPENAI_PRICES",
+                r#"{"gpt-5-mini": {"input": 0.25, "cached_input": 0.025, "output": 2.0}}"#,
+            );
     });
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
     let observed = run.packet("eval-observed.json");
@@ -185,10 +192,7 @@ fn codex_cli_answers_chat_cases_with_the_real_codex_binary() {
             (evaluation["costUsd"].as_f64().unwrap() - expected).abs() < 1e-12,
             "{evaluation}"
         );
-        assert_eq!(
-            evaluation["costSource"],
-            "derived:openai-api-prices@2025-08"
-        );
+        assert_eq!(evaluation["costSource"], "configured");
         assert_eq!(evaluation["usage"]["inputTokens"], 1000);
     }
     let sent: Vec<Value> = server

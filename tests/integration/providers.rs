@@ -452,6 +452,113 @@ fn a_key_the_server_echoes_back_is_redacted_before_it_is_recorded() {
     assert!(records.contains("you sent [redacted]"), "{records}");
 }
 
+/// The case records of a chat run against a loopback OpenAI-compatible
+/// server that answers as `model`, with `config` as the project's
+/// `cautilus.toml`.
+fn priced_run(model: &'static str, config: &str) -> Vec<Value> {
+    let server = ModelServer::start(move |_, _| {
+        let mut reply = openai_answer("Cautilus: write a fixture, then run cautilus eval test.");
+        reply.body = reply.body.replace("loopback-model-1", model);
+        reply
+    });
+    let project = tempfile::tempdir().unwrap();
+    std::fs::write(project.path().join("cautilus.toml"), config).unwrap();
+    let fixture = project.path().join("chat.fixture.yaml");
+    std::fs::copy(chat_fixture(), &fixture).unwrap();
+    let out = project.path().join("out");
+    let run = crate::support::cautilus()
+        .current_dir(project.path())
+        .args([
+            "eval",
+            "test",
+            "--fixture",
+            "chat.fixture.yaml",
+            "--provider",
+            "openai",
+        ])
+        .arg("--output-dir")
+        .arg(&out)
+        .env("OPENAI_BASE_URL", &server.url)
+        .env("OPENAI_API_KEY", KEY)
+        .env_remove("CAUTILUS_OPENAI_PRICES")
+        .output()
+        .unwrap();
+    let (code, stdout, stderr) = crate::support::output(run);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    let observed: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("eval-observed.json")).unwrap())
+            .unwrap();
+    observed["evaluations"].as_array().unwrap().clone()
+}
+
+#[test]
+fn a_local_server_answering_as_a_priced_model_gets_no_made_up_cost() {
+    // llama.cpp echoes the requested model name: `gpt-4o-mini` from a
+    // loopback server is not an OpenAI call, and the price table says nothing of it.
+    for model in ["gpt-4o-mini", "gpt-5-mini", "loopback-model-1"] {
+        for evaluation in priced_run(model, "") {
+            assert_eq!(evaluation["model"], model);
+            assert!(evaluation["costUsd"].is_null(), "{evaluation}");
+            assert!(evaluation["costSource"].is_null(), "{evaluation}");
+            assert_eq!(
+                evaluation["usage"]["inputTokens"], 20,
+                "tokens are still recorded"
+            );
+        }
+    }
+    // Prices configured for the endpoint price its models, and only those.
+    let config = "[providers.openai.prices]\n\"gpt-4o-mini\" = { input = 1.0, output = 4.0 }\nsmollm2 = { input = 0.0, output = 0.0 }\n";
+    for evaluation in priced_run("gpt-4o-mini", config) {
+        let expected = (20.0 * 1.0 + 5.0 * 4.0) / 1e6;
+        assert!(
+            (evaluation["costUsd"].as_f64().unwrap() - expected).abs() < 1e-15,
+            "{evaluation}"
+        );
+        assert_eq!(evaluation["costSource"], "configured");
+    }
+    for evaluation in priced_run("other-model", config) {
+        assert!(evaluation["costUsd"].is_null(), "{evaluation}");
+    }
+}
+
+#[test]
+fn configured_prices_are_checked_before_anything_runs() {
+    let project = tempfile::tempdir().unwrap();
+    for (config, says) in [
+        (
+            "[providers.openai.prices]\nm = { input = -1.0, output = 0.0 }\n",
+            "`providers.openai.prices`: `m.input` must be a price in USD per million tokens",
+        ),
+        (
+            "[providers.openai.prices]\nm = { input = 1.0 }\n",
+            "missing field `output`",
+        ),
+        (
+            "[providers.openai.prices]\nm = { input = 1.0, output = 1.0, cachedInput = 1.0 }\n",
+            "unknown field `cachedInput`",
+        ),
+    ] {
+        std::fs::write(project.path().join("cautilus.toml"), config).unwrap();
+        std::fs::copy(chat_fixture(), project.path().join("chat.fixture.yaml")).unwrap();
+        let run = crate::support::cautilus()
+            .current_dir(project.path())
+            .args([
+                "eval",
+                "test",
+                "--fixture",
+                "chat.fixture.yaml",
+                "--provider",
+                "openai",
+            ])
+            .env("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+            .output()
+            .unwrap();
+        let (code, stdout, stderr) = crate::support::output(run);
+        assert_eq!(code, 2, "{config}: {stdout}{stderr}");
+        assert!(stderr.contains(says), "{config}: {stderr}");
+    }
+}
+
 #[test]
 fn a_judges_cost_counts_toward_the_case_cost() {
     let server = ModelServer::start(|_, _| {
@@ -467,9 +574,15 @@ fn a_judges_cost_counts_toward_the_case_cost() {
         .unwrap()
         .replace("judge-model", "gpt-5-mini");
     std::fs::write(&fixture, text).unwrap();
+    // The loopback server is not OpenAI: its calls are priced only from
+    // prices configured for it (here gpt-5-mini's public ones).
     let run = eval_run_with(&fixture, &[], |c| {
         c.env("OPENAI_BASE_URL", &server.url)
-            .env("OPENAI_API_KEY", KEY);
+            .env("OPENAI_API_KEY", KEY)
+            .env(
+                "CAUTILUS_OPENAI_PRICES",
+                r#"{"gpt-5-mini": {"input": 0.25, "output": 2.0}}"#,
+            );
     });
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
     let summary = run.packet("eval-summary.json");

@@ -157,6 +157,8 @@ pub struct JudgeModel {
     cassette: Option<Arc<super::cassette::Cassette>>,
     /// The values of the secrets its provider is granted (for redaction).
     secrets: Vec<String>,
+    /// Which costs of its live calls stand.
+    pricing: super::pricing::Pricing,
     /// The empty directory a CLI judge runs in, kept while the judge lives.
     _scratch: Option<tempfile::TempDir>,
     idle: Mutex<Vec<ProviderSession>>,
@@ -202,6 +204,7 @@ impl JudgeModel {
             options: setup.options,
             cassette: None,
             secrets,
+            pricing: setup.pricing,
             _scratch: setup.scratch,
             idle: Mutex::new(Vec::new()),
         })
@@ -271,7 +274,11 @@ impl JudgeModel {
             )
             .map_err(|e| e.to_string())?,
         };
-        let result = session.invoke(invocation).await.map_err(|e| e.to_string());
+        let result = session
+            .invoke(invocation)
+            .await
+            .map(|o| self.pricing.apply(o))
+            .map_err(|e| e.to_string());
         if let Ok(mut idle) = self.idle.lock() {
             idle.push(session);
         }

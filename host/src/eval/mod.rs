@@ -63,6 +63,7 @@ pub mod observed;
 pub mod origins;
 pub mod outcome;
 pub mod pipeline;
+pub mod pricing;
 pub mod progress;
 pub mod provider_calls;
 pub mod provider_setup;

@@ -39,6 +39,8 @@ pub struct ProviderCalls {
     run_dir: Option<PathBuf>,
     /// The user's redaction paths, applied to saved transcripts.
     redaction: super::redact::Redaction,
+    /// Which costs of live calls stand (before they are recorded).
+    pricing: super::pricing::Pricing,
 }
 
 /// Where a coding agent's samples run: each in a fresh copy of its case's
@@ -77,7 +79,14 @@ impl ProviderCalls {
             agent: None,
             run_dir: None,
             redaction: super::redact::Redaction::default(),
+            pricing: super::pricing::Pricing::default(),
         }
+    }
+
+    /// Prices live calls as `pricing` says.
+    pub fn with_pricing(mut self, pricing: super::pricing::Pricing) -> Self {
+        self.pricing = pricing;
+        self
     }
 
     /// Runs every sample in a fresh copy of its workspace (a coding agent).
@@ -184,7 +193,11 @@ impl ProviderCalls {
     ) -> Sample {
         let started = Instant::now();
         let live = async {
-            let outcome = session.invoke(request).await.map_err(|e| e.to_string());
+            let outcome = session
+                .invoke(request)
+                .await
+                .map(|o| self.pricing.apply(o))
+                .map_err(|e| e.to_string());
             (outcome, elapsed_ms(started))
         };
         let outcome = match &self.cassette {

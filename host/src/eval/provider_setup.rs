@@ -19,6 +19,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 use super::EvalError;
+use super::pricing::{Pricing, parse_prices, prices_variable};
 use crate::plugin::{Grants, Plugin, Registry};
 
 /// Capabilities the user grants a run's provider on the command line.
@@ -72,10 +73,15 @@ pub struct ProviderSetup {
     /// host it is granted is a built-in API endpoint at an `http://` URL
     /// (a local server), so the run never loads a certificate store.
     pub tls: bool,
+    /// Which costs of its calls the run records.
+    pub pricing: Pricing,
 }
 
 /// The endpoint of a built-in API provider.
 struct Endpoint {
+    /// Whose prices the price table holds, and configured prices are
+    /// named after (`CAUTILUS_OPENAI_PRICES`).
+    family: &'static str,
     url_variable: &'static str,
     default_url: &'static str,
     key_variable: &'static str,
@@ -85,6 +91,7 @@ struct Endpoint {
 fn endpoint(id: &str) -> Option<Endpoint> {
     match id {
         "openai" => Some(Endpoint {
+            family: "openai",
             url_variable: "OPENAI_BASE_URL",
             default_url: "https://api.openai.com/v1",
             key_variable: "OPENAI_API_KEY",
@@ -92,6 +99,7 @@ fn endpoint(id: &str) -> Option<Endpoint> {
             key_required: false,
         }),
         "anthropic" => Some(Endpoint {
+            family: "anthropic",
             url_variable: "ANTHROPIC_BASE_URL",
             default_url: "https://api.anthropic.com",
             key_variable: "ANTHROPIC_API_KEY",
@@ -111,6 +119,7 @@ struct ApiGrant {
     /// The key's secret name (= its environment variable), when set.
     secret: Option<String>,
     options: Map<String, Value>,
+    pricing: Pricing,
 }
 
 /// The grant of built-in API provider `id` (`None` for any other id), or
@@ -164,12 +173,72 @@ fn api_endpoint(
         "timeoutMs".into(),
         json!(timeout_ms.min(u64::from(u32::MAX))),
     );
+    // The price table holds the public API's prices: a call to another
+    // server (a local llama.cpp echoing `gpt-4o-mini`) is not priced by it.
+    let official = reqwest::Url::parse(endpoint.default_url)
+        .ok()
+        .and_then(|u| u.host_str().map(str::to_ascii_lowercase))
+        .is_some_and(|h| h == host);
+    let pricing = Pricing {
+        table_applies: official,
+        configured: configured_prices(endpoint.family, env)?,
+    };
     Ok(Some(ApiGrant {
         host,
         tls: url.scheme() == "https",
         secret,
         options,
+        pricing,
     }))
+}
+
+/// The prices configured for provider family `family`
+/// (`[providers.<family>.prices]`, or its variable).
+fn configured_prices(
+    family: &str,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<super::pricing::PriceTable, String> {
+    let variable = prices_variable(family);
+    match env(&variable) {
+        Some(text) if !text.trim().is_empty() => parse_prices(&text, &variable),
+        _ => Ok(Default::default()),
+    }
+}
+
+/// How the calls of messaging/agent CLI `id` are priced: Codex's derived
+/// costs stand only when it talks to OpenAI (no `OPENAI_BASE_URL`, and its
+/// config names no other `model_provider`); the CLIs of a family take that
+/// family's configured prices.
+fn cli_pricing(id: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<Pricing, String> {
+    let (family, table_applies) = match id {
+        "codex-cli" | "codex" => ("openai", codex_talks_to_openai(env)),
+        _ => ("anthropic", true),
+    };
+    Ok(Pricing {
+        table_applies,
+        configured: configured_prices(family, env)?,
+    })
+}
+
+fn codex_talks_to_openai(env: &dyn Fn(&str) -> Option<String>) -> bool {
+    if env("OPENAI_BASE_URL").is_some_and(|u| !u.trim().is_empty()) {
+        return false;
+    }
+    let home = env("CODEX_HOME")
+        .filter(|h| !h.trim().is_empty())
+        .map(std::path::PathBuf::from)
+        .or_else(|| env("HOME").map(|h| std::path::Path::new(&h).join(".codex")));
+    let Some(text) = home.and_then(|h| std::fs::read_to_string(h.join("config.toml")).ok()) else {
+        return true;
+    };
+    match toml::from_str::<toml::Table>(&text) {
+        Ok(config) => config
+            .get("model_provider")
+            .and_then(toml::Value::as_str)
+            .is_none_or(|p| p == "openai"),
+        // A config Codex itself would refuse: no cost is better than a guess.
+        Err(_) => false,
+    }
 }
 
 /// A coding-agent CLI, run in messaging mode (`claude-cli`, `codex-cli`:
@@ -280,6 +349,8 @@ pub fn denied(registry: &Registry, reference: &str) -> Result<ProviderSetup, Eva
             && messaging_cli(reference).is_some_and(|cli| cli.agent),
         options: Map::new(),
         tls: false,
+        // Replayed costs are as recorded.
+        pricing: Pricing::default(),
     })
 }
 
@@ -372,6 +443,7 @@ pub fn setup(
         ..Grants::default()
     };
     let mut options = Map::new();
+    let mut pricing = Pricing::default();
     // Hosts granted by flag may be reached over either scheme.
     let mut tls = !flags.http_hosts.is_empty();
     let builtin = crate::plugin::split_path_reference(reference).is_none();
@@ -384,6 +456,7 @@ pub fn setup(
     {
         grants.http_hosts.push(api.host);
         tls |= api.tls;
+        pricing = api.pricing;
         if let Some(secret) = api.secret {
             grants.secrets.insert(secret.clone(), secret);
         }
@@ -399,6 +472,7 @@ pub fn setup(
         if !on_path(cli.program, env) {
             return Err(error(cli.missing.to_string()));
         }
+        pricing = cli_pricing(reference, env).map_err(error)?;
         grants.programs.push(cli.program.to_string());
         grants
             .program_env
@@ -417,6 +491,7 @@ pub fn setup(
                 agent,
                 options,
                 tls,
+                pricing,
             });
         }
         let dir = tempfile::Builder::new()
@@ -437,6 +512,7 @@ pub fn setup(
         agent,
         options,
         tls,
+        pricing,
     })
 }
 
@@ -451,6 +527,74 @@ mod tests {
                 .find(|(k, _)| *k == name)
                 .map(|(_, v)| v.to_string())
         }
+    }
+
+    #[test]
+    fn the_price_table_prices_only_calls_to_the_public_api() {
+        let priced = |pairs: &'static [(&'static str, &'static str)]| {
+            api_endpoint("openai", 5000, &env_of(pairs))
+                .unwrap()
+                .unwrap()
+                .pricing
+        };
+        assert!(priced(&[]).table_applies);
+        assert!(priced(&[("OPENAI_BASE_URL", "https://API.openai.com/v1")]).table_applies);
+        for local in [
+            "http://127.0.0.1:8080/v1",
+            "https://api.openai.com.evil.test/v1",
+            "https://openai.example/v1",
+        ] {
+            let pairs: &'static [(&'static str, &'static str)] =
+                Box::leak(Box::new([("OPENAI_BASE_URL", local)]));
+            assert!(!priced(pairs).table_applies, "{local}");
+        }
+        let configured = priced(&[(
+            "CAUTILUS_OPENAI_PRICES",
+            r#"{"smollm2": {"input": 0.1, "output": 0.2}}"#,
+        )]);
+        assert_eq!(configured.configured["smollm2"].output, 0.2);
+        let bad = api_endpoint(
+            "openai",
+            5000,
+            &env_of(&[(
+                "CAUTILUS_OPENAI_PRICES",
+                r#"{"m": {"input": -1, "output": 0}}"#,
+            )]),
+        )
+        .unwrap_err();
+        assert!(bad.contains("CAUTILUS_OPENAI_PRICES: `m.input`"), "{bad}");
+    }
+
+    #[test]
+    fn codex_prices_from_the_table_only_when_it_talks_to_openai() {
+        let home = tempfile::tempdir().unwrap();
+        let dir = home.path().to_str().unwrap().to_string();
+        let check = |config: Option<&str>, base: Option<&str>| {
+            if let Some(text) = config {
+                std::fs::write(home.path().join("config.toml"), text).unwrap();
+            }
+            let dir = dir.clone();
+            let base = base.map(str::to_string);
+            codex_talks_to_openai(&move |name| match name {
+                "CODEX_HOME" => Some(dir.clone()),
+                "OPENAI_BASE_URL" => base.clone(),
+                _ => None,
+            })
+        };
+        assert!(check(None, None), "no config: Codex's default, OpenAI");
+        assert!(!check(None, Some("http://127.0.0.1:9/v1")));
+        assert!(check(Some("model = \"gpt-5\"\n"), None));
+        assert!(check(Some("model_provider = \"openai\"\n"), None));
+        assert!(!check(
+            Some(
+                "model_provider = \"loopback\"\n[model_providers.loopback]\nbase_url = \"http://x\"\n"
+            ),
+            None
+        ));
+        assert!(
+            !check(Some("model_provider = ["), None),
+            "unreadable: no guess"
+        );
     }
 
     #[test]

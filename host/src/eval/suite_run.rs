@@ -133,7 +133,8 @@ pub fn run_suite(
         secrets,
     )
     .with_run_dir(&output_dir)
-    .with_redaction(redaction.clone());
+    .with_redaction(redaction.clone())
+    .with_pricing(run_provider.setup.pricing.clone());
     if run_provider.setup.agent {
         calls = calls.with_agent_workspaces(AgentWorkspaces {
             source: options.workspace.clone(),

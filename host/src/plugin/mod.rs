@@ -40,7 +40,7 @@ pub mod runtime;
 pub mod scorer;
 pub mod scorer_instance;
 
-pub use bindings::types::{CaseView, Observation, Score};
+pub use bindings::types::{CaseView, Observation, Score, Usage};
 pub use cache::CacheStatus;
 pub use error::PluginError;
 pub use imports::{Grants, ModelBackend};

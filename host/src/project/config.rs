@@ -99,6 +99,12 @@ pub struct ProviderSettings {
     /// The server's base URL (`OPENAI_BASE_URL` / `ANTHROPIC_BASE_URL`
     /// override it), e.g. a local llama.cpp or vLLM server.
     pub base_url: Option<String>,
+    /// Prices of this endpoint's models, USD per million tokens (model →
+    /// `{input, output, cached_input}`); `CAUTILUS_<PROVIDER>_PRICES`
+    /// (JSON) overrides them. Calls to any server but the provider's
+    /// public API get a cost only from these.
+    #[serde(default)]
+    pub prices: Option<crate::eval::pricing::PriceTable>,
 }
 
 impl ConfigProviders {
@@ -112,6 +118,14 @@ impl ConfigProviders {
         ] {
             if let Some(url) = settings.as_ref().and_then(|s| s.base_url.clone()) {
                 env.insert(variable.to_string(), url);
+            }
+        }
+        for (family, settings) in [("openai", &self.openai), ("anthropic", &self.anthropic)] {
+            if let Some(prices) = settings.as_ref().and_then(|s| s.prices.as_ref()) {
+                env.insert(
+                    crate::eval::pricing::prices_variable(family),
+                    serde_json::to_string(prices).expect("prices serialize"),
+                );
             }
         }
         env
@@ -235,8 +249,8 @@ const KEYS: &[(&str, &[&str])] = &[
     ),
     ("judge", &["provider", "model"]),
     ("providers", &["openai", "anthropic"]),
-    ("providers.openai", &["base_url"]),
-    ("providers.anthropic", &["base_url"]),
+    ("providers.openai", &["base_url", "prices"]),
+    ("providers.anthropic", &["base_url", "prices"]),
     (
         "defaults",
         &[
@@ -347,6 +361,15 @@ fn check(config: &ProjectConfig) -> Result<(), String> {
                     "`providers.{id}.base_url`: `{url}` is not an http(s) URL"
                 ));
             }
+        }
+    }
+    for (id, settings) in [
+        ("openai", config.providers.openai.as_ref()),
+        ("anthropic", config.providers.anthropic.as_ref()),
+    ] {
+        if let Some(prices) = settings.and_then(|s| s.prices.as_ref()) {
+            let text = serde_json::to_string(prices).expect("prices serialize");
+            crate::eval::pricing::parse_prices(&text, &format!("`providers.{id}.prices`"))?;
         }
     }
     if let Some(judge) = &config.judge {
