@@ -83,6 +83,7 @@ mod scaffold;
 mod schemas;
 mod score_judge;
 mod scorers;
+mod settings;
 mod snapshots;
 mod steps;
 mod support;

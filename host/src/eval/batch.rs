@@ -8,7 +8,7 @@
 use std::ops::Range;
 use std::path::Path;
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::assertions::{Assertions, BatchPlan, ScorerPool, Source};
 use super::origins;
@@ -65,6 +65,8 @@ pub struct Batch {
     pub assertion_texts: Vec<Option<String>>,
     /// Each case as the preset sees it.
     pub texts: Vec<String>,
+    /// Each case's own generation settings (empty: the suite's apply).
+    pub settings: Vec<Map<String, Value>>,
 }
 
 impl Batch {
@@ -83,6 +85,7 @@ impl Batch {
             metadata: self.metadata.split_off(at),
             assertion_texts: self.assertion_texts.split_off(at),
             texts: self.texts.split_off(at),
+            settings: self.settings.split_off(at),
         }
     }
 }
@@ -125,10 +128,15 @@ impl Preparer<'_> {
         // Trials, tags, skip and only are the host's: checked here, then
         // taken off (the run already selected the cases they ask for).
         let mut problems = Vec::new();
+        let mut settings = Vec::with_capacity(cases.len());
         for ((case, i), origin) in cases.iter_mut().zip(&indices).zip(&origins) {
+            let mut own = Map::new();
             if let Some(fields) = case.as_object_mut() {
-                if let Err((field, message)) = case_fields::read(fields) {
-                    problems.push((format!("cases[{i}].{field}"), message));
+                match case_fields::read(fields) {
+                    Ok(read) => own = read.settings,
+                    Err((field, message)) => {
+                        problems.push((format!("cases[{i}].{field}"), message));
+                    }
                 }
                 case_fields::ensure_id(fields);
                 case_fields::strip(fields);
@@ -137,6 +145,7 @@ impl Preparer<'_> {
             if let Err(message) = origins::workspace_template(origin, self.root) {
                 problems.push((format!("cases[{i}]"), message));
             }
+            settings.push(own);
         }
         if !problems.is_empty() {
             return Err(located(problems));
@@ -212,6 +221,7 @@ impl Preparer<'_> {
             metadata,
             assertion_texts,
             texts,
+            settings,
         })
     }
 }

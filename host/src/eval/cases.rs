@@ -32,11 +32,24 @@ pub struct RunContext<'a> {
     pub provider_options: &'a Map<String, Value>,
     /// The directory the fixture's paths stay inside (workspace templates).
     pub root: &'a PathRoot,
+    /// The suite's generation settings (its variant's overrides applied);
+    /// a case's own win key by key.
+    pub settings: &'a Map<String, Value>,
+    /// Which settings the provider applies (`None`: it does not say).
+    pub settings_applied: Option<&'a [&'static str]>,
+    /// Settings the cases asked for that the provider does not apply
+    /// (each warned about once, then recorded in `run.json`).
+    pub settings_not_applied: &'a std::sync::Mutex<std::collections::BTreeSet<String>>,
 }
 
 /// The invocation of one sample of a case. A canned list hands out one
 /// entry per sample, in order; any other canned value serves every sample.
-pub fn invocation(plan: &CasePlan, context: &RunContext<'_>, sample: usize) -> Invocation {
+pub fn invocation(
+    plan: &CasePlan,
+    context: &RunContext<'_>,
+    sample: usize,
+    settings: &Map<String, Value>,
+) -> Invocation {
     let canned = context.canned.and_then(|c| c.get(&plan.case_id));
     let canned = match canned {
         Some(Value::Array(list)) => list.get(sample),
@@ -50,13 +63,26 @@ pub fn invocation(plan: &CasePlan, context: &RunContext<'_>, sample: usize) -> I
         messages: plan.messages.clone(),
         input: plan.input.clone(),
         expected: plan.expected.clone(),
-        options: options_text(context.provider_options, canned),
+        options: options_text(context.provider_options, canned, settings),
     }
 }
 
-/// The `options` of an invocation: the provider's own, and the case's
-/// canned result (`canned`) when it has one.
-fn options_text(provider: &Map<String, Value>, canned: Option<&Value>) -> Option<String> {
+/// The `options` of an invocation: the provider's own, the case's canned
+/// result (`canned`) when it has one, and its generation settings (under
+/// their own names: `temperature`, `maxTokens` …).
+fn options_text(
+    provider: &Map<String, Value>,
+    canned: Option<&Value>,
+    settings: &Map<String, Value>,
+) -> Option<String> {
+    if !settings.is_empty() {
+        let mut options = provider.clone();
+        if let Some(canned) = canned {
+            options.insert("canned".into(), canned.clone());
+        }
+        options.extend(settings.iter().map(|(k, v)| (k.clone(), v.clone())));
+        return Some(Value::Object(options).to_string());
+    }
     if provider.is_empty() && canned.is_none() {
         return None;
     }
@@ -72,10 +98,31 @@ fn options_text(provider: &Map<String, Value>, canned: Option<&Value>) -> Option
     ))
 }
 
-/// The invocations of a case, one per sample (`repeat-count` of them).
-pub fn requests(plan: &CasePlan, context: &RunContext<'_>) -> Vec<Invocation> {
+/// The invocations of a case, one per sample (`repeat-count` of them);
+/// `own`: the case's generation settings.
+pub fn requests(
+    plan: &CasePlan,
+    context: &RunContext<'_>,
+    own: Option<&Map<String, Value>>,
+) -> Vec<Invocation> {
+    let settings = crate::fixture::settings::merged(context.settings, own);
+    if let Some(applied) = context.settings_applied {
+        for name in settings.keys().filter(|k| !applied.contains(&k.as_str())) {
+            let mut not_applied = context
+                .settings_not_applied
+                .lock()
+                .unwrap_or_else(|p| p.into_inner());
+            if not_applied.insert(name.clone()) {
+                eprintln!(
+                    "warning: provider `{}` does not apply the generation setting `{name}` (case `{}` asks for it); its answers are what it gives without it, and run.json records the setting under settingsNotApplied",
+                    crate::term::inline(context.provider),
+                    crate::term::inline(&plan.case_id)
+                );
+            }
+        }
+    }
     (0..plan.repeat_count.clamp(1, MAX_SAMPLES) as usize)
-        .map(|sample| invocation(plan, context, sample))
+        .map(|sample| invocation(plan, context, sample, &settings))
         .collect()
 }
 
@@ -129,13 +176,14 @@ pub fn case_workspace(
 pub fn run_cases(
     plans: &[CasePlan],
     origins: &[CaseOrigin],
+    settings: &[Map<String, Value>],
     context: &RunContext<'_>,
     calls: &ProviderCalls,
     stop: &Stop<'_>,
 ) -> Result<(Vec<CaseRun>, Vec<Option<tempfile::TempDir>>), EvalError> {
     let mut runs = Vec::with_capacity(plans.len());
     let mut workspaces = Vec::with_capacity(plans.len());
-    for (plan, origin) in plans.iter().zip(origins) {
+    for (i, (plan, origin)) in plans.iter().zip(origins).enumerate() {
         if stop.failed() {
             return Err(EvalError::Stopped);
         }
@@ -144,7 +192,7 @@ pub fn run_cases(
         }
         let workspace = case_workspace(origin, context.root)?;
         let samples = crate::plugin::io::block_on(calls.samples(
-            requests(plan, context),
+            requests(plan, context, settings.get(i)),
             workspace.as_ref().map(|w| w.path().to_path_buf()),
         ));
         runs.push(case_run(plan, context, samples));
@@ -188,13 +236,34 @@ mod tests {
             let provider = provider.as_object().unwrap();
             for canned in &canned {
                 assert_eq!(
-                    options_text(provider, canned.as_ref()),
+                    options_text(provider, canned.as_ref(), &Map::new()),
                     inserted(provider, canned.as_ref()),
                     "{provider:?} {canned:?}"
                 );
             }
         }
-        let kept = options_text(providers[2].as_object().unwrap(), Some(&json!(2))).unwrap();
+        let kept = options_text(
+            providers[2].as_object().unwrap(),
+            Some(&json!(2)),
+            &Map::new(),
+        )
+        .unwrap();
         assert_eq!(kept, r#"{"a":1,"canned":2,"z":null}"#);
+        // Settings go beside them under their own names.
+        let settings = json!({"temperature": 0, "stop": ["END"]});
+        let with = options_text(
+            providers[1].as_object().unwrap(),
+            Some(&json!("a")),
+            settings.as_object().unwrap(),
+        )
+        .unwrap();
+        assert_eq!(
+            with,
+            r#"{"baseUrl":"http://127.0.0.1:9","n":[1,"\"q\""],"canned":"a","temperature":0,"stop":["END"]}"#
+        );
+        assert_eq!(
+            options_text(&Map::new(), None, settings.as_object().unwrap()).unwrap(),
+            r#"{"temperature":0,"stop":["END"]}"#
+        );
     }
 }

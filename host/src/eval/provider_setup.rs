@@ -336,6 +336,23 @@ pub(super) fn on_path(program: &str, env: &dyn Fn(&str) -> Option<String>) -> bo
     })
 }
 
+/// The generation settings (`crate::fixture::settings::NAMES`) built-in
+/// provider `reference` applies; `None` for any other provider (a `.wasm`
+/// or a pack's), which gets them in its options and says nothing.
+pub fn settings_applied(reference: &str) -> Option<&'static [&'static str]> {
+    if crate::plugin::split_path_reference(reference).is_some() {
+        return None;
+    }
+    match reference {
+        "openai" => Some(crate::fixture::settings::NAMES),
+        // The Messages API takes no seed.
+        "anthropic" => Some(&["temperature", "maxTokens", "topP", "stop"]),
+        // Canned answers, and CLIs that take none of them.
+        "fixture" | "claude-cli" | "codex-cli" | "claude-code" | "codex" => Some(&[]),
+        _ => None,
+    }
+}
+
 /// A provider granted nothing, for a run that answers every call from its
 /// cassette (`replay-strict`): no endpoint, key or program is looked for.
 pub fn denied(registry: &Registry, reference: &str) -> Result<ProviderSetup, EvalError> {

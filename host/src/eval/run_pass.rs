@@ -176,8 +176,14 @@ impl RunPass<'_> {
                         ran: Vec::new(),
                     });
                 };
-                let (runs, workspaces) =
-                    run_cases(&plans, &batch.origins, self.context, &self.calls, stop)?;
+                let (runs, workspaces) = run_cases(
+                    &plans,
+                    &batch.origins,
+                    &batch.settings,
+                    self.context,
+                    &self.calls,
+                    stop,
+                )?;
                 self.finish(session, pool, range, batch, plans, runs, &workspaces)
             },
             |delivered| records.deliver(delivered),
@@ -280,7 +286,7 @@ impl RunPass<'_> {
                 calls: Vec::new(),
                 workspaces: Vec::new(),
             };
-            for (plan, origin) in flight.plans.iter().zip(&flight.batch.origins) {
+            for (i, (plan, origin)) in flight.plans.iter().zip(&flight.batch.origins).enumerate() {
                 if interrupt::requested() {
                     break;
                 }
@@ -294,7 +300,7 @@ impl RunPass<'_> {
                     break;
                 }
                 let workspace = case_workspace(origin, self.context.root)?;
-                let requests = requests(plan, self.context);
+                let requests = requests(plan, self.context, flight.batch.settings.get(i));
                 let path = workspace.as_ref().map(|w| w.path().to_path_buf());
                 let calls = self.calls.clone();
                 flight

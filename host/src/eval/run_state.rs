@@ -108,6 +108,10 @@ pub struct RunState {
     /// How many times the run was resumed.
     #[serde(default)]
     pub resumed: u32,
+    /// Generation settings the cases asked for that the provider does not
+    /// apply (it answered without them).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub settings_not_applied: Vec<String>,
 }
 
 impl RunState {
@@ -125,6 +129,7 @@ impl RunState {
             interrupted_by: None,
             error: None,
             resumed: 0,
+            settings_not_applied: Vec::new(),
         }
     }
 

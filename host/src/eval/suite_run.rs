@@ -280,6 +280,11 @@ pub fn run_suite(
     if options.require_canned {
         provider_options.insert("requireCanned".into(), json!(true));
     }
+    let settings_not_applied = std::sync::Mutex::new(std::collections::BTreeSet::new());
+    let suite_settings = match validated.suite.body.get("settings") {
+        Some(Value::Object(settings)) => settings.clone(),
+        _ => Map::new(),
+    };
     let context = RunContext {
         provider: provider.id(),
         harness: &harness,
@@ -288,6 +293,9 @@ pub fn run_suite(
         canned: canned.as_ref(),
         provider_options: &provider_options,
         root: &validated.suite.root,
+        settings: &suite_settings,
+        settings_applied: super::provider_setup::settings_applied(&run_provider.reference),
+        settings_not_applied: &settings_not_applied,
     };
     // A provider that waits on the network or a program overlaps its calls
     // on the messaging surface. On the repo surface a provider that works in
@@ -316,6 +324,17 @@ pub fn run_suite(
     };
     let worked = interrupt::announcing(|| run_pass::run(&pass, kept, &mut records));
     let interrupted = interrupt::signal_name();
+    // A resumed run keeps what its earlier part recorded.
+    let mut not_applied: std::collections::BTreeSet<String> =
+        state.settings_not_applied.drain(..).collect();
+    not_applied.extend(
+        settings_not_applied
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .cloned(),
+    );
+    state.settings_not_applied = not_applied.into_iter().collect();
     // What was recorded is kept whatever happened to the run.
     let saved = cassette.as_deref().map_or(Ok(()), Cassette::save);
     if let Err(error) = worked {

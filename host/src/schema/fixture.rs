@@ -44,8 +44,8 @@ pub struct SuiteFields {
     #[schemars(range(min = 1, max = 100))]
     pub trials: Option<u32>,
     /// Named variants, each deep-merged over the suite: `provider`,
-    /// `model`, `system`, `agent`, `judge`, `assertions`, `replay`,
-    /// `fixtureResults`. Without variants the suite runs as itself.
+    /// `model`, `settings`, `system`, `agent`, `judge`, `assertions`,
+    /// `replay`, `fixtureResults`. Without variants the suite runs as itself.
     pub variants: Option<std::collections::BTreeMap<String, serde_json::Map<String, Value>>>,
     /// The variant the others are compared with, cell by cell.
     pub baseline: Option<String>,

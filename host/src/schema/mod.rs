@@ -222,6 +222,7 @@ fn fixture_schema(presets: &[PresetSchemas]) -> Value {
             Ok(Mode::Messaging) => {
                 properties.insert("provider".into(), json!({"type": ["string", "null"], "description": "The provider the cases are sent to (`anthropic`, `openai`, a pack's …) unless a case names its own."}));
                 properties.insert("model".into(), json!({"type": ["string", "null"], "description": "The model the cases ask for unless a case names its own."}));
+                properties.insert("settings".into(), settings_schema());
             }
             Err(_) => {}
         }
@@ -246,6 +247,7 @@ fn fixture_schema(presets: &[PresetSchemas]) -> Value {
             .cloned()
             .unwrap_or_default();
         case_fields.remove("$schema");
+        case_fields.insert("settings".into(), settings_schema());
         preset_defs.insert(
             format!("{key}-case"),
             json!({
@@ -291,6 +293,24 @@ fn fixture_schema(presets: &[PresetSchemas]) -> Value {
         "description": "A cautilus fixture: suite fields and the cases of one (surface, preset) pair.",
         "anyOf": variants,
         "$defs": defs,
+    })
+}
+
+/// `settings` (suite, variant, case): the generation settings of the
+/// model under test, as `crate::fixture::settings` checks them.
+fn settings_schema() -> Value {
+    let stop = json!({"type": "string", "minLength": 1, "maxLength": 256});
+    json!({
+        "description": "Generation settings of the model under test; a variant's override the suite's and a case's win over both, key by key. A provider that cannot apply one says so (run.json `settingsNotApplied`).",
+        "type": ["object", "null"],
+        "additionalProperties": false,
+        "properties": {
+            "temperature": {"type": ["number", "null"], "minimum": 0, "maximum": 2},
+            "maxTokens": {"type": ["integer", "null"], "minimum": 1, "maximum": 1_000_000},
+            "topP": {"type": ["number", "null"], "exclusiveMinimum": 0, "maximum": 1},
+            "seed": {"type": ["integer", "null"]},
+            "stop": {"anyOf": [stop, {"type": "array", "minItems": 1, "maxItems": 4, "items": stop}, {"type": "null"}]}
+        }
     })
 }
 

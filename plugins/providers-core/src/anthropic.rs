@@ -49,6 +49,14 @@ pub fn request_body(request: &Invocation, options: &ApiOptions) -> Result<Value,
     if let Some(t) = options.temperature {
         body["temperature"] = json!(t);
     }
+    if let Some(p) = options.top_p {
+        body["top_p"] = json!(p);
+    }
+    if let Some(stop) = &options.stop {
+        body["stop_sequences"] = json!(stop);
+    }
+    // The Messages API takes no seed: the host records `seed` as not
+    // applied for this provider.
     Ok(body)
 }
 
@@ -144,6 +152,20 @@ mod tests {
                 "messages": [{"role": "user", "content": "Hi"}]
             })
         );
+    }
+
+    #[test]
+    fn generation_settings_go_by_the_apis_names() {
+        let options: ApiOptions = serde_json::from_str(
+            r#"{"baseUrl": "http://x", "temperature": 0, "maxTokens": 32, "topP": 0.5, "seed": 3, "stop": ["END"]}"#,
+        )
+        .unwrap();
+        let body = request_body(&invocation(), &options).unwrap();
+        assert_eq!(body["temperature"], json!(0.0));
+        assert_eq!(body["max_tokens"], json!(32));
+        assert_eq!(body["top_p"], json!(0.5));
+        assert_eq!(body["stop_sequences"], json!(["END"]));
+        assert!(body.get("seed").is_none(), "the Messages API takes no seed");
     }
 
     #[test]

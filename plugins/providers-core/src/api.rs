@@ -33,6 +33,15 @@ pub struct ApiOptions {
     pub temperature: Option<f64>,
     #[serde(default)]
     pub max_tokens: Option<u32>,
+    /// Nucleus sampling (the fixture's `settings.topP`).
+    #[serde(default)]
+    pub top_p: Option<f64>,
+    /// The sampling seed (`settings.seed`), where the API takes one.
+    #[serde(default)]
+    pub seed: Option<i64>,
+    /// Stop sequences (`settings.stop`).
+    #[serde(default)]
+    pub stop: Option<Vec<String>>,
 }
 
 fn default_timeout() -> u32 {

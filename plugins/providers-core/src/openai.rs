@@ -34,6 +34,15 @@ pub fn request_body(request: &Invocation, options: &ApiOptions) -> Result<Value,
     if let Some(n) = options.max_tokens {
         body["max_tokens"] = json!(n);
     }
+    if let Some(p) = options.top_p {
+        body["top_p"] = json!(p);
+    }
+    if let Some(seed) = options.seed {
+        body["seed"] = json!(seed);
+    }
+    if let Some(stop) = &options.stop {
+        body["stop"] = json!(stop);
+    }
     Ok(body)
 }
 
@@ -130,6 +139,24 @@ mod tests {
                 {"role": "user", "content": "2+2?"}
             ]})
         );
+    }
+
+    #[test]
+    fn generation_settings_go_by_the_apis_names() {
+        let body = request_body(
+            &invocation(Some("m")),
+            &options(r#", "temperature": 0.5, "maxTokens": 64, "topP": 0.9, "seed": -7, "stop": ["END", "\n\n"]"#),
+        )
+        .unwrap();
+        assert_eq!(body["temperature"], json!(0.5));
+        assert_eq!(body["max_tokens"], json!(64));
+        assert_eq!(body["top_p"], json!(0.9));
+        assert_eq!(body["seed"], json!(-7));
+        assert_eq!(body["stop"], json!(["END", "\n\n"]));
+        let none = request_body(&invocation(Some("m")), &options("")).unwrap();
+        for key in ["temperature", "max_tokens", "top_p", "seed", "stop"] {
+            assert!(none.get(key).is_none(), "{key} sent unasked");
+        }
     }
 
     #[test]
