@@ -248,9 +248,10 @@ pub struct TestArgs {
     /// filtered run's gates are informational
     #[arg(long, value_name = "ID", conflicts_with = "resume")]
     case: Vec<String>,
-    /// Run only cases tagged so (repeatable; any of them). Without
-    /// --fixture, only the suites with such cases run. A filtered run's
-    /// gates are informational
+    /// Run only cases tagged so (repeatable; any of them): a case matches
+    /// when the case or its suite carries the tag. Without --fixture, only
+    /// the suites with such cases run. A filtered run's gates are
+    /// informational
     #[arg(long, value_name = "TAG", conflicts_with = "resume")]
     tag: Vec<String>,
     /// Run one part of the cells: the cases at positions p with p mod N =
@@ -653,77 +654,41 @@ fn compare(args: CompareArgs) -> anyhow::Result<ExitCode> {
 fn validate(args: ValidateArgs) -> anyhow::Result<ExitCode> {
     let registry = registry()?;
     let _preloading = registry.preload_builtins();
-    let loaded = crate::fixture::load_fixture_within(&args.fixture, args.path_root.as_deref());
-    let suite = match loaded.map_err(eval::EvalError::from)? {
-        crate::fixture::Fixture::Suite(suite) => suite,
-        crate::fixture::Fixture::Steps(steps, warnings) => {
-            for warning in &warnings {
-                eprintln!("warning: {}", shown(warning));
-            }
-            // Steps that read no earlier output can be checked in full now.
-            for step in &steps.steps {
-                if let Ok(suite) = step.suite(&steps.file, &[]) {
-                    eval::validate_suite(
-                        registry,
-                        suite,
-                        eval::default_jobs(),
-                        &eval::SuiteOptions::default(),
-                        None,
-                        false,
-                    )
-                    .map_err(|e| eval::EvalError::Step {
-                        index: step.index,
-                        error: Box::new(e),
-                    })?;
-                }
-            }
-            println!(
-                "{}: valid steps fixture `{}` with {} step(s)",
-                shown(args.fixture.display()),
-                shown(&steps.suite_id),
-                steps.steps.len()
-            );
-            return Ok(ExitCode::SUCCESS);
-        }
-    };
-    let mut suite = suite;
     // The project's `[judge]` stands in where the fixture names none.
     let cwd = std::env::current_dir()?;
-    if let (project, Some(_)) = crate::project::open(&cwd, None)?
-        && let Some(judge) = &project.config.judge
-    {
-        suite
-            .body
-            .entry("judge")
-            .or_insert_with(|| judge.to_fixture_value());
-    }
-    // The experiment fields, the cases' own trials/tags/skip/only, and the
-    // suite as each variant runs it.
-    let spec = crate::quality::plan::take_spec(&mut suite).map_err(eval::EvalError::from)?;
-    let plan = crate::quality::plan::plan(&suite, spec, &eval::CellFilters::default(), false)?;
-    let mut cases = 0;
-    for group in plan.groups.iter().filter(|g| g.trial == 1) {
-        let validated = eval::validate_suite(
-            registry,
-            plan.suite_of(&suite, group),
-            eval::default_jobs(),
-            &eval::SuiteOptions::default(),
-            None,
-            false,
-        )?;
-        cases = validated.case_count;
-    }
-    let variants = if plan.spec.variants.is_empty() {
-        String::new()
-    } else {
-        format!(", {} variant(s)", plan.variants.len())
+    let (project, config) = crate::project::open(&cwd, None)?;
+    let default_judge = config
+        .and(project.config.judge.as_ref())
+        .map(crate::project::config::ConfigJudge::to_fixture_value);
+    let checked = crate::quality::check::check_fixture(
+        registry,
+        &args.fixture,
+        &crate::quality::check::CheckOptions {
+            path_root: args.path_root.as_deref(),
+            default_judge: default_judge.as_ref(),
+            ..Default::default()
+        },
+    )?;
+    let what = match checked.steps {
+        Some(steps) => format!(
+            "valid steps fixture `{}` with {steps} step(s)",
+            shown(&checked.suite_id)
+        ),
+        None => {
+            let variants = if checked.variants == 0 {
+                String::new()
+            } else {
+                format!(", {} variant(s)", checked.variants)
+            };
+            format!(
+                "valid {} fixture `{}` with {} case(s){variants}",
+                checked.pair,
+                shown(&checked.suite_id),
+                checked.cases
+            )
+        }
     };
-    println!(
-        "{}: valid {} fixture `{}` with {cases} case(s){variants}",
-        shown(args.fixture.display()),
-        suite.pair,
-        shown(&suite.suite_id),
-    );
+    println!("{}: {what}", shown(args.fixture.display()));
     Ok(ExitCode::SUCCESS)
 }
 

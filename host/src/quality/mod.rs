@@ -10,6 +10,7 @@
 //! - [`aggregate`]: per-variant aggregates and the paired comparison with
 //!   the baseline; [`stats`]: the estimators they use;
 //! - [`gates`]: the declarative pass policy that sets the exit code;
+//! - [`check`]: the offline check of a fixture before anything runs;
 //! - [`baseline`]: committed baselines (`eval promote`); [`merge`]: the
 //!   shards of a run joined (`eval merge`);
 //! - [`report`]: the readable summary; [`resume`]: `--resume` of an
@@ -17,6 +18,7 @@
 
 pub mod aggregate;
 pub mod baseline;
+pub mod check;
 pub mod experiment;
 pub mod field_scan;
 pub mod gates;
