@@ -12,6 +12,8 @@
 //! - `cassettes`: record once, replay offline (`--replay`), redaction;
 //! - `cli_providers`: `claude-cli` with the real `claude` binary, offline
 //!   against a scripted loopback Messages API (skipped when not installed);
+//! - `checks_first`: every suite checked before any model call (`eval list`,
+//!   a project's `eval test`); suite-level `tags`;
 //! - `cli`: commands, output and exit codes;
 //! - `concurrency`: provider calls in flight at once (`--concurrency`), in
 //!   case order, interrupted and resumed;
@@ -59,6 +61,7 @@ mod authoring;
 mod cache;
 mod capabilities;
 mod cassettes;
+mod checks_first;
 mod cli;
 mod cli_providers;
 mod compose;
