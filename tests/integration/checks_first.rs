@@ -65,7 +65,7 @@ fn broken() -> Vec<(&'static str, String, &'static str)> {
     let mut scorer = suite("bad-assertion", &["c1"]);
     scorer["assertions"] = json!([{"type": "no-such-scorer"}]);
     let mut regex = suite("bad-regex", &["c1"]);
-    regex["cases"][0]["assertions"] = json!([{"type": "regex", "pattern": "(unclosed"}]);
+    regex["cases"][0]["assertions"] = json!([{"type": "regex", "value": "(unclosed"}]);
     vec![
         (
             "evals/typo-case.fixture.json",

@@ -6,6 +6,7 @@
 
 pub mod check;
 pub mod config;
+pub mod latest;
 pub mod manifest;
 pub mod run;
 

@@ -14,7 +14,8 @@
 //! - [`baseline`]: committed baselines (`eval promote`); [`merge`]: the
 //!   shards of a run joined (`eval merge`);
 //! - [`report`]: the readable summary; [`resume`]: `--resume` of an
-//!   experiment (`experiment-run.json`); [`reuse`]: `--reuse-outputs`.
+//!   experiment (`experiment-run.json`); [`reuse`]: `--reuse-outputs`;
+//!   [`rescore`]: `eval evaluate --fixture`.
 
 pub mod aggregate;
 pub mod baseline;
@@ -26,6 +27,7 @@ pub mod merge;
 pub mod plan;
 pub mod record;
 pub mod report;
+pub mod rescore;
 pub mod resume;
 pub mod reuse;
 pub mod stats;
