@@ -43,6 +43,8 @@
 //!   loopback server, and the grants a user gives a provider;
 //! - `real_model`: `openai` against SmolLM2-135M served by llama.cpp (only
 //!   with `CAUTILUS_TEST_SMOLLM_URL`; scripts/smollm2-server.sh);
+//! - `readback`: every kind of run directory and `latest` read back by
+//!   `report`, `eval compare` (verdict changes) and `eval evaluate --fixture`;
 //! - `reports`: the HTML report in headless Chromium, JUnit against its
 //!   schema, the Markdown summary, `cautilus report`, live progress under a
 //!   pseudo-terminal;
@@ -77,6 +79,7 @@ mod process_trees;
 mod project;
 mod providers;
 mod quality;
+mod readback;
 mod real_model;
 mod reports;
 mod run_dirs;
