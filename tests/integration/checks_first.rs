@@ -148,14 +148,14 @@ fn a_project_run_checks_every_suite_before_it_calls_any_model() {
             let mut args = vec!["eval", "test"];
             args.extend_from_slice(extra);
             let (code, stdout, stderr) = run(dir.path(), &server, &args);
-            assert_eq!(code, 2, "{path} {extra:?}: {stdout}{stderr}");
-            assert!(stderr.contains(path) && stderr.contains(says), "{stderr}");
-            assert!(stderr.contains("nothing ran"), "{stderr}");
             assert_eq!(
                 server.requests().len(),
                 0,
                 "{path} {extra:?}: a model was called: {stdout}{stderr}"
             );
+            assert_eq!(code, 2, "{path} {extra:?}: {stdout}{stderr}");
+            assert!(stderr.contains(path) && stderr.contains(says), "{stderr}");
+            assert!(stderr.contains("nothing ran"), "{stderr}");
             assert!(
                 !dir.path().join("records").exists(),
                 "{path}: records were written"

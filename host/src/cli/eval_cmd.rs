@@ -28,6 +28,10 @@ a group of its own and experiment.json holds every cell, the per-variant
 statistics, the comparison with the baseline and the gates (--json prints
 it).
 
+Without --fixture, every suite the run would run is checked first (as
+`eval list` checks it): when one is invalid, every invalid suite is listed
+and nothing runs (no provider, no model call, no records).
+
 Exit status: 0 the recommendation is accept-now (an experiment: its gates
 pass), 1 defer or reject (gates fail), 2 the fixture or flags are invalid
 (nothing was run), 130/143 interrupted by SIGINT/SIGTERM.";
