@@ -12,6 +12,8 @@
 //! - `cassettes`: record once, replay offline (`--replay`), redaction;
 //! - `cli_providers`: `claude-cli` with the real `claude` binary, offline
 //!   against a scripted loopback Messages API (skipped when not installed);
+//! - `checks_first`: every suite checked before any model call (`eval list`,
+//!   a project's `eval test`); suite-level `tags`;
 //! - `cli`: commands, output and exit codes;
 //! - `concurrency`: provider calls in flight at once (`--concurrency`), in
 //!   case order, interrupted and resumed;
@@ -41,6 +43,8 @@
 //!   loopback server, and the grants a user gives a provider;
 //! - `real_model`: `openai` against SmolLM2-135M served by llama.cpp (only
 //!   with `CAUTILUS_TEST_SMOLLM_URL`; scripts/smollm2-server.sh);
+//! - `readback`: every kind of run directory and `latest` read back by
+//!   `report`, `eval compare` (verdict changes) and `eval evaluate --fixture`;
 //! - `reports`: the HTML report in headless Chromium, JUnit against its
 //!   schema, the Markdown summary, `cautilus report`, live progress under a
 //!   pseudo-terminal;
@@ -59,6 +63,7 @@ mod authoring;
 mod cache;
 mod capabilities;
 mod cassettes;
+mod checks_first;
 mod cli;
 mod cli_providers;
 mod compose;
@@ -74,6 +79,7 @@ mod process_trees;
 mod project;
 mod providers;
 mod quality;
+mod readback;
 mod real_model;
 mod reports;
 mod run_dirs;

@@ -28,14 +28,26 @@ a group of its own and experiment.json holds every cell, the per-variant
 statistics, the comparison with the baseline and the gates (--json prints
 it).
 
+Without --fixture, every suite the run would run is checked first (as
+`eval list` checks it): when one is invalid, every invalid suite is listed
+and nothing runs (no provider, no model call, no records).
+
 Exit status: 0 the recommendation is accept-now (an experiment: its gates
 pass), 1 defer or reject (gates fail), 2 the fixture or flags are invalid
 (nothing was run), 130/143 interrupted by SIGINT/SIGTERM.";
 
 const EVALUATE_EXAMPLES: &str = "\
 Examples:
-  cautilus eval evaluate --input .cautilus/runs/<id>/eval-observed.json
+  cautilus eval evaluate --input .cautilus/runs/<id>/eval-observed.json --fixture evals/support.fixture.yaml
   cautilus eval evaluate --input observed.json --output summary.json --json
+
+Without --fixture, the preset scores what the packet carries (each
+evaluation's `expected`). The fixture's assertions (case and suite level,
+scorers, judges) are not in the packet: with --fixture, the packet's
+answers are scored as `eval test` scores a run of that fixture (no
+provider is called; a judge is), so on a packet `eval test` wrote the
+verdicts are the run's. Every case of the fixture needs an answer in the
+packet.
 
 Exit status: 0 accept-now, 1 defer or reject, 2 the packet is invalid or
 its schemaVersion unknown.";
@@ -48,15 +60,28 @@ Exit status: 0 valid, 2 invalid (the error names the file and JSON path).";
 
 const COMPARE_EXAMPLES: &str = "\
 Examples:
-  cautilus eval compare .cautilus/runs/<api-run> .cautilus/runs/<cli-run>
-  cautilus eval compare run-a/eval-observed.json run-b/eval-observed.json --json
+  cautilus eval compare .cautilus/runs/<before> latest
+  cautilus eval compare .cautilus/runs/<api-run> .cautilus/runs/<cli-run> --json
 
-Checks the cross-runtime rules: surface, preset, fixtureRef and caseId are
-byte-equal; provider, model, harness, mode, durationMs, observed.messages and
-observed.finalText are present on both sides; what may differ (the answer,
-the model, usage, cost, duration) is listed with each side's harness.
+OLD and NEW are runs of any kind (one fixture's run, an experiment with
+variants and trials, a project run), `latest` (the newest finished run of
+the project), or observed packets.
 
-Exit status: 0 the rules hold, 1 a rule is broken, 2 a run cannot be read.";
+Verdicts: each case (per suite, and per variant in an experiment) is
+`passed` when every trial passed, else its worst trial's status. Listed:
+each case whose verdict changed (REGRESSED: passed in OLD, not in NEW;
+FIXED: the reverse; CHANGED: another change, or a different number of
+trials passed), NEW cases and REMOVED ones.
+
+Harness parity: each observed packet at the same place in both runs is
+checked against the cross-runtime rules: surface, preset, fixtureRef and
+caseId are byte-equal; provider, model, harness, mode, durationMs,
+observed.messages and observed.finalText are present on both sides; what
+may differ (the answer, the model, usage, cost, duration) is listed with
+each side's harness, to tell a harness-driven change from a real one.
+
+Exit status: 0 no case regressed and the rules hold, 1 a case regressed or
+a rule is broken, 2 a run cannot be read.";
 
 #[derive(Debug, Subcommand)]
 pub enum EvalCommand {
@@ -69,8 +94,8 @@ pub enum EvalCommand {
     /// Check a fixture offline (schema, taxonomy, preset case shape); runs nothing
     #[command(after_help = VALIDATE_EXAMPLES)]
     Validate(ValidateArgs),
-    /// Check two runs of one suite through different harnesses against the
-    /// cross-runtime rules, case by case
+    /// Compare two runs: which cases changed verdict (regressed, fixed,
+    /// new, removed), and the cross-runtime rules between their harnesses
     #[command(after_help = COMPARE_EXAMPLES)]
     Compare(CompareArgs),
     /// List the project's suites (its cautilus.toml's fixtures) without running them
@@ -128,7 +153,8 @@ filtered, no such variant).";
 
 #[derive(Debug, Args)]
 pub struct PromoteArgs {
-    /// A run directory, or `latest` (the newest under <records>/runs)
+    /// A run directory, or `latest` (the newest finished run under
+    /// <records>/runs)
     #[arg(value_name = "RUN_DIR|latest")]
     run: PathBuf,
     /// The variant to promote
@@ -248,9 +274,10 @@ pub struct TestArgs {
     /// filtered run's gates are informational
     #[arg(long, value_name = "ID", conflicts_with = "resume")]
     case: Vec<String>,
-    /// Run only cases tagged so (repeatable; any of them). Without
-    /// --fixture, only the suites with such cases run. A filtered run's
-    /// gates are informational
+    /// Run only cases tagged so (repeatable; any of them): a case matches
+    /// when the case or its suite carries the tag. Without --fixture, only
+    /// the suites with such cases run. A filtered run's gates are
+    /// informational
     #[arg(long, value_name = "TAG", conflicts_with = "resume")]
     tag: Vec<String>,
     /// Run one part of the cells: the cases at positions p with p mod N =
@@ -259,8 +286,8 @@ pub struct TestArgs {
     #[arg(long, value_name = "K/N", value_parser = parse_shard, conflicts_with = "resume")]
     shard: Option<(u32, u32)>,
     /// Re-score the outputs an earlier run of the suite recorded (its
-    /// run directory), cell by cell, without calling any provider: for
-    /// iterating on assertions and judges. App suites only
+    /// run directory, or `latest`), cell by cell, without calling any
+    /// provider: for iterating on assertions and judges. App suites only
     #[arg(long, value_name = "RUN_DIR", conflicts_with_all = ["resume", "provider", "replay", "fixture_results"])]
     reuse_outputs: Option<PathBuf>,
     /// Run every case this many times (over the fixture's `trials`; 1
@@ -296,6 +323,10 @@ pub struct EvaluateArgs {
     /// The observed packet (its schemaVersion selects the preset)
     #[arg(long, value_name = "FILE")]
     input: PathBuf,
+    /// Score the packet's answers with this fixture's expectations and
+    /// assertions, as `eval test` does (app packets)
+    #[arg(long, value_name = "FILE")]
+    fixture: Option<PathBuf>,
     /// Also write the summary packet here
     #[arg(long, value_name = "FILE")]
     output: Option<PathBuf>,
@@ -319,15 +350,20 @@ pub struct ValidateArgs {
 
 #[derive(Debug, Args)]
 pub struct CompareArgs {
-    /// A run directory (or its eval-observed.json)
-    #[arg(value_name = "RUN_A")]
+    /// The earlier run: a run directory of any kind, `latest`, or an
+    /// eval-observed.json
+    #[arg(value_name = "OLD")]
     a: PathBuf,
-    /// Another run of the same suite
-    #[arg(value_name = "RUN_B")]
+    /// The later run, the same way
+    #[arg(value_name = "NEW")]
     b: PathBuf,
     /// Print the comparison as JSON (`cautilus.run_comparison.v1`)
     #[arg(long)]
     json: bool,
+    /// The project config whose runs `latest` looks at (default: the
+    /// nearest cautilus.toml upward)
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
 }
 
 pub fn run(command: EvalCommand) -> anyhow::Result<ExitCode> {
@@ -463,6 +499,13 @@ fn run_test(args: TestArgs) -> anyhow::Result<ExitCode> {
                 trial: 1,
             };
             eval::records::refuse_linked_records_root(&options.records_root())?;
+            let mut options = options;
+            if let Some(run) = &options.reuse_outputs {
+                options.reuse_outputs = Some(crate::project::latest::resolve(
+                    run,
+                    &options.records_root(),
+                )?);
+            }
             if project_run {
                 return super::project_run::run(
                     &project,
@@ -571,15 +614,8 @@ fn experiment(outcome: &crate::quality::ExperimentOutcome, json: bool) -> anyhow
 }
 
 fn promote(args: PromoteArgs) -> anyhow::Result<ExitCode> {
-    let cwd = std::env::current_dir()?;
-    let (project, config_file) = crate::project::open(&cwd, args.config.as_deref())?;
-    let records = if config_file.is_some() {
-        project.records_dir()
-    } else {
-        cwd.join(".cautilus")
-    };
-    eval::records::refuse_linked_records_root(&records)?;
-    let run = crate::quality::baseline::resolve_run(&args.run, &records)?;
+    let records = super::inputs::records_root(args.config.as_deref())?;
+    let run = crate::project::latest::resolve(&args.run, &records)?;
     let promoted = crate::quality::baseline::promote(&run, args.variant.as_deref(), &records)?;
     println!(
         "promoted variant `{}` of {} ({} cells) as the baseline of `{}`: {} (commit it)",
@@ -623,25 +659,76 @@ fn parse_secret_grant(value: &str) -> Result<(String, String), String> {
 
 fn evaluate(args: EvaluateArgs) -> anyhow::Result<ExitCode> {
     let registry = registry()?;
+    if let Some(fixture) = &args.fixture {
+        let _preloading = registry.preload_builtins();
+        let cwd = std::env::current_dir()?;
+        let (project, config) = crate::project::open(&cwd, None)?;
+        let rescored = crate::quality::rescore::rescore(
+            registry,
+            &args.input,
+            fixture,
+            &crate::quality::rescore::RescoreOptions {
+                output: args.output,
+                jobs: args.jobs.map(usize::from),
+                default_judge: config
+                    .and(project.config.judge.as_ref())
+                    .map(crate::project::config::ConfigJudge::to_fixture_value),
+                provider_env: project.config.providers.as_env(),
+            },
+        )?;
+        return finish(&rescored.outcome, args.json);
+    }
     let outcome = eval::evaluate(
         registry,
         &EvaluateOptions {
-            input: args.input,
+            input: args.input.clone(),
             output: args.output,
             jobs: jobs(args.jobs),
         },
     )?;
+    warn_unchecked(&args.input, &outcome);
     finish(&outcome, args.json)
 }
 
+/// A packet `eval test` wrote (it names its fixture) whose cases came out
+/// unchecked: their assertions are in the fixture, not the packet.
+fn warn_unchecked(input: &std::path::Path, outcome: &eval::Outcome) {
+    let unchecked = outcome
+        .tally
+        .counts()
+        .get("unchecked")
+        .and_then(serde_json::Value::as_u64)
+        .unwrap_or(0);
+    if unchecked == 0 {
+        return;
+    }
+    let fixture_ref = std::fs::File::open(input)
+        .ok()
+        .and_then(|f| {
+            serde_json::from_reader::<_, serde_json::Value>(std::io::BufReader::new(f)).ok()
+        })
+        .and_then(|p| {
+            p.get("fixtureRef")
+                .and_then(|r| r.as_str().map(str::to_string))
+        });
+    if let Some(fixture_ref) = fixture_ref {
+        eprintln!(
+            "warning: {unchecked} case(s) unchecked: the packet carries the answers, not the fixture's assertions; score it as the run did with `--fixture {}`",
+            shown(&fixture_ref)
+        );
+    }
+}
+
 fn compare(args: CompareArgs) -> anyhow::Result<ExitCode> {
-    let report = eval::compare::compare(&args.a, &args.b)?;
+    let a = super::inputs::run_dir(&args.a, args.config.as_deref())?;
+    let b = super::inputs::run_dir(&args.b, args.config.as_deref())?;
+    let report = crate::report::diff::compare_runs(&a, &b)?;
     let mut out = std::io::stdout().lock();
     if args.json {
         let text = serde_json::to_string_pretty(&report)?;
         writeln!(out, "{}", crate::term::json(&text))?;
     } else {
-        eval::compare::print(&mut out, &report)?;
+        crate::report::diff::print(&mut out, &report)?;
     }
     Ok(if report["holds"] == true {
         ExitCode::SUCCESS
@@ -653,77 +740,41 @@ fn compare(args: CompareArgs) -> anyhow::Result<ExitCode> {
 fn validate(args: ValidateArgs) -> anyhow::Result<ExitCode> {
     let registry = registry()?;
     let _preloading = registry.preload_builtins();
-    let loaded = crate::fixture::load_fixture_within(&args.fixture, args.path_root.as_deref());
-    let suite = match loaded.map_err(eval::EvalError::from)? {
-        crate::fixture::Fixture::Suite(suite) => suite,
-        crate::fixture::Fixture::Steps(steps, warnings) => {
-            for warning in &warnings {
-                eprintln!("warning: {}", shown(warning));
-            }
-            // Steps that read no earlier output can be checked in full now.
-            for step in &steps.steps {
-                if let Ok(suite) = step.suite(&steps.file, &[]) {
-                    eval::validate_suite(
-                        registry,
-                        suite,
-                        eval::default_jobs(),
-                        &eval::SuiteOptions::default(),
-                        None,
-                        false,
-                    )
-                    .map_err(|e| eval::EvalError::Step {
-                        index: step.index,
-                        error: Box::new(e),
-                    })?;
-                }
-            }
-            println!(
-                "{}: valid steps fixture `{}` with {} step(s)",
-                shown(args.fixture.display()),
-                shown(&steps.suite_id),
-                steps.steps.len()
-            );
-            return Ok(ExitCode::SUCCESS);
-        }
-    };
-    let mut suite = suite;
     // The project's `[judge]` stands in where the fixture names none.
     let cwd = std::env::current_dir()?;
-    if let (project, Some(_)) = crate::project::open(&cwd, None)?
-        && let Some(judge) = &project.config.judge
-    {
-        suite
-            .body
-            .entry("judge")
-            .or_insert_with(|| judge.to_fixture_value());
-    }
-    // The experiment fields, the cases' own trials/tags/skip/only, and the
-    // suite as each variant runs it.
-    let spec = crate::quality::plan::take_spec(&mut suite).map_err(eval::EvalError::from)?;
-    let plan = crate::quality::plan::plan(&suite, spec, &eval::CellFilters::default(), false)?;
-    let mut cases = 0;
-    for group in plan.groups.iter().filter(|g| g.trial == 1) {
-        let validated = eval::validate_suite(
-            registry,
-            plan.suite_of(&suite, group),
-            eval::default_jobs(),
-            &eval::SuiteOptions::default(),
-            None,
-            false,
-        )?;
-        cases = validated.case_count;
-    }
-    let variants = if plan.spec.variants.is_empty() {
-        String::new()
-    } else {
-        format!(", {} variant(s)", plan.variants.len())
+    let (project, config) = crate::project::open(&cwd, None)?;
+    let default_judge = config
+        .and(project.config.judge.as_ref())
+        .map(crate::project::config::ConfigJudge::to_fixture_value);
+    let checked = crate::quality::check::check_fixture(
+        registry,
+        &args.fixture,
+        &crate::quality::check::CheckOptions {
+            path_root: args.path_root.as_deref(),
+            default_judge: default_judge.as_ref(),
+            ..Default::default()
+        },
+    )?;
+    let what = match checked.steps {
+        Some(steps) => format!(
+            "valid steps fixture `{}` with {steps} step(s)",
+            shown(&checked.suite_id)
+        ),
+        None => {
+            let variants = if checked.variants == 0 {
+                String::new()
+            } else {
+                format!(", {} variant(s)", checked.variants)
+            };
+            format!(
+                "valid {} fixture `{}` with {} case(s){variants}",
+                checked.pair,
+                shown(&checked.suite_id),
+                checked.cases
+            )
+        }
     };
-    println!(
-        "{}: valid {} fixture `{}` with {cases} case(s){variants}",
-        shown(args.fixture.display()),
-        suite.pair,
-        shown(&suite.suite_id),
-    );
+    println!("{}: {what}", shown(args.fixture.display()));
     Ok(ExitCode::SUCCESS)
 }
 

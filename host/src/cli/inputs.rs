@@ -1,4 +1,5 @@
-//! Reading command-line values given inline, from `@file`, or from `@-` (stdin).
+//! Reading command-line values given inline, from `@file`, or from `@-`
+//! (stdin), and run directories given as a path or `latest`.
 
 use std::io::Read;
 
@@ -29,4 +30,33 @@ pub fn json_arg(flag: &str, arg: &str) -> anyhow::Result<serde_json::Value> {
             crate::plugin::excerpt(text.trim(), 80)
         )
     })
+}
+
+/// The records root of the project `config` names (else the nearest
+/// `cautilus.toml` upward): its `dir`; without a config, `./.cautilus`.
+pub fn records_root(config: Option<&std::path::Path>) -> anyhow::Result<std::path::PathBuf> {
+    let cwd = std::env::current_dir()?;
+    let (project, file) = crate::project::open(&cwd, config)?;
+    let records = if file.is_some() {
+        project.records_dir()
+    } else {
+        cwd.join(".cautilus")
+    };
+    crate::eval::records::refuse_linked_records_root(&records)?;
+    Ok(records)
+}
+
+/// A run directory argument: itself, or for `latest` the newest finished
+/// run of the project ([`crate::project::latest`]).
+pub fn run_dir(
+    run: &std::path::Path,
+    config: Option<&std::path::Path>,
+) -> anyhow::Result<std::path::PathBuf> {
+    if run != std::path::Path::new(crate::project::latest::LATEST) {
+        return Ok(run.to_path_buf());
+    }
+    Ok(crate::project::latest::resolve(
+        run,
+        &records_root(config)?,
+    )?)
 }

@@ -14,8 +14,13 @@ Examples:
   cautilus eval list --json                 # the manifest, cautilus.manifest.v1
   cautilus eval list --config ci/cautilus.toml
 
-Nothing runs and no provider is contacted: each fixture is read and checked.
-Two suites with one id, or a fixture that does not load, exit 2.";
+Nothing runs and no provider is contacted: each fixture is read and checked
+as `eval test` checks it before running (the preset contract, every case,
+the assertions). The valid suites are listed; each invalid fixture is named
+with its errors (on stderr; under `invalid` with --json).
+
+Exit status: 0 every fixture is valid, 2 one is invalid (the valid ones are
+still listed) or two suites share an id.";
 
 #[derive(Debug, Args)]
 pub struct ListArgs {
@@ -32,13 +37,31 @@ pub struct ListArgs {
 pub fn list(args: ListArgs) -> anyhow::Result<ExitCode> {
     let cwd = std::env::current_dir()?;
     let (loaded, file) = project::open(&cwd, args.config.as_deref())?;
-    let manifest = project::manifest::manifest(&loaded, file.as_deref())?;
+    let mut manifest = project::manifest::manifest(&loaded, file.as_deref())?;
+    let registry = super::registry()?;
+    let _preloading = registry.preload_builtins();
+    let default_judge = loaded
+        .config
+        .judge
+        .as_ref()
+        .map(project::config::ConfigJudge::to_fixture_value);
+    let options = crate::quality::check::CheckOptions {
+        default_judge: default_judge.as_ref(),
+        provider_env: loaded.config.providers.as_env(),
+        ..Default::default()
+    };
+    project::check::check_suites(registry, &loaded, &mut manifest, &options, |_| true);
+    let status = if manifest.invalid.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(2)
+    };
     if args.json {
         println!(
             "{}",
             crate::term::json(&serde_json::to_string_pretty(&manifest)?)
         );
-        return Ok(ExitCode::SUCCESS);
+        return Ok(status);
     }
     // Every field is the fixtures' text: shown escaped.
     let shown = |text: &str| crate::term::inline(text).into_owned();
@@ -69,5 +92,15 @@ pub fn list(args: ListArgs) -> anyhow::Result<ExitCode> {
         manifest.suites.len(),
         manifest.suites.iter().map(|s| s.cases).sum::<u64>()
     );
-    Ok(ExitCode::SUCCESS)
+    if !manifest.invalid.is_empty() {
+        let mut err = std::io::stderr().lock();
+        use std::io::Write;
+        writeln!(
+            err,
+            "error: {} fixture(s) of the project are invalid (not listed above; `eval test` runs no suite while one is):",
+            manifest.invalid.len()
+        )?;
+        project::check::print_invalid(&mut err, &manifest.invalid)?;
+    }
+    Ok(status)
 }

@@ -21,12 +21,35 @@ pub fn run(
 ) -> anyhow::Result<ExitCode> {
     // `--quiet` (no case lines) keeps the per-suite lines quiet too.
     let quiet = options.case_lines == crate::eval::CaseLines::Drop;
-    let manifest = project::manifest::manifest(loaded, config)?;
+    let mut manifest = project::manifest::manifest(loaded, config)?;
     let tags = &options.cells.tags;
-    let suites: Vec<_> = project::run::select(&manifest.suites, patterns)
-        .into_iter()
-        .filter(|s| tags.is_empty() || s.tags.iter().any(|t| tags.contains(t)))
-        .collect();
+    let selected = |s: &project::manifest::SuiteEntry| {
+        (patterns.is_empty() || patterns.iter().any(|p| crate::wildcard::matches(p, &s.id)))
+            && (tags.is_empty() || s.tags.iter().any(|t| tags.contains(t)))
+    };
+    // Every suite that would run is checked before any runs: nothing is
+    // set up, called or written while one is invalid.
+    let registry = super::registry_for(&options.limits)?;
+    let _preloading = registry.preload_builtins();
+    let check = crate::quality::check::CheckOptions {
+        path_root: options.path_root.as_deref(),
+        judge: options.judge.as_ref(),
+        default_judge: options.default_judge.as_ref(),
+        provider_env: options.provider_env.clone(),
+        cells: options.cells.clone(),
+    };
+    project::check::check_suites(registry, loaded, &mut manifest, &check, selected);
+    if !manifest.invalid.is_empty() {
+        let mut err = std::io::stderr().lock();
+        writeln!(
+            err,
+            "error: {} suite(s) of the project are invalid; nothing ran (no provider was called, no records were written):",
+            manifest.invalid.len()
+        )?;
+        project::check::print_invalid(&mut err, &manifest.invalid)?;
+        return Ok(ExitCode::from(2));
+    }
+    let suites: Vec<_> = manifest.suites.iter().filter(|s| selected(s)).collect();
     if suites.is_empty() {
         if tags.is_empty() {
             anyhow::bail!(
@@ -34,7 +57,7 @@ pub fn run(
             );
         }
         anyhow::bail!(
-            "no suite of the project has a case tagged {}; `cautilus eval list` shows each suite's tags",
+            "no suite of the project has a case tagged {} (and no suite carries it); `cautilus eval list --json` shows each suite's tags",
             tags.join(" or ")
         );
     }
@@ -45,8 +68,6 @@ pub fn run(
     // Held until the reports are written (the suites' runs share it).
     let _claim = project::run::claim(&loaded.root, &suites, &options, &dir)?;
     crate::eval::interrupt::install()?;
-    let registry = super::registry_for(&options.limits)?;
-    let _preloading = registry.preload_builtins();
     let at_once = suites_at_once(&suites, &options, parallel_suites);
     let parallel = project::run::Parallelism {
         suites: at_once,

@@ -114,6 +114,7 @@ const HOST_SUITE_KEYS: &[&str] = &[
     "baseline",
     "gates",
     "fixtureResults",
+    "tags",
 ];
 
 /// Checks a loaded suite (see the module docs), writing each case's

@@ -51,6 +51,29 @@ pub struct Manifest {
     /// The directory fixture paths are relative to.
     pub root: String,
     pub suites: Vec<SuiteEntry>,
+    /// The fixtures that are invalid (they do not load, or fail the check
+    /// `eval test` makes before running: the preset contract, every case,
+    /// the assertions), each with its error. `eval list` exits 2 when any
+    /// is, and `eval test` over the project runs nothing.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub invalid: Vec<InvalidSuite>,
+}
+
+/// A fixture of the project that is invalid.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct InvalidSuite {
+    /// The fixture, relative to the root (`/`-separated).
+    pub path: String,
+    /// Its suite id, when it could be read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// What is wrong with it (one problem a line).
+    pub error: String,
+    /// Every line break of `error` is the host's (a list of problems).
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub lines_are_ours: bool,
 }
 
 /// One suite of the project.
@@ -82,8 +105,11 @@ pub struct SuiteEntry {
     /// The declared gates (`passRate.min`, `scores.<name>.min` …); none:
     /// the default policy (every cell passes).
     pub gates: Vec<String>,
-    /// Every tag its cases carry, in first-seen order.
+    /// Every tag its cases carry, the suite's own `tags` first, in
+    /// first-seen order (`--tag` selects the suite when one matches).
     pub tags: Vec<String>,
+    /// The suite's own `tags` (every case carries them).
+    pub suite_tags: Vec<String>,
 }
 
 /// The fixtures `loaded`'s globs match, in path order.
@@ -138,12 +164,27 @@ pub fn discover(loaded: &Loaded) -> Result<Vec<PathBuf>, ProjectError> {
     Ok(found)
 }
 
-/// The manifest of the project's suites; loads every fixture (nothing runs).
+/// The manifest of the project's suites; loads every fixture (nothing
+/// runs). A fixture that does not load is listed in `invalid`, not an
+/// error: the others are still listed.
 pub fn manifest(loaded: &Loaded, config: Option<&Path>) -> Result<Manifest, ProjectError> {
     let mut suites: Vec<SuiteEntry> = Vec::new();
+    let mut invalid = Vec::new();
     let mut seen: BTreeMap<String, PathBuf> = BTreeMap::new();
     for file in discover(loaded)? {
-        let entry = entry(&file, &loaded.root)?;
+        let entry = match entry(&file, &loaded.root) {
+            Ok(entry) => entry,
+            Err(ProjectError::Fixture(error)) => {
+                invalid.push(InvalidSuite {
+                    path: relative(&file, &loaded.root),
+                    id: None,
+                    error: error.to_string(),
+                    lines_are_ours: false,
+                });
+                continue;
+            }
+            Err(error) => return Err(error),
+        };
         if let Some(first) = seen.insert(entry.id.clone(), file.clone()) {
             return Err(ProjectError::Duplicate {
                 id: entry.id,
@@ -158,16 +199,21 @@ pub fn manifest(loaded: &Loaded, config: Option<&Path>) -> Result<Manifest, Proj
         config: config.map(|c| c.display().to_string()),
         root: loaded.root.display().to_string(),
         suites,
+        invalid,
     })
+}
+
+/// `file` relative to `root`, `/`-separated.
+fn relative(file: &Path, root: &Path) -> String {
+    file.strip_prefix(root)
+        .unwrap_or(file)
+        .to_string_lossy()
+        .replace('\\', "/")
 }
 
 /// One fixture's entry.
 fn entry(file: &Path, root: &Path) -> Result<SuiteEntry, ProjectError> {
-    let path = file
-        .strip_prefix(root)
-        .unwrap_or(file)
-        .to_string_lossy()
-        .replace('\\', "/");
+    let path = relative(file, root);
     let (suite, steps) = match load_fixture(file)? {
         Fixture::Suite(suite) => (suite, 1),
         Fixture::Steps(steps, _) => {
@@ -183,7 +229,7 @@ fn entry(file: &Path, root: &Path) -> Result<SuiteEntry, ProjectError> {
     let spec = crate::quality::plan::take_spec(&mut suite)?;
     let mut cases = 0u64;
     let mut trials = u64::from(spec.trials.unwrap_or(1));
-    let mut tags: Vec<String> = Vec::new();
+    let mut tags: Vec<String> = spec.tags.clone();
     for case in suite.cases.open() {
         let case = case?.case;
         if let Some(fields) = case
@@ -227,5 +273,6 @@ fn entry(file: &Path, root: &Path) -> Result<SuiteEntry, ProjectError> {
         baseline: spec.baseline.clone(),
         gates: spec.gates.as_ref().map(|g| g.names()).unwrap_or_default(),
         tags,
+        suite_tags: spec.tags.clone(),
     })
 }

@@ -1,9 +1,12 @@
 //! A project's evaluations: its `cautilus.toml` ([`config`]), its suites
 //! ([`manifest`]: discovery by the config's globs, unique ids, and the
-//! manifest `cautilus eval list` prints without running anything), and one
-//! run over all of them ([`run`]).
+//! manifest `cautilus eval list` prints without running anything), their
+//! check before anything runs ([`check`]), and one run over all of them
+//! ([`run`]).
 
+pub mod check;
 pub mod config;
+pub mod latest;
 pub mod manifest;
 pub mod run;
 

@@ -17,7 +17,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 use schemars::JsonSchema;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::manifest::SuiteEntry;
@@ -31,7 +31,7 @@ pub const SCHEMA: &str = "cautilus.project_summary.v1";
 pub const FILE: &str = "project-summary.json";
 
 /// What a project run concluded.
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 #[schemars(title = "cautilus.project_summary.v1")]
 pub struct ProjectSummary {
@@ -48,7 +48,7 @@ pub struct ProjectSummary {
 }
 
 /// One suite of a project run.
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SuiteResult {
     pub id: String,
@@ -85,7 +85,7 @@ impl SuiteResult {
 }
 
 /// A suite's gates in the project summary.
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct GateSummary {
     pub passed: usize,
@@ -358,6 +358,33 @@ fn summarize(suites: Vec<SuiteResult>, interrupted: Option<String>) -> ProjectSu
         suites,
         interrupted,
     }
+}
+
+/// The summary of the project run at `path` (its directory or its
+/// `project-summary.json`); `None` when `path` is not a project run's.
+pub fn read_summary(path: &Path) -> Result<Option<(PathBuf, ProjectSummary)>, EvalError> {
+    let (dir, file) = if path.is_dir() {
+        (path.to_path_buf(), path.join(FILE))
+    } else if path.file_name().is_some_and(|n| n == FILE) {
+        let dir = path.parent().unwrap_or(Path::new(".")).to_path_buf();
+        (dir, path.to_path_buf())
+    } else {
+        return Ok(None);
+    };
+    if !file.is_file() {
+        return Ok(None);
+    }
+    let error = |message: String| EvalError::Input {
+        path: file.clone(),
+        message,
+    };
+    let text = std::fs::read_to_string(&file).map_err(|e| error(format!("cannot read: {e}")))?;
+    let summary = serde_json::from_str(&text).map_err(|e| {
+        error(format!(
+            "not a project summary ({SCHEMA}): {e}; was the run interrupted while writing it?"
+        ))
+    })?;
+    Ok(Some((dir, summary)))
 }
 
 /// The directory of a new project run under the records root.

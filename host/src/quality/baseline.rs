@@ -203,22 +203,6 @@ pub struct Promoted {
     pub cells: usize,
 }
 
-/// The run directory `run` names: a path, or `latest` (the newest under
-/// `<records root>/runs`).
-pub fn resolve_run(run: &Path, records_root: &Path) -> Result<PathBuf, EvalError> {
-    if run != Path::new("latest") {
-        return Ok(run.to_path_buf());
-    }
-    let runs = records_root.join("runs");
-    let newest = std::fs::read_dir(&runs)
-        .map_err(|e| input_error(&runs, format!("no runs to promote: {e}")))?
-        .flatten()
-        .filter(|e| e.path().is_dir())
-        .map(|e| e.path())
-        .max();
-    newest.ok_or_else(|| input_error(&runs, "no runs to promote; run `cautilus eval test` first"))
-}
-
 /// Promotes `variant` (default: the run's baseline variant, else its only
 /// one) of the finished, unfiltered run in `run_dir`.
 pub fn promote(

@@ -219,6 +219,10 @@ pub fn merge(dirs: &[PathBuf], output_dir: &Path) -> Result<ExperimentOutcome, E
     header.insert("trials".into(), json!(trials));
     let filtered = shards.iter().any(|s| s.record["filtered"] == true);
     header.insert("filtered".into(), json!(filtered));
+    header.insert(
+        "suiteTags".into(),
+        first.get("suiteTags").cloned().unwrap_or(json!([])),
+    );
     header.insert("shard".into(), Value::Null);
     header.insert("filters".into(), first["filters"].clone());
     header.insert("declaredGates".into(), first["declaredGates"].clone());

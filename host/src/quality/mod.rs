@@ -10,13 +10,16 @@
 //! - [`aggregate`]: per-variant aggregates and the paired comparison with
 //!   the baseline; [`stats`]: the estimators they use;
 //! - [`gates`]: the declarative pass policy that sets the exit code;
+//! - [`check`]: the offline check of a fixture before anything runs;
 //! - [`baseline`]: committed baselines (`eval promote`); [`merge`]: the
 //!   shards of a run joined (`eval merge`);
 //! - [`report`]: the readable summary; [`resume`]: `--resume` of an
-//!   experiment (`experiment-run.json`); [`reuse`]: `--reuse-outputs`.
+//!   experiment (`experiment-run.json`); [`reuse`]: `--reuse-outputs`;
+//!   [`rescore`]: `eval evaluate --fixture`.
 
 pub mod aggregate;
 pub mod baseline;
+pub mod check;
 pub mod experiment;
 pub mod field_scan;
 pub mod gates;
@@ -24,6 +27,7 @@ pub mod merge;
 pub mod plan;
 pub mod record;
 pub mod report;
+pub mod rescore;
 pub mod resume;
 pub mod reuse;
 pub mod stats;

@@ -49,6 +49,8 @@ pub struct Spec {
     pub gates_json: Option<Value>,
     /// Canned answers for the fixture backend, relative to the fixture.
     pub fixture_results: Option<PathBuf>,
+    /// The suite's `tags`: every case of the suite carries them.
+    pub tags: Vec<String>,
 }
 
 /// Takes the experiment fields off `suite`'s body.
@@ -60,6 +62,9 @@ pub fn take_spec(suite: &mut Suite) -> Result<Spec, FixtureError> {
     let mut spec = Spec::default();
     if let Some(value) = body.remove("trials") {
         spec.trials = Some(case_fields::trials(&value).map_err(|m| err("trials", m))?);
+    }
+    if let Some(value) = body.remove("tags") {
+        spec.tags = case_fields::tags(&value).map_err(|(path, m)| err(&path, m))?;
     }
     if let Some(value) = body.remove("fixtureResults") {
         spec.fixture_results =
@@ -190,7 +195,7 @@ pub struct Plan {
     pub groups: Vec<Group>,
     /// Cases skipped (`skip`): (position, caseId, reason).
     pub skipped: Vec<(usize, String, String)>,
-    /// Each tagged case's tags.
+    /// Each tagged case's own tags (see [`Plan::tags_of`]).
     pub tags: HashMap<String, Vec<String>>,
     /// `--case`, `--variant`, `--tag` or `only` narrowed the run.
     pub filtered: bool,
@@ -246,6 +251,17 @@ impl Plan {
         }
     }
 
+    /// The tags case `case_id` carries: its suite's, then its own.
+    pub fn tags_of(&self, case_id: &str) -> Vec<String> {
+        let mut tags = self.spec.tags.clone();
+        for tag in self.tags.get(case_id).into_iter().flatten() {
+            if !tags.contains(tag) {
+                tags.push(tag.clone());
+            }
+        }
+        tags
+    }
+
     /// The canned answers of `variant`: its own `fixtureResults`, else the
     /// suite's.
     pub fn fixture_results(&self, variant: usize) -> Option<PathBuf> {
@@ -269,6 +285,7 @@ struct Selected {
 
 fn select_cases(
     suite: &Suite,
+    suite_tags: &[String],
     filters: &CellFilters,
     uniform: u32,
     strict: bool,
@@ -313,7 +330,13 @@ fn select_cases(
                 chosen = true;
             }
         }
-        if !filters.tags.is_empty() && !fields.tags.iter().any(|t| filters.tags.contains(t)) {
+        // A case carries its own tags and its suite's.
+        let tagged = fields
+            .tags
+            .iter()
+            .chain(suite_tags)
+            .any(|t| filters.tags.contains(t));
+        if !filters.tags.is_empty() && !tagged {
             chosen = false;
         } else if !filters.tags.is_empty() {
             any_tagged = true;
@@ -395,7 +418,7 @@ pub fn plan(
         skipped,
         tags,
         any_only,
-    } = select_cases(suite, filters, uniform, strict)?;
+    } = select_cases(suite, &spec.tags, filters, uniform, strict)?;
     let max_trials = trials
         .as_ref()
         .map_or(uniform, |t| t.iter().copied().max().map_or(0, u32::from));

@@ -189,6 +189,7 @@ fn header(context: &RecordContext<'_>, drift: bool, started_at: String) -> Map<S
     );
     header.insert("trials".into(), json!(plan.max_trials));
     header.insert("filtered".into(), json!(plan.filtered));
+    header.insert("suiteTags".into(), json!(plan.spec.tags));
     header.insert(
         "shard".into(),
         plan.shard
@@ -352,7 +353,7 @@ fn cell_json(
         "passed": cell.passed(),
         "recommendation": cell.recommendation,
         "summary": field("summary"),
-        "tags": plan.tags.get(&cell.case_id).cloned().unwrap_or_default(),
+        "tags": plan.tags_of(&cell.case_id),
         "output": output,
         "scores": Value::Object(cell.scores.iter().map(|(n, s)| (n.clone(), json!(s))).collect()),
         "assertions": evaluation.get("assertions").cloned().unwrap_or(json!([])),

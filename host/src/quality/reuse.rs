@@ -45,6 +45,17 @@ pub fn prepare(source_dir: &Path, group_dir: &Path) -> Result<std::path::PathBuf
             "--reuse-outputs re-scores app suites; a coding agent's work in its workspace cannot be replayed from its outputs (record a cassette and replay it instead)",
         ));
     }
+    let answers = answers(&observed);
+    let path = group_dir.join(FILE);
+    records::write_json(&path, &json!(answers))?;
+    Ok(path)
+}
+
+/// The answers of an observed packet, keyed by caseId, as the fixture
+/// backend reads canned answers: each case's final text, messages and tool
+/// calls, and who answered with what usage, cost and time. A case with no
+/// final text (nothing was answered) has none.
+pub fn answers(observed: &Value) -> Map<String, Value> {
     let mut answers = Map::new();
     for evaluation in observed["evaluations"].as_array().into_iter().flatten() {
         let Some(case_id) = evaluation["caseId"].as_str() else {
@@ -77,7 +88,5 @@ pub fn prepare(source_dir: &Path, group_dir: &Path) -> Result<std::path::PathBuf
         }
         answers.insert(case_id.to_string(), Value::Object(answer));
     }
-    let path = group_dir.join(FILE);
-    records::write_json(&path, &json!(answers))?;
-    Ok(path)
+    answers
 }

@@ -35,7 +35,7 @@ const LIFTED: &[&str] = &[
 
 /// `dir/relative` when `relative` stays inside `dir` (records may come
 /// from anywhere; a report never reads outside its run).
-pub(super) fn safe_join(dir: &Path, relative: &str) -> Option<PathBuf> {
+pub fn safe_join(dir: &Path, relative: &str) -> Option<PathBuf> {
     let path = Path::new(relative);
     path.components()
         .all(|c| matches!(c, Component::Normal(_) | Component::CurDir))

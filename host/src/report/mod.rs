@@ -1,8 +1,10 @@
 //! Reports people and CI systems read, made from a run's records: a
 //! self-contained HTML page ([`html`]), JUnit XML ([`junit`]) and a
-//! Markdown summary ([`markdown`]), all from one [`model::Report`].
+//! Markdown summary ([`markdown`]), all from one [`model::Report`]; and
+//! two runs compared, verdict by verdict ([`diff`], `eval compare`).
 
 mod case_rows;
+pub mod diff;
 pub mod html;
 pub mod junit;
 mod load;
@@ -11,6 +13,7 @@ pub mod model;
 
 use std::path::{Path, PathBuf};
 
+pub use case_rows::safe_join;
 pub use load::load;
 pub use model::Report;
 

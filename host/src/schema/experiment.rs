@@ -30,6 +30,8 @@ pub struct ExperimentRecord {
     /// `--case`, `--variant`, `--tag` or `only` narrowed the run (gates
     /// informational).
     pub filtered: bool,
+    /// The suite's `tags` (every cell's `tags` starts with them).
+    pub suite_tags: Vec<String>,
     /// `--shard K/N`: `{index, count}` (gates informational); null for a
     /// whole or merged run.
     pub shard: Option<ShardInfo>,
@@ -114,6 +116,7 @@ pub struct Cell {
     pub passed: bool,
     pub recommendation: String,
     pub summary: Option<String>,
+    /// The suite's tags, then the case's own.
     pub tags: Vec<String>,
     /// The final text (or the preset's output).
     pub output: Option<Value>,

@@ -55,6 +55,9 @@ pub struct SuiteFields {
     /// Canned answers for the fixture backend (a JSON object keyed by
     /// caseId), relative to this file; `--fixture-results` wins.
     pub fixture_results: Option<String>,
+    /// Labels every case of the suite carries: `--tag T` selects a case
+    /// when the case or its suite carries `T` (non-empty strings).
+    pub tags: Option<Vec<String>>,
 }
 
 /// Gates, per variant other than the baseline.
