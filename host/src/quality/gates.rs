@@ -252,7 +252,25 @@ pub fn errored(variant: &str, aggregate: &Aggregate) -> GateResult {
         threshold: Some(0.0),
         passed: errored == 0,
         informational: false,
-        message: if errored == 0 {
+        message: if errored == 0 && aggregate.assertions_errored > 0 {
+            // Not a blocking error (optional, or beside a failure), but
+            // never a plain "nothing errored".
+            format!(
+                "no cell errored, but {} assertion{} in {} cell{} could not be carried out (optional, or beside a failure; see those cells)",
+                aggregate.assertions_errored,
+                if aggregate.assertions_errored == 1 {
+                    ""
+                } else {
+                    "s"
+                },
+                aggregate.cells_with_errored_assertions,
+                if aggregate.cells_with_errored_assertions == 1 {
+                    ""
+                } else {
+                    "s"
+                },
+            )
+        } else if errored == 0 {
             "no cell errored".into()
         } else {
             format!(

@@ -33,11 +33,28 @@ fn variant_line(name: &str, baseline: bool, a: &Aggregate) -> String {
         a.cells
     )];
     for (score, s) in &a.scores {
+        let dropped = a.dropped(score);
         parts.push(format!(
-            "{score} {:.3}{}",
+            "{score} {:.3}{}{}",
             s.mean,
-            s.sem.map_or(String::new(), |e| format!(" ± {e:.3}"))
+            s.sem.map_or(String::new(), |e| format!(" ± {e:.3}")),
+            if dropped > 0 {
+                format!(
+                    " ({dropped} cell{} gave no score)",
+                    if dropped == 1 { "" } else { "s" }
+                )
+            } else {
+                String::new()
+            }
         ));
+    }
+    // A score no cell gave is shown too: it errored everywhere.
+    for (score, dropped) in &a.dropped {
+        if a.score(score).is_none() {
+            parts.push(format!(
+                "{score} — (no cell gave a score; {dropped} dropped)"
+            ));
+        }
     }
     if a.trials > 1 {
         if let Some((k, v)) = a.pass_at_k.last() {
