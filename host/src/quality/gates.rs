@@ -15,9 +15,12 @@
 //! expectation or required assertion failed, or the cell errored or was
 //! blocked). Declared gates replace it. Either way, errored cells always
 //! fail the run; gates apply to every variant but the baseline; a filtered
-//! run (`--case`, `--variant`, `only`) demotes gates to informational; a
-//! delta gate with no baseline to compare with is informational, never
-//! blocking.
+//! or sharded run (`--case`, `--variant`, `--tag`, `only`, `--shard`)
+//! demotes declared gates to informational (they measure the whole suite),
+//! while the default policy still holds over the cells that ran (a cell
+//! that did not pass fails the whole run too, so a part's exit code never
+//! contradicts the whole's); a delta gate with no baseline to compare with
+//! is informational, never blocking.
 
 use serde_json::{Map, Value};
 

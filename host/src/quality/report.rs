@@ -77,6 +77,25 @@ fn variant_line(name: &str, baseline: bool, a: &Aggregate) -> String {
     )
 }
 
+/// What a filtered or sharded run's exit code means: its declared gates
+/// measure the whole suite, so they only inform; without declared gates,
+/// every cell that ran and did not pass fails it (as it fails the whole
+/// run); an errored cell always does.
+fn filtered_note(outcome: &ExperimentOutcome) -> &'static str {
+    if !outcome.filtered {
+        return "";
+    }
+    let declared = outcome
+        .gates
+        .iter()
+        .any(|g| g.gate != "errored" && g.gate != "assertions");
+    if declared {
+        " (filtered: its declared gates are informational; an errored cell still fails it)"
+    } else {
+        " (filtered: no gates declared, so a cell that ran and did not pass fails it)"
+    }
+}
+
 /// Prints the experiment's summary.
 pub fn print(out: &mut (impl Write + ?Sized), outcome: &ExperimentOutcome) -> std::io::Result<()> {
     let trials = outcome
@@ -92,11 +111,7 @@ pub fn print(out: &mut (impl Write + ?Sized), outcome: &ExperimentOutcome) -> st
         if outcome.variants.len() == 1 { "" } else { "s" },
         if trials == 1 { "" } else { "s" },
         outcome.cells,
-        if outcome.filtered {
-            " (filtered: gates are informational)"
-        } else {
-            ""
-        }
+        filtered_note(outcome)
     )?;
     for (name, aggregate) in &outcome.variants {
         let baseline = outcome.baseline.as_deref() == Some(name);
