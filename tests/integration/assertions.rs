@@ -87,6 +87,63 @@ fn assertions_pass_fail_and_gate_the_case() {
 }
 
 #[test]
+fn a_failed_negated_assertion_says_what_matched() {
+    let fixture = repo().join("fixtures/eval/assertions/negated/negated.fixture.yaml");
+    let (code, stdout, stderr, summary) = eval_test(&fixture);
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    let details: Vec<(String, String)> = case(&summary, "matched")["assertions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| {
+            assert_eq!(a["status"], "failed", "{a}");
+            (
+                a["name"].as_str().unwrap().to_string(),
+                a["detail"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect();
+    let want = [
+        ("contains", r#"negated: found "response" at char 8"#),
+        ("icontains", r#"negated: found "RESPONSE" at char 8"#),
+        ("contains-any", r#"negated: found "for" at char 17"#),
+        (
+            "contains-all",
+            r#"negated: found every one of ["Fixture", "for"]"#,
+        ),
+        (
+            "starts-with",
+            r#"negated: the output starts with "Fixture""#,
+        ),
+        ("ends-with", r#"negated: the output ends with "matched.""#),
+        (
+            "equals",
+            r#"negated: the output is exactly "Fixture response for matched.""#,
+        ),
+        (
+            "regex",
+            r#"negated: /resp.nse/ matched: found "response" at char 8"#,
+        ),
+        (
+            "literal-regex",
+            r#"negated: /^Fixture/ matched: found "Fixture" at char 0"#,
+        ),
+        ("levenshtein", "negated: edit distance 0 (similarity 1.000)"),
+    ];
+    assert_eq!(details.len(), want.len(), "{details:?}");
+    for ((name, detail), (want_name, want_detail)) in details.iter().zip(want) {
+        assert_eq!(name, want_name);
+        assert!(detail.starts_with(want_detail), "{name}: {detail}");
+    }
+    // The case line says it too, never a bare `negated`.
+    assert!(
+        stdout.contains(r#"assertion `contains` failed: negated: found "response" at char 8"#),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("failed: negated;"), "{stdout}");
+}
+
+#[test]
 fn bad_assertions_are_definition_errors_naming_the_path() {
     let dir = tempfile::tempdir().unwrap();
     let base =

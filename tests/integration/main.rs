@@ -18,6 +18,8 @@
 //! - `concurrency`: provider calls in flight at once (`--concurrency`), in
 //!   case order, interrupted and resumed;
 //! - `eval`: `eval test|evaluate|validate` with proof and negative fixtures;
+//! - `judge_failures`: a judge whose verdicts cannot be used: every
+//!   errored assertion named, counted and in the aggregates;
 //! - `hostile_output`: a granted key echoed back reaches no record, report
 //!   or output; hostile fixture text reaches the terminal escaped;
 //! - `observed`: `eval evaluate`: schemaVersion vs declared pair, app MUST
@@ -70,6 +72,7 @@ mod compose;
 mod concurrency;
 mod eval;
 mod hostile_output;
+mod judge_failures;
 mod observed;
 mod packs;
 mod plugin_test;

@@ -181,7 +181,9 @@ fn filtered_runs_demote_gates_to_informational() {
     assert_eq!(pass_rate["informational"], true);
     assert!(stdout.contains("INFO  candidate passRate.min"), "{stdout}");
     assert!(
-        stdout.contains("filtered: gates are informational"),
+        stdout.contains(
+            "(filtered: its declared gates are informational; an errored cell still fails it)"
+        ),
         "{stdout}"
     );
 
@@ -452,12 +454,72 @@ cases:
     assert!(stderr.contains("no variant `nightly`"), "{stderr}");
 }
 
+/// The example without its declared gates: the default policy judges it.
+fn without_gates(text: String) -> String {
+    let gates =
+        "gates:\n  passRate: { min: 0.8 }\n  scores:\n    similar: { minDeltaVsBaseline: 0.0 }\n";
+    assert!(text.contains(gates), "the example declares its gates so");
+    text.replace(gates, "")
+}
+
+#[test]
+fn a_filtered_or_sharded_run_without_gates_fails_on_a_cell_that_did_not_pass() {
+    // The candidate answers greet-bo wrongly in one trial: the whole run
+    // fails (no gates: assertions gate), and so does every part holding
+    // that cell; a part without it passes. Never a part that says
+    // "informational" and exits 1, nor one that passes what the whole fails.
+    let dir = tempfile::tempdir().unwrap();
+    let fixture = experiment(dir.path(), without_gates);
+    let (code, stdout, _, _) = run(dir.path(), &fixture, "full", &[]);
+    assert_eq!(code, 1, "{stdout}");
+    let note = "(filtered: no gates declared, so a cell that ran and did not pass fails it)";
+    for (name, args, want) in [
+        ("bo", &["--case", "greet-bo"][..], 1),
+        ("ada", &["--case", "greet-ada"][..], 0),
+        ("tag", &["--tag", "returning"][..], 0),
+        ("candidate", &["--variant", "candidate"][..], 1),
+        ("shard-1", &["--shard", "1/3"][..], 0),
+        ("shard-2", &["--shard", "2/3"][..], 1),
+        ("shard-3", &["--shard", "3/3"][..], 0),
+    ] {
+        let (code, stdout, stderr, record) = run(dir.path(), &fixture, name, args);
+        assert_eq!(code, want, "{name}: {stdout}{stderr}");
+        assert!(stdout.contains(note), "{name}: {stdout}");
+        assert!(
+            !stdout.contains("gates are informational"),
+            "{name}: {stdout}"
+        );
+        let assertions = gate(&record, "candidate", "assertions");
+        assert_eq!(assertions["informational"], false, "{name}");
+        assert_eq!(assertions["passed"], want == 0, "{name}");
+        assert!(!stdout.contains("recommendation:"), "{name}: {stdout}");
+    }
+    // The merge of the shards is the whole run's verdict.
+    let mut command = cautilus();
+    command.current_dir(dir.path()).args([
+        "eval",
+        "merge",
+        "shard-1",
+        "shard-2",
+        "shard-3",
+        "--output-dir",
+        "merged",
+    ]);
+    let (code, stdout, stderr) = output(command.output().unwrap());
+    assert_eq!(code, 1, "{stdout}{stderr}");
+}
+
 #[test]
 fn shards_merge_to_the_unsharded_result() {
     let dir = tempfile::tempdir().unwrap();
     let fixture = experiment(dir.path(), |t| t);
-    let (code, _, stderr, full) = run(dir.path(), &fixture, "full", &[]);
+    let (code, stdout, stderr, full) = run(dir.path(), &fixture, "full", &[]);
     assert_eq!(code, 0, "{stderr}");
+    // A trial's line gives its counts, never a recommendation that the
+    // passing experiment would contradict (greet-bo fails a trial).
+    assert!(stdout.contains("experiment passed"), "{stdout}");
+    assert!(stdout.contains("  2 cases: 1 passed, 1 failed"), "{stdout}");
+    assert!(!stdout.contains("recommendation:"), "{stdout}");
     for k in 1..=3 {
         let shard = format!("{k}/3");
         let (code, stdout, stderr, record) = run(

@@ -267,22 +267,28 @@ pub struct TestArgs {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=256))]
     concurrency: Option<u16>,
     /// Run only these variants (names or `*` patterns; repeatable). A
-    /// filtered run's gates are informational
+    /// filtered run's declared gates are informational; without declared
+    /// gates a cell that ran and did not pass still fails it (exit 1)
     #[arg(long, value_name = "NAME", conflicts_with = "resume")]
     variant: Vec<String>,
     /// Run only these cases (caseIds or `*` patterns; repeatable). A
-    /// filtered run's gates are informational
+    /// filtered run's declared gates are informational; without declared
+    /// gates a cell that ran and did not pass still fails it (exit 1)
     #[arg(long, value_name = "ID", conflicts_with = "resume")]
     case: Vec<String>,
     /// Run only cases tagged so (repeatable; any of them): a case matches
     /// when the case or its suite carries the tag. Without --fixture, only
-    /// the suites with such cases run. A filtered run's gates are
-    /// informational
+    /// the suites with such cases run. A filtered run's declared gates are
+    /// informational; without declared gates a cell that ran and did not
+    /// pass still fails it (exit 1)
     #[arg(long, value_name = "TAG", conflicts_with = "resume")]
     tag: Vec<String>,
     /// Run one part of the cells: the cases at positions p with p mod N =
-    /// K − 1, every variant and trial of each (`--shard 2/4`). Shards'
-    /// gates are informational; `cautilus eval merge` joins their runs
+    /// K − 1, every variant and trial of each (`--shard 2/4`). A shard's
+    /// declared gates are informational; without declared gates a cell
+    /// that did not pass fails it (exit 1), as it fails the whole run;
+    /// an errored cell always does. `cautilus eval merge` joins the shards
+    /// and its exit code is the whole run's
     #[arg(long, value_name = "K/N", value_parser = parse_shard, conflicts_with = "resume")]
     shard: Option<(u32, u32)>,
     /// Re-score the outputs an earlier run of the suite recorded (its

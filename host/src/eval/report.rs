@@ -43,17 +43,36 @@ pub fn print_case(out: &mut (impl Write + ?Sized), case: &CaseLine) -> std::io::
 
 /// The recommendation and the counts.
 pub fn print_totals(out: &mut (impl Write + ?Sized), tally: &Tally) -> std::io::Result<()> {
+    writeln!(
+        out,
+        "recommendation: {} ({})",
+        tally.recommendation(),
+        counts_text(tally)
+    )
+}
+
+/// The counts alone (`3 cases: 2 passed, 1 failed; 1 assertion errored`),
+/// for a part of a run whose verdict is not its own (a trial of an
+/// experiment).
+pub fn print_counts(out: &mut (impl Write + ?Sized), tally: &Tally) -> std::io::Result<()> {
+    writeln!(out, "  {}", counts_text(tally))
+}
+
+/// `N cases: …` with every count; assertions that could not be carried out
+/// (an optional one included) are counted apart from the cases, so a case
+/// that failed while its judge errored still shows the broken judge.
+fn counts_text(tally: &Tally) -> String {
+    let errored = super::verdicts::ASSERTIONS_ERRORED;
     let counts = tally.counts();
     let parts: Vec<String> = counts
         .iter()
-        .filter(|(k, _)| *k != "total")
+        .filter(|(k, _)| *k != "total" && *k != errored)
         .map(|(k, v)| format!("{v} {}", crate::term::inline(k)))
         .collect();
-    writeln!(
-        out,
-        "recommendation: {} ({} cases: {})",
-        tally.recommendation(),
-        tally.total(),
-        parts.join(", ")
-    )
+    let assertions = match counts.get(errored).and_then(serde_json::Value::as_u64) {
+        Some(1) => "; 1 assertion errored".to_string(),
+        Some(n) if n > 1 => format!("; {n} assertions errored"),
+        _ => String::new(),
+    };
+    format!("{} cases: {}{assertions}", tally.total(), parts.join(", "))
 }

@@ -71,6 +71,7 @@ const RESERVED: &[&str] = &[
     "blocked",
     "degraded",
     "unchecked",
+    super::verdicts::ASSERTIONS_ERRORED,
 ];
 
 /// One case as the terminal shows it.
@@ -99,10 +100,24 @@ pub struct Tally {
 /// only picked apart when it names a cost at all (most fixture-backend
 /// cases do not), so counting costs is free where there are none.
 pub fn cost_of(body: &str) -> Option<f64> {
-    memchr::memmem::find(body.as_bytes(), b"\"costUsd\"")?;
+    top_level(body, "costUsd")?.parse().ok()
+}
+
+/// The assertions of an evaluation that could not be carried out
+/// (`assertionsErrored`, which the host writes when there are any).
+pub fn assertions_errored_of(body: &str) -> u64 {
+    top_level(body, super::verdicts::ASSERTIONS_ERRORED)
+        .and_then(|raw| raw.parse().ok())
+        .unwrap_or(0)
+}
+
+/// The JSON text of top-level member `key` of `body`, read only when the
+/// body names it at all.
+fn top_level(body: &str, key: &str) -> Option<String> {
+    memchr::memmem::find(body.as_bytes(), format!("\"{key}\"").as_bytes())?;
     let members = crate::json_members::Members::of(body)?;
-    let (_, raw) = members.0.iter().find(|(k, _)| k == "costUsd")?;
-    raw.get().parse().ok()
+    let (_, raw) = members.0.iter().find(|(k, _)| k == key)?;
+    Some(raw.get().to_string())
 }
 
 impl Tally {
@@ -156,6 +171,14 @@ impl Tally {
             self.cost_usd = Some(self.cost_usd.unwrap_or(0.0) + cost);
         }
         self.bump(status_name(verdict.status));
+        let errored = assertions_errored_of(&verdict.body);
+        if errored > 0 {
+            let entry = self
+                .counts
+                .entry(super::verdicts::ASSERTIONS_ERRORED)
+                .or_insert(json!(0));
+            *entry = json!(entry.as_u64().unwrap_or(0) + errored);
+        }
         // A tag may not pose as `total` or a status: those counts are the host's.
         for tag in verdict
             .tags

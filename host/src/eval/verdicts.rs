@@ -63,6 +63,34 @@ pub fn apply(verdict: &mut Verdict, outcomes: &[Outcome]) -> bool {
             })
             .collect()
     };
+    let errored_optional: Vec<&Outcome> = outcomes
+        .iter()
+        .filter(|o| !o.required && o.errored)
+        .collect();
+    // A case its preset had nothing to check and whose every assertion
+    // could not be carried out was never judged: it is errored, naming them.
+    if verdict.status == CaseStatus::Unchecked && outcomes.iter().all(|o| o.errored) {
+        let all: Vec<&Outcome> = outcomes.iter().collect();
+        verdict.status = CaseStatus::Errored;
+        verdict.recommendation = Recommendation::Reject;
+        verdict.summary = format!(
+            "none of its {} assertions could be checked: {}",
+            all.len(),
+            why(&all, "could not be checked").join("; ")
+        );
+    }
+    // Only optional assertions: they inform, so the case stays unchecked,
+    // and its summary says why (it does declare assertions).
+    if verdict.status == CaseStatus::Unchecked && !outcomes.iter().any(|o| o.required) {
+        verdict.summary = format!(
+            "observed, but nothing required was checked: its {} assertion{} {} optional (`required: false`), so {} only inform{}; add `expected` or a required assertion",
+            outcomes.len(),
+            if outcomes.len() == 1 { "" } else { "s" },
+            if outcomes.len() == 1 { "is" } else { "are" },
+            if outcomes.len() == 1 { "it" } else { "they" },
+            if outcomes.len() == 1 { "s" } else { "" },
+        );
+    }
     // A case its preset had nothing to check is checked by its required
     // assertions (optional ones only inform); it stays unchecked without one.
     if verdict.status == CaseStatus::Unchecked && outcomes.iter().any(|o| o.required) {
@@ -83,13 +111,30 @@ pub fn apply(verdict: &mut Verdict, outcomes: &[Outcome]) -> bool {
         if !failed.is_empty() {
             verdict.status = CaseStatus::Failed;
             verdict.recommendation = Recommendation::Reject;
-            verdict.summary = why(&failed, "failed").join("; ");
+            // The checks that could not be carried out are named too: a
+            // broken judge beside a failure is never hidden by it.
+            let mut reasons = why(&failed, "failed");
+            reasons.extend(why(&errored, "could not be checked"));
+            verdict.summary = reasons.join("; ");
         } else if !errored.is_empty() {
             verdict.status = CaseStatus::Errored;
             verdict.recommendation = Recommendation::Reject;
             verdict.summary = why(&errored, "could not be checked").join("; ");
         }
     }
+    // An optional check that could not be carried out changes no status,
+    // but it is never silent: the case's summary (its line on the
+    // terminal) names it, and `assertionsErrored` counts every errored one.
+    if !errored_optional.is_empty() && verdict.status != CaseStatus::Errored {
+        let named = why(&errored_optional, "could not be checked");
+        verdict.summary = format!(
+            "{}{}optional {}",
+            verdict.summary,
+            if verdict.summary.is_empty() { "" } else { "; " },
+            named.join("; optional ")
+        );
+    }
+    let assertions_errored = outcomes.iter().filter(|o| o.errored).count();
     let total_weight: f64 = outcomes.iter().map(|o| o.weight).sum();
     let weighted: f64 = outcomes
         .iter()
@@ -106,6 +151,9 @@ pub fn apply(verdict: &mut Verdict, outcomes: &[Outcome]) -> bool {
     ];
     if total_weight > 0.0 {
         fields.push(("assertionScore", json_text(&(weighted / total_weight))));
+    }
+    if assertions_errored > 0 {
+        fields.push((ASSERTIONS_ERRORED, json_text(&assertions_errored)));
     }
     // A judge's calls count toward the case's cost.
     let spend = outcomes
@@ -149,6 +197,10 @@ fn rebuilt(verdict: &mut Verdict, body: Option<String>) -> bool {
         None => false,
     }
 }
+
+/// The summary evaluation's member counting its assertions that could not
+/// be carried out (required or optional), present when there are any.
+pub const ASSERTIONS_ERRORED: &str = "assertionsErrored";
 
 /// The status of an assertion whose case was never answered.
 pub const NOT_EVALUATED: &str = "not-evaluated";
@@ -333,7 +385,16 @@ mod tests {
         let mut v = verdict(r#"{"caseId":"c","status":"passed"}"#);
         apply(&mut v, &[outcome("a", false, true), broken.clone()]);
         assert_eq!(v.status, CaseStatus::Failed);
-        // An optional errored check is listed but does not change the case.
+        assert!(
+            v.summary
+                .contains("assertion `equals` could not be checked"),
+            "a failure does not hide the broken check: {}",
+            v.summary
+        );
+        let body: Value = serde_json::from_str(&v.body).unwrap();
+        assert_eq!(body["assertionsErrored"], 1);
+        // An optional errored check changes no status, but the summary
+        // names it and the body counts it.
         let mut v = verdict(r#"{"caseId":"c","status":"passed"}"#);
         apply(
             &mut v,
@@ -343,6 +404,68 @@ mod tests {
             }],
         );
         assert_eq!(v.status, CaseStatus::Passed);
+        assert_eq!(
+            v.summary,
+            "ok; optional assertion `equals` could not be checked: plugin `equals` trapped"
+        );
+        let body: Value = serde_json::from_str(&v.body).unwrap();
+        assert_eq!(body["assertionsErrored"], 1);
+        // Nothing errored: no count.
+        let mut v = verdict(r#"{"caseId":"c","status":"passed"}"#);
+        apply(&mut v, &[outcome("a", true, true)]);
+        let body: Value = serde_json::from_str(&v.body).unwrap();
+        assert!(body.get("assertionsErrored").is_none());
+    }
+
+    #[test]
+    fn a_case_nothing_else_checked_whose_assertions_all_errored_is_errored() {
+        let broken = |name: &str, required: bool| Outcome {
+            errored: true,
+            passed: false,
+            score: None,
+            detail: Some("bad score".into()),
+            ..outcome(name, false, required)
+        };
+        for required in [true, false] {
+            let mut v = Verdict {
+                status: CaseStatus::Unchecked,
+                recommendation: Recommendation::Defer,
+                summary: "observed, but nothing was checked: the case declares no expectations"
+                    .into(),
+                ..verdict(r#"{"caseId":"c","status":"unchecked"}"#)
+            };
+            apply(&mut v, &[broken("j1", required), broken("j2", required)]);
+            assert_eq!(v.status, CaseStatus::Errored, "required: {required}");
+            assert_eq!(v.recommendation, Recommendation::Reject);
+            assert!(
+                v.summary.starts_with("none of its 2 assertions could be checked: assertion `j1` could not be checked: bad score; assertion `j2`"),
+                "{}",
+                v.summary
+            );
+            assert!(!v.summary.contains("declares no expectations"));
+        }
+        // Only optional ones, some of them checked: still unchecked (they
+        // inform), and the summary says it has assertions.
+        let mut v = Verdict {
+            status: CaseStatus::Unchecked,
+            recommendation: Recommendation::Defer,
+            ..verdict(r#"{"caseId":"c","status":"unchecked"}"#)
+        };
+        apply(&mut v, &[outcome("a", true, false), broken("j", false)]);
+        assert_eq!(v.status, CaseStatus::Unchecked);
+        assert!(
+            v.summary.starts_with(
+                "observed, but nothing required was checked: its 2 assertions are optional"
+            ),
+            "{}",
+            v.summary
+        );
+        assert!(
+            v.summary
+                .contains("optional assertion `j` could not be checked"),
+            "{}",
+            v.summary
+        );
     }
 
     #[test]

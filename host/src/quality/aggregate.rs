@@ -31,6 +31,11 @@ pub struct CellFacts {
     pub recommendation: String,
     /// Score by assertion name, in the order first seen.
     pub scores: Vec<(String, f64)>,
+    /// Names of assertions that gave no score in this cell (they errored,
+    /// or the case was never answered): what drops out of `scores`.
+    pub unscored: Vec<String>,
+    /// Its assertions that could not be carried out (status `errored`).
+    pub assertions_errored: u64,
     pub duration_ms: Option<f64>,
     pub cost_usd: Option<f64>,
     pub input_tokens: u64,
@@ -46,12 +51,8 @@ impl CellFacts {
         recommendation: &str,
     ) -> Self {
         let mut sums: Vec<(String, f64, u32)> = Vec::new();
-        for assertion in evaluation
-            .get("assertions")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
+        let assertions = evaluation.get("assertions");
+        for assertion in assertions.and_then(Value::as_array).into_iter().flatten() {
             let (Some(name), Some(score)) = (
                 assertion.get("name").and_then(Value::as_str),
                 assertion.get("score").and_then(Value::as_f64),
@@ -85,6 +86,8 @@ impl CellFacts {
                 .into_iter()
                 .map(|(name, sum, count)| (name, sum / f64::from(count)))
                 .collect(),
+            unscored: unscored(assertions),
+            assertions_errored: errored_in(assertions),
             duration_ms: evaluation.get("durationMs").and_then(Value::as_f64),
             cost_usd: evaluation.get("costUsd").and_then(Value::as_f64),
             input_tokens: tokens(&["inputTokens", "input_tokens"]),
@@ -119,6 +122,8 @@ impl CellFacts {
                         .collect()
                 })
                 .unwrap_or_default(),
+            unscored: unscored(cell.get("assertions")),
+            assertions_errored: errored_in(cell.get("assertions")),
             duration_ms: cell.get("durationMs").and_then(Value::as_f64),
             cost_usd: cell.get("costUsd").and_then(Value::as_f64),
             input_tokens: tokens("inputTokens"),
@@ -139,6 +144,33 @@ impl CellFacts {
     }
 }
 
+/// The names of the assertions in `assertions` (a summary evaluation's or
+/// a record cell's list) that gave no score, each once.
+fn unscored(assertions: Option<&Value>) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    for assertion in assertions.and_then(Value::as_array).into_iter().flatten() {
+        if assertion.get("score").is_some_and(|s| !s.is_null()) {
+            continue;
+        }
+        if let Some(name) = assertion.get("name").and_then(Value::as_str)
+            && !names.iter().any(|n| n == name)
+        {
+            names.push(name.to_string());
+        }
+    }
+    names
+}
+
+/// How many assertions of the list have status `errored`.
+fn errored_in(assertions: Option<&Value>) -> u64 {
+    assertions
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter(|a| a.get("status").and_then(Value::as_str) == Some("errored"))
+        .count() as u64
+}
+
 /// A variant's aggregates.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Aggregate {
@@ -150,6 +182,13 @@ pub struct Aggregate {
     pub not_accepted: usize,
     pub pass_rate: Option<f64>,
     pub scores: Vec<(String, MeanSem)>,
+    /// Per assertion name, the cells where it gave no score (errored, or
+    /// never evaluated), in the order first seen: what `scores` leaves out.
+    pub dropped: Vec<(String, usize)>,
+    /// Assertions that could not be carried out, over all cells (optional
+    /// ones and those beside a failure included), and the cells they are in.
+    pub assertions_errored: u64,
+    pub cells_with_errored_assertions: usize,
     /// Most trials any case ran.
     pub trials: u32,
     /// (k, pass@k) and (k, pass^k) for k = 1..=trials, over the cases
@@ -192,6 +231,14 @@ impl Aggregate {
         self.scores.iter().find(|(n, _)| n == name).map(|(_, s)| s)
     }
 
+    /// Cells where assertion `name` gave no score.
+    pub fn dropped(&self, name: &str) -> usize {
+        self.dropped
+            .iter()
+            .find(|(n, _)| n == name)
+            .map_or(0, |(_, d)| *d)
+    }
+
     pub fn to_json(&self) -> Value {
         let mut out = Map::new();
         out.insert("cells".into(), json!(self.cells));
@@ -207,14 +254,29 @@ impl Aggregate {
         );
         out.insert("passRate".into(), json!(self.pass_rate));
         out.insert(
-            "scores".into(),
-            Value::Object(
-                self.scores
-                    .iter()
-                    .map(|(name, s)| (name.clone(), mean_sem_json(s)))
-                    .collect(),
-            ),
+            "assertionsErrored".into(),
+            json!({"assertions": self.assertions_errored, "cells": self.cells_with_errored_assertions}),
         );
+        // Each score says how many cells it dropped out of; a score every
+        // cell dropped is still listed, with no mean.
+        let mut scores: Map<String, Value> = self
+            .scores
+            .iter()
+            .map(|(name, s)| {
+                let mut json = mean_sem_json(s);
+                json["dropped"] = json!(self.dropped(name));
+                (name.clone(), json)
+            })
+            .collect();
+        for (name, dropped) in &self.dropped {
+            if !scores.contains_key(name) {
+                scores.insert(
+                    name.clone(),
+                    json!({"n": 0, "mean": null, "sem": null, "dropped": dropped}),
+                );
+            }
+        }
+        out.insert("scores".into(), Value::Object(scores));
         out.insert("trials".into(), json!(self.trials));
         let by_k = |list: &[(u32, f64)]| -> Value {
             Value::Object(
@@ -259,6 +321,7 @@ fn mean_sem_json(s: &MeanSem) -> Value {
 pub fn aggregate(cells: &[CellFacts]) -> Aggregate {
     let mut statuses: Vec<(String, usize)> = Vec::new();
     let mut score_values: Vec<(String, Vec<f64>)> = Vec::new();
+    let mut dropped: Vec<(String, usize)> = Vec::new();
     // Per case, in first-seen order (sums must not depend on hashing):
     // (trials run, trials passed).
     let mut case_at: HashMap<&str, usize> = HashMap::new();
@@ -276,6 +339,12 @@ pub fn aggregate(cells: &[CellFacts]) -> Aggregate {
             match score_values.iter_mut().find(|(n, _)| n == name) {
                 Some((_, values)) => values.push(*score),
                 None => score_values.push((name.clone(), vec![*score])),
+            }
+        }
+        for name in &cell.unscored {
+            match dropped.iter_mut().find(|(n, _)| n == name) {
+                Some((_, d)) => *d += 1,
+                None => dropped.push((name.clone(), 1)),
             }
         }
         let at = *case_at.entry(&cell.case_id).or_insert_with(|| {
@@ -339,6 +408,9 @@ pub fn aggregate(cells: &[CellFacts]) -> Aggregate {
             .into_iter()
             .filter_map(|(name, values)| Some((name, stats::mean_sem(&values)?)))
             .collect(),
+        dropped,
+        assertions_errored: cells.iter().map(|c| c.assertions_errored).sum(),
+        cells_with_errored_assertions: cells.iter().filter(|c| c.assertions_errored > 0).count(),
         trials,
         pass_at_k,
         pass_hat_k,
@@ -486,6 +558,8 @@ pub(crate) mod tests {
             }
             .into(),
             scores: scores.iter().map(|(n, s)| (n.to_string(), *s)).collect(),
+            unscored: Vec::new(),
+            assertions_errored: 0,
             duration_ms: Some(f64::from(trial) * 100.0),
             cost_usd: Some(0.01),
             input_tokens: 10,

@@ -280,7 +280,7 @@ fn run_experiment(
             };
         if print && !single {
             eval::progress::print(|| {
-                eval::report::print_totals(&mut std::io::stdout(), &outcome.tally).ok();
+                eval::report::print_counts(&mut std::io::stdout(), &outcome.tally).ok();
             });
         }
         interrupted = outcome.interrupted;

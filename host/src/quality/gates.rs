@@ -15,9 +15,12 @@
 //! expectation or required assertion failed, or the cell errored or was
 //! blocked). Declared gates replace it. Either way, errored cells always
 //! fail the run; gates apply to every variant but the baseline; a filtered
-//! run (`--case`, `--variant`, `only`) demotes gates to informational; a
-//! delta gate with no baseline to compare with is informational, never
-//! blocking.
+//! or sharded run (`--case`, `--variant`, `--tag`, `only`, `--shard`)
+//! demotes declared gates to informational (they measure the whole suite),
+//! while the default policy still holds over the cells that ran (a cell
+//! that did not pass fails the whole run too, so a part's exit code never
+//! contradicts the whole's); a delta gate with no baseline to compare with
+//! is informational, never blocking.
 
 use serde_json::{Map, Value};
 
@@ -252,7 +255,25 @@ pub fn errored(variant: &str, aggregate: &Aggregate) -> GateResult {
         threshold: Some(0.0),
         passed: errored == 0,
         informational: false,
-        message: if errored == 0 {
+        message: if errored == 0 && aggregate.assertions_errored > 0 {
+            // Not a blocking error (optional, or beside a failure), but
+            // never a plain "nothing errored".
+            format!(
+                "no cell errored, but {} assertion{} in {} cell{} could not be carried out (optional, or beside a failure; see those cells)",
+                aggregate.assertions_errored,
+                if aggregate.assertions_errored == 1 {
+                    ""
+                } else {
+                    "s"
+                },
+                aggregate.cells_with_errored_assertions,
+                if aggregate.cells_with_errored_assertions == 1 {
+                    ""
+                } else {
+                    "s"
+                },
+            )
+        } else if errored == 0 {
             "no cell errored".into()
         } else {
             format!(

@@ -33,11 +33,28 @@ fn variant_line(name: &str, baseline: bool, a: &Aggregate) -> String {
         a.cells
     )];
     for (score, s) in &a.scores {
+        let dropped = a.dropped(score);
         parts.push(format!(
-            "{score} {:.3}{}",
+            "{score} {:.3}{}{}",
             s.mean,
-            s.sem.map_or(String::new(), |e| format!(" ± {e:.3}"))
+            s.sem.map_or(String::new(), |e| format!(" ± {e:.3}")),
+            if dropped > 0 {
+                format!(
+                    " ({dropped} cell{} gave no score)",
+                    if dropped == 1 { "" } else { "s" }
+                )
+            } else {
+                String::new()
+            }
         ));
+    }
+    // A score no cell gave is shown too: it errored everywhere.
+    for (score, dropped) in &a.dropped {
+        if a.score(score).is_none() {
+            parts.push(format!(
+                "{score} — (no cell gave a score; {dropped} dropped)"
+            ));
+        }
     }
     if a.trials > 1 {
         if let Some((k, v)) = a.pass_at_k.last() {
@@ -60,6 +77,25 @@ fn variant_line(name: &str, baseline: bool, a: &Aggregate) -> String {
     )
 }
 
+/// What a filtered or sharded run's exit code means: its declared gates
+/// measure the whole suite, so they only inform; without declared gates,
+/// every cell that ran and did not pass fails it (as it fails the whole
+/// run); an errored cell always does.
+fn filtered_note(outcome: &ExperimentOutcome) -> &'static str {
+    if !outcome.filtered {
+        return "";
+    }
+    let declared = outcome
+        .gates
+        .iter()
+        .any(|g| g.gate != "errored" && g.gate != "assertions");
+    if declared {
+        " (filtered: its declared gates are informational; an errored cell still fails it)"
+    } else {
+        " (filtered: no gates declared, so a cell that ran and did not pass fails it)"
+    }
+}
+
 /// Prints the experiment's summary.
 pub fn print(out: &mut (impl Write + ?Sized), outcome: &ExperimentOutcome) -> std::io::Result<()> {
     let trials = outcome
@@ -75,11 +111,7 @@ pub fn print(out: &mut (impl Write + ?Sized), outcome: &ExperimentOutcome) -> st
         if outcome.variants.len() == 1 { "" } else { "s" },
         if trials == 1 { "" } else { "s" },
         outcome.cells,
-        if outcome.filtered {
-            " (filtered: gates are informational)"
-        } else {
-            ""
-        }
+        filtered_note(outcome)
     )?;
     for (name, aggregate) in &outcome.variants {
         let baseline = outcome.baseline.as_deref() == Some(name);

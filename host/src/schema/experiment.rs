@@ -137,10 +137,15 @@ pub struct Cell {
 
 #[derive(Serialize, JsonSchema)]
 pub struct MeanSem {
+    /// Cells that gave the score.
     pub n: u64,
-    pub mean: f64,
+    /// Null when no cell gave it.
+    pub mean: Option<f64>,
     /// Null below two values.
     pub sem: Option<f64>,
+    /// Cells where the assertion gave no score (it errored, or the case was
+    /// never answered): left out of `n` and `mean`, never silently.
+    pub dropped: u64,
 }
 
 #[derive(Serialize, JsonSchema)]
@@ -151,6 +156,9 @@ pub struct Aggregate {
     /// Cells by status.
     pub statuses: BTreeMap<String, u64>,
     pub pass_rate: Option<f64>,
+    /// Assertions that could not be carried out (an optional one, or one
+    /// beside a failure, included), and the cells holding them.
+    pub assertions_errored: AssertionsErrored,
     pub scores: BTreeMap<String, MeanSem>,
     pub trials: u32,
     /// By k (1..=trials): the unbiased pass@k over cases that ran k trials.
@@ -161,6 +169,12 @@ pub struct Aggregate {
     pub latency: Option<Latency>,
     pub tokens: Tokens,
     pub cost: Option<Cost>,
+}
+
+#[derive(Serialize, JsonSchema)]
+pub struct AssertionsErrored {
+    pub assertions: u64,
+    pub cells: u64,
 }
 
 #[derive(Serialize, JsonSchema)]

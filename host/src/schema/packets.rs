@@ -50,7 +50,9 @@ pub struct Interrupted {
     pub total_cases: u64,
 }
 
-/// Case counts: `total` plus one key per status (`passed`, `failed`, …) and tag.
+/// Case counts: `total` plus one key per status (`passed`, `failed`, …) and
+/// tag, and `assertionsErrored` (assertions that could not be carried out,
+/// over all cases) when there are any.
 #[derive(Serialize, JsonSchema)]
 pub struct EvaluationCounts {
     pub total: u64,
@@ -137,6 +139,10 @@ pub struct Verdict {
     /// What the case's judge calls took (their cost is in `costUsd`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub judge_usage: Option<JudgeUsage>,
+    /// How many of its assertions could not be carried out (required or
+    /// optional), when any: each is also named in `summary`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub assertions_errored: Option<u64>,
 }
 
 #[derive(Serialize, JsonSchema)]

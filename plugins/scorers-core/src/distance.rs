@@ -54,7 +54,7 @@ pub fn levenshtein_score(
     Ok(Verdict {
         value: Some(similarity),
         passed: Some(passed),
-        detail: (!passed).then(|| {
+        detail: Some({
             let rule = match config.max_distance {
                 Some(max) => format!("at most {max} edits"),
                 None => format!(
@@ -63,8 +63,9 @@ pub fn levenshtein_score(
                 ),
             };
             format!(
-                "edit distance {distance} (similarity {similarity:.3}) to {} fails {rule}; got {}",
+                "edit distance {distance} (similarity {similarity:.3}) to {} {} {rule}; got {}",
                 excerpt(&want, EXCERPT_CHARS),
+                if passed { "meets" } else { "fails" },
                 excerpt(output, EXCERPT_CHARS)
             )
         }),

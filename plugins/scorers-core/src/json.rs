@@ -142,7 +142,13 @@ impl IsJson {
         let text = output.trim();
         let Some(validator) = &self.validator else {
             return Ok(match syntax(text) {
-                Ok(()) => Verdict::pass(),
+                Ok(()) => Verdict {
+                    detail: Some(format!(
+                        "the output is JSON: {}",
+                        excerpt(text, EXCERPT_CHARS)
+                    )),
+                    ..Verdict::pass()
+                },
                 Err(error) => not_json(&error, output),
             });
         };
@@ -163,9 +169,16 @@ impl IsJson {
                 format!("{}: {e}", if at.is_empty() { "$".to_string() } else { at })
             })
             .collect();
-        Ok(Verdict::check(errors.is_empty(), || {
-            format!("the JSON does not match the schema: {}", errors.join("; "))
-        }))
+        Ok(Verdict::explain(
+            errors.is_empty(),
+            || {
+                format!(
+                    "the output is JSON that matches the schema: {}",
+                    excerpt(text, EXCERPT_CHARS)
+                )
+            },
+            || format!("the JSON does not match the schema: {}", errors.join("; ")),
+        ))
     }
 }
 
@@ -249,7 +262,9 @@ pub fn json_diff(
     Ok(Verdict {
         value: Some(similarity),
         passed: Some(passed),
-        detail: (!diffs.is_empty()).then(|| {
+        detail: Some(if diffs.is_empty() {
+            format!("similarity {similarity:.3} (need {threshold}): the JSON equals the reference")
+        } else {
             let shown: Vec<&str> = diffs.iter().take(5).map(String::as_str).collect();
             let more = if diffs.len() > 5 {
                 format!(" (and {} more)", diffs.len() - 5)
@@ -460,7 +475,11 @@ mod tests {
         let exact = json_diff(&c, r#"{"b": {"d": 3, "c": 2}, "a": 1}"#, None).unwrap();
         assert_eq!(
             (exact.value, exact.passed, exact.detail),
-            (Some(1.0), Some(true), None)
+            (
+                Some(1.0),
+                Some(true),
+                Some("similarity 1.000 (need 1): the JSON equals the reference".into())
+            )
         );
     }
 

@@ -25,7 +25,9 @@ pub struct Verdict {
     /// 0..=1, or `None` when the scorer does not apply.
     pub value: Option<f64>,
     pub passed: Option<bool>,
-    /// Why it failed: what was expected and an excerpt of what was seen.
+    /// Why it failed: what was expected and an excerpt of what was seen;
+    /// for a check that passed, what it found, when it says (a negated
+    /// assertion fails with it).
     pub detail: Option<String>,
 }
 
@@ -53,6 +55,30 @@ impl Verdict {
             Self::fail(detail())
         }
     }
+
+    /// [`Verdict::check`] that also says what a pass found (`found "foo"
+    /// at char 12`): what a negated assertion reports when it fails.
+    pub fn explain(
+        ok: bool,
+        found: impl FnOnce() -> String,
+        missing: impl FnOnce() -> String,
+    ) -> Self {
+        if ok {
+            Self {
+                detail: Some(found()),
+                ..Self::pass()
+            }
+        } else {
+            Self::fail(missing())
+        }
+    }
+}
+
+/// `found "foo" at char 12`: `needle` found at byte `at` of `hay` (the
+/// position counted in characters, from 0).
+pub fn found_at(needle: &str, hay: &str, at: usize) -> String {
+    let chars = hay.get(..at).map_or(0, |before| before.chars().count());
+    format!("found {} at char {chars}", excerpt(needle, EXCERPT_CHARS))
 }
 
 /// A config problem at a JSON path (`value`, `flags`).

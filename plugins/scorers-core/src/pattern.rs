@@ -16,7 +16,7 @@ use regex_automata::util::syntax;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::{ConfigError, EXCERPT_CHARS, Verdict, as_text, excerpt, reference};
+use crate::{ConfigError, EXCERPT_CHARS, Verdict, as_text, excerpt, found_at, reference};
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -71,14 +71,16 @@ impl RegexScorer {
     pub fn score(&self, output: &str, expected: Option<&Value>) -> Result<Verdict, ConfigError> {
         match &self.compiled {
             Some(regex) => Ok(verdict(
-                regex.is_match(output),
+                regex.find(output).map(|m| m.range()),
                 regex.as_str(),
                 &self.flags,
                 output,
             )),
             None => {
                 let pattern = as_text(reference(None, expected)?);
-                let matched = compile_once(&pattern, &self.flags, "expected")?.is_match(output);
+                let matched = compile_once(&pattern, &self.flags, "expected")?
+                    .find(output)
+                    .map(|m| m.range());
                 Ok(verdict(matched, &pattern, &self.flags, output))
             }
         }
@@ -97,8 +99,10 @@ impl RegexScorer {
             None => (as_text(reference(None, expected)?), "expected"),
         };
         let matched = match Literal::parse(&pattern, &flags) {
-            Some(literal) => literal.is_match(output),
-            None => compile_once(&pattern, &flags, path)?.is_match(output),
+            Some(literal) => literal.find(output),
+            None => compile_once(&pattern, &flags, path)?
+                .find(output)
+                .map(|m| m.range()),
         };
         Ok(verdict(matched, &pattern, &flags, output))
     }
@@ -152,24 +156,49 @@ impl Literal {
         Some(Self { text, start, end })
     }
 
-    /// Whether the text occurs in `haystack` where the anchors allow.
+    /// Where the text occurs in `haystack`, as the anchors allow.
+    fn find(&self, haystack: &str) -> Option<std::ops::Range<usize>> {
+        let len = self.text.len();
+        let at = match (self.start, self.end) {
+            (true, true) => (haystack == self.text).then_some(0),
+            (true, false) => haystack.starts_with(&self.text).then_some(0),
+            (false, true) => haystack.ends_with(&self.text).then(|| haystack.len() - len),
+            (false, false) => haystack.find(&self.text),
+        }?;
+        Some(at..at + len)
+    }
+
+    #[cfg(test)]
     fn is_match(&self, haystack: &str) -> bool {
-        match (self.start, self.end) {
-            (true, true) => haystack == self.text,
-            (true, false) => haystack.starts_with(&self.text),
-            (false, true) => haystack.ends_with(&self.text),
-            (false, false) => haystack.contains(&self.text),
-        }
+        self.find(haystack).is_some()
     }
 }
 
-fn verdict(matched: bool, pattern: &str, flags: &str, output: &str) -> Verdict {
-    Verdict::check(matched, || {
-        format!(
-            "expected the output to match /{pattern}/{flags}, got {}",
-            excerpt(output, EXCERPT_CHARS)
-        )
-    })
+/// The verdict of a search: where the pattern matched, if it did.
+fn verdict(
+    matched: Option<std::ops::Range<usize>>,
+    pattern: &str,
+    flags: &str,
+    output: &str,
+) -> Verdict {
+    let found = matched.clone();
+    Verdict::explain(
+        matched.is_some(),
+        || {
+            let range = found.unwrap_or_default();
+            let text = output.get(range.clone()).unwrap_or_default();
+            format!(
+                "/{pattern}/{flags} matched: {}",
+                found_at(text, output, range.start)
+            )
+        },
+        || {
+            format!(
+                "expected the output to match /{pattern}/{flags}, got {}",
+                excerpt(output, EXCERPT_CHARS)
+            )
+        },
+    )
 }
 
 fn check_flags(flags: Option<String>) -> Result<String, ConfigError> {

@@ -5,7 +5,9 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::json::{Parsed, parse, value_depth};
-use crate::{ConfigError, EXCERPT_CHARS, ScoreError, Verdict, as_text, excerpt, reference};
+use crate::{
+    ConfigError, EXCERPT_CHARS, ScoreError, Verdict, as_text, excerpt, found_at, reference,
+};
 
 /// The config of every string check: the reference (`value`, else the
 /// case's `expected`) and whether to ignore case.
@@ -38,22 +40,35 @@ pub fn equals(
             } else {
                 seen == want
             };
-            Verdict::check(ok, || {
-                format!(
-                    "expected exactly {}, got {}",
-                    excerpt(want, EXCERPT_CHARS),
-                    excerpt(seen, EXCERPT_CHARS)
-                )
-            })
+            Verdict::explain(
+                ok,
+                || format!("the output is exactly {}", excerpt(seen, EXCERPT_CHARS)),
+                || {
+                    format!(
+                        "expected exactly {}, got {}",
+                        excerpt(want, EXCERPT_CHARS),
+                        excerpt(seen, EXCERPT_CHARS)
+                    )
+                },
+            )
         }
         structured => match parse(seen) {
-            Parsed::Value(parsed) => Verdict::check(&parsed == structured, || {
-                format!(
-                    "expected JSON {}, got {}",
-                    excerpt(&structured.to_string(), EXCERPT_CHARS),
-                    excerpt(seen, EXCERPT_CHARS)
-                )
-            }),
+            Parsed::Value(parsed) => Verdict::explain(
+                &parsed == structured,
+                || {
+                    format!(
+                        "the output is the JSON {}",
+                        excerpt(&structured.to_string(), EXCERPT_CHARS)
+                    )
+                },
+                || {
+                    format!(
+                        "expected JSON {}, got {}",
+                        excerpt(&structured.to_string(), EXCERPT_CHARS),
+                        excerpt(seen, EXCERPT_CHARS)
+                    )
+                },
+            ),
             Parsed::NotJson(e) => Verdict::fail(format!(
                 "expected JSON {}, but the output is not JSON ({e}): {}",
                 excerpt(&structured.to_string(), EXCERPT_CHARS),
@@ -83,23 +98,37 @@ pub fn contains(
     expected: Option<&Value>,
 ) -> Result<Verdict, ConfigError> {
     let needle = as_text(reference(config.value.as_ref(), expected)?);
-    let ok = if config.ignore_case {
-        fold(output).contains(&fold(&needle))
+    let at = if config.ignore_case {
+        let hay = fold(output);
+        hay.find(&fold(&needle)).map(|at| (at, hay))
     } else {
-        output.contains(&needle)
+        output.find(&needle).map(|at| (at, String::new()))
     };
-    Ok(Verdict::check(ok, || {
-        format!(
-            "expected the output to contain {}{}, got {}",
-            excerpt(&needle, EXCERPT_CHARS),
-            if config.ignore_case {
-                " (ignoring case)"
+    let ok = at.is_some();
+    Ok(Verdict::explain(
+        ok,
+        || {
+            let (at, folded) = at.unwrap_or_default();
+            let hay = if config.ignore_case {
+                folded.as_str()
             } else {
-                ""
-            },
-            excerpt(output, EXCERPT_CHARS)
-        )
-    }))
+                output
+            };
+            found_at(&needle, hay, at)
+        },
+        || {
+            format!(
+                "expected the output to contain {}{}, got {}",
+                excerpt(&needle, EXCERPT_CHARS),
+                if config.ignore_case {
+                    " (ignoring case)"
+                } else {
+                    ""
+                },
+                excerpt(output, EXCERPT_CHARS)
+            )
+        },
+    ))
 }
 
 /// The needles of `contains-any` / `contains-all`: `value` is a list of
@@ -144,12 +173,29 @@ pub fn contains_any(
 ) -> Result<Verdict, ConfigError> {
     let needles = needles(config, expected)?;
     let hits = found(config, output, &needles);
-    Ok(Verdict::check(hits.iter().any(|h| *h), || {
-        format!(
-            "expected the output to contain any of {needles:?}, got {}",
-            excerpt(output, EXCERPT_CHARS)
-        )
-    }))
+    let first = hits.iter().position(|h| *h);
+    Ok(Verdict::explain(
+        first.is_some(),
+        || {
+            let needle = &needles[first.unwrap_or_default()];
+            if config.ignore_case {
+                let hay = fold(output);
+                found_at(needle, &hay, hay.find(&fold(needle)).unwrap_or_default())
+            } else {
+                found_at(
+                    needle,
+                    output,
+                    output.find(needle.as_str()).unwrap_or_default(),
+                )
+            }
+        },
+        || {
+            format!(
+                "expected the output to contain any of {needles:?}, got {}",
+                excerpt(output, EXCERPT_CHARS)
+            )
+        },
+    ))
 }
 
 /// Passes when every needle occurs. Value is the fraction found.
@@ -170,7 +216,9 @@ pub fn contains_all(
     Ok(Verdict {
         value: Some(value),
         passed: Some(missing.is_empty()),
-        detail: (!missing.is_empty()).then(|| {
+        detail: Some(if missing.is_empty() {
+            format!("found every one of {needles:?}")
+        } else {
             format!(
                 "missing {missing:?} in output {}",
                 excerpt(output, EXCERPT_CHARS)
@@ -214,14 +262,24 @@ fn affix(
     } else {
         hay.ends_with(&needle)
     };
-    Ok(Verdict::check(ok, || {
-        format!(
-            "expected the output to {} {}, got {}",
-            if start { "start with" } else { "end with" },
-            excerpt(&want, EXCERPT_CHARS),
-            excerpt(seen, EXCERPT_CHARS)
-        )
-    }))
+    Ok(Verdict::explain(
+        ok,
+        || {
+            format!(
+                "the output {} {}",
+                if start { "starts with" } else { "ends with" },
+                excerpt(&want, EXCERPT_CHARS)
+            )
+        },
+        || {
+            format!(
+                "expected the output to {} {}, got {}",
+                if start { "start with" } else { "end with" },
+                excerpt(&want, EXCERPT_CHARS),
+                excerpt(seen, EXCERPT_CHARS)
+            )
+        },
+    ))
 }
 
 fn fold(text: &str) -> String {
@@ -235,6 +293,56 @@ mod tests {
 
     fn cfg<T: serde::de::DeserializeOwned>(v: Value) -> T {
         serde_json::from_value(v).unwrap()
+    }
+
+    #[test]
+    fn a_pass_says_what_it_found_for_a_negated_assertion_to_report() {
+        let c: TextConfig = cfg(json!({"value": "foo"}));
+        let out = "a é foo and foo";
+        assert_eq!(
+            contains(&c, out, None).unwrap().detail.as_deref(),
+            Some("found \"foo\" at char 4")
+        );
+        let c: TextConfig = cfg(json!({"value": "FOO", "ignore_case": true}));
+        assert_eq!(
+            contains(&c, out, None).unwrap().detail.as_deref(),
+            Some("found \"FOO\" at char 4")
+        );
+        let c: TextConfig = cfg(json!({"value": ["zzz", "and"]}));
+        assert_eq!(
+            contains_any(&c, out, None).unwrap().detail.as_deref(),
+            Some("found \"and\" at char 8")
+        );
+        let c: TextConfig = cfg(json!({"value": ["a", "foo"]}));
+        assert!(
+            contains_all(&c, out, None)
+                .unwrap()
+                .detail
+                .unwrap()
+                .starts_with("found every one of")
+        );
+        let c: TextConfig = cfg(json!({"value": "a é"}));
+        assert_eq!(
+            starts_with(&c, out, None).unwrap().detail.as_deref(),
+            Some("the output starts with \"a é\"")
+        );
+        let c: TextConfig = cfg(json!({"value": "a é foo and foo"}));
+        assert!(
+            equals(&c, out, None)
+                .unwrap()
+                .detail
+                .unwrap()
+                .starts_with("the output is exactly")
+        );
+        // A failure still says what was missing.
+        let c: TextConfig = cfg(json!({"value": "bar"}));
+        assert!(
+            contains(&c, out, None)
+                .unwrap()
+                .detail
+                .unwrap()
+                .starts_with("expected the output to contain")
+        );
     }
 
     #[test]

@@ -189,18 +189,30 @@ pub fn check_called(config: &CalledConfig) -> Result<(), ConfigError> {
 /// `tool-called`: some call matches.
 pub fn called(config: &CalledConfig, calls: &[ToolCall]) -> Verdict {
     let expected = config.expected();
-    Verdict::check(calls.iter().any(|c| expected.matches(c)), || {
-        format!("{} was not called; {}", expected.describe(), names(calls))
-    })
+    let first = calls.iter().position(|c| expected.matches(c));
+    Verdict::explain(
+        first.is_some(),
+        || {
+            format!(
+                "{} was called (call {} of {})",
+                expected.describe(),
+                first.unwrap_or_default() + 1,
+                calls.len()
+            )
+        },
+        || format!("{} was not called; {}", expected.describe(), names(calls)),
+    )
 }
 
 /// `tool-not-called`: no call matches.
 pub fn not_called(config: &CalledConfig, calls: &[ToolCall]) -> Verdict {
     let expected = config.expected();
     let hits = calls.iter().filter(|c| expected.matches(c)).count();
-    Verdict::check(hits == 0, || {
-        format!("{} was called {hits} time(s)", expected.describe())
-    })
+    Verdict::explain(
+        hits == 0,
+        || format!("{} was never called; {}", expected.describe(), names(calls)),
+        || format!("{} was called {hits} time(s)", expected.describe()),
+    )
 }
 
 /// How `tool-trajectory` compares the calls with `tools`.
