@@ -62,7 +62,8 @@ fn a_builtin_scorer_passes_its_examples_and_a_wrong_one_is_shown_as_a_diff() {
     );
     assert_eq!(
         results[0]["differences"][0]["actual"],
-        "no error; pass: true, score: 1"
+        // A passing check says what it found (it is what a negated one reports).
+        "no error; pass: true, score: 1 (detail: found \"world\" at char 6)"
     );
     let refused = results[3]["actual"]["error"].as_str().unwrap();
     assert!(refused.contains("unknown field `valu`"), "{refused}");
