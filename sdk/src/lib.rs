@@ -119,6 +119,7 @@ mod scorer;
     )
 ))]
 mod small_blocks;
+pub mod suggest;
 mod types;
 
 pub use config::parse_config;

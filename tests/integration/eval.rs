@@ -214,6 +214,14 @@ fn invalid_fixtures_are_rejected_before_anything_runs() {
             stderr.contains("fixture.json"),
             "the error names the file: {stderr}"
         );
+        // A typo is said once: not again as the field it stands for missing.
+        if let Ok(absent) = std::fs::read_to_string(entry.path().join("absent-error.txt")) {
+            assert!(
+                !stderr.contains(absent.trim()),
+                "{}: {absent:?} should not be in {stderr}",
+                entry.path().display()
+            );
+        }
 
         let out = tempfile::tempdir().unwrap();
         let run_dir = out.path().join("run");
@@ -236,7 +244,7 @@ fn invalid_fixtures_are_rejected_before_anything_runs() {
         );
         checked += 1;
     }
-    assert_eq!(checked, 16);
+    assert_eq!(checked, 21);
 }
 
 #[test]

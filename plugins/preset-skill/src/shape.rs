@@ -60,8 +60,16 @@ pub fn translate(
         err(at.to_string(), "a case must be an object".into());
         return Err(errors);
     };
+    let mut misspelled: Vec<&str> = Vec::new();
     for key in c.keys().filter(|k| !CASE_FIELDS.contains(&k.as_str())) {
-        let hint = if key == "expected" {
+        let guess = cautilus_sdk::suggest::case_field(key, CASE_FIELDS, |g| c.contains_key(g));
+        misspelled.extend(guess);
+        let hint = if let Some(guess) = guess {
+            format!(
+                "did you mean `{guess}`? (case fields are: {})",
+                CASE_FIELDS.join(", ")
+            )
+        } else if key == "expected" {
             "repo/skill cases declare `expectedTrigger` or `thresholds` at the case level instead"
                 .to_string()
         } else {
@@ -73,7 +81,7 @@ pub fn translate(
         );
     }
     let text = |key: &str| c.get(key).and_then(Value::as_str).map(str::to_string);
-    if text("caseId").is_none_or(|s| s.trim().is_empty()) {
+    if text("caseId").is_none_or(|s| s.trim().is_empty()) && !misspelled.contains(&"caseId") {
         err(
             format!("{at}.caseId"),
             "is missing or empty (required)".into(),
@@ -87,6 +95,7 @@ pub fn translate(
                 format!("{at}.expectedTrigger"),
                 format!("must be must_invoke or must_not_invoke, got `{other}`"),
             ),
+            None if misspelled.contains(&"expectedTrigger") => {}
             None => err(
                 format!("{at}.expectedTrigger"),
                 "is required for a trigger case (must_invoke or must_not_invoke)".into(),
@@ -104,6 +113,7 @@ pub fn translate(
             format!("{at}.evaluationKind"),
             format!("must be trigger or execution, got `{other}`"),
         ),
+        None if misspelled.contains(&"evaluationKind") => {}
         None => err(
             format!("{at}.evaluationKind"),
             "is missing: trigger or execution".into(),
@@ -126,7 +136,7 @@ pub fn translate(
             .and_then(Value::as_str)
             .map(|first| format!("Multi-turn episode starting with: {first}"))
     });
-    if prompt.is_none() {
+    if prompt.is_none() && !misspelled.contains(&"prompt") && !misspelled.contains(&"turns") {
         err(
             format!("{at}.prompt"),
             "is missing: give `prompt` (or `turns` for an execution episode)".into(),

@@ -82,8 +82,16 @@ pub fn translate(case: &Value, at: &str) -> Result<CasePlan, Vec<FieldError>> {
         problem(&mut errors, at.to_string(), "a case must be an object");
         return Err(errors);
     };
+    let mut misspelled: Vec<&str> = Vec::new();
     for key in object.keys().filter(|k| !CASE_FIELDS.contains(&k.as_str())) {
-        let hint = if key == "expected" {
+        let guess = cautilus_sdk::suggest::case_field(key, CASE_FIELDS, |g| object.contains_key(g));
+        misspelled.extend(guess);
+        let hint = if let Some(guess) = guess {
+            format!(
+                "did you mean `{guess}`? (case fields are: {})",
+                CASE_FIELDS.join(", ")
+            )
+        } else if key == "expected" {
             "repo/whole-repo states expectations as case fields (expectedEntryFile, requiredInstructionFiles, expectedRouting, …); `expected` and snapshots apply to app presets".to_string()
         } else {
             format!("case fields are: {}", CASE_FIELDS.join(", "))
@@ -99,6 +107,7 @@ pub fn translate(case: &Value, at: &str) -> Result<CasePlan, Vec<FieldError>> {
             .get(key)
             .and_then(Value::as_str)
             .is_none_or(|s| s.trim().is_empty())
+            && !misspelled.contains(&key)
         {
             problem(
                 &mut errors,

@@ -93,14 +93,24 @@ fn check_case(
     problems: &mut Problems,
 ) -> Option<Value> {
     let before = problems.0.len();
+    // Fields a misspelled key stands for: their own "is missing" would say
+    // the same thing twice.
+    let mut misspelled: Vec<&str> = Vec::new();
     for key in case.keys() {
         if !case_fields(shape).contains(&key.as_str()) {
-            let hint = match (shape, key.as_str()) {
-                (Shape::Chat, "input") => {
+            let guess =
+                crate::suggest::case_field(key, case_fields(shape), |g| case.contains_key(g));
+            misspelled.extend(guess);
+            let hint = match (shape, key.as_str(), guess) {
+                (_, _, Some(guess)) => format!(
+                    "; did you mean `{guess}`? (case fields are: {})",
+                    case_fields(shape).join(", ")
+                ),
+                (Shape::Chat, "input", None) => {
                     "; app/chat cases take `messages` (use preset `prompt` for a single `input`)"
                         .to_string()
                 }
-                (Shape::Prompt, "messages") => {
+                (Shape::Prompt, "messages", None) => {
                     "; app/prompt cases take one `input` (use preset `chat` for `messages`)"
                         .to_string()
                 }
@@ -126,7 +136,9 @@ fn check_case(
             String::new()
         }
         None => {
-            problems.add(format!("{at}.caseId"), "is missing (required)");
+            if !misspelled.contains(&"caseId") {
+                problems.add(format!("{at}.caseId"), "is missing (required)");
+            }
             String::new()
         }
     };
@@ -168,9 +180,11 @@ fn check_case(
         "system": system,
     });
     match shape {
+        Shape::Chat if misspelled.contains(&"messages") => {}
         Shape::Chat => normalized["messages"] = check_messages(case.get("messages"), at, problems),
         Shape::Prompt => match non_empty_str(case.get("input")) {
             Some(input) => normalized["input"] = json!(input),
+            None if misspelled.contains(&"input") => {}
             None => problems.add(
                 format!("{at}.input"),
                 "is missing or empty: app/prompt cases need an `input` string",
