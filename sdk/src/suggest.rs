@@ -20,6 +20,25 @@ pub fn case_field<'a>(
     closest(key, &all).filter(|guess| !present(guess))
 }
 
+/// For an unknown case field `key`: the field it most likely stands for
+/// ([`case_field`]) and the hint naming it, e.g. ``did you mean `input`?
+/// (case fields are: caseId, input, …)``.
+pub fn unknown_case_field<'a>(
+    key: &str,
+    fields: &[&'a str],
+    present: impl Fn(&str) -> bool,
+) -> Option<(&'a str, String)> {
+    case_field(key, fields, present).map(|guess| {
+        (
+            guess,
+            format!(
+                "did you mean `{guess}`? (case fields are: {})",
+                fields.join(", ")
+            ),
+        )
+    })
+}
+
 /// The candidate `key` most likely stands for: the fewest single-character
 /// edits (insert, delete, replace, swap two neighbours) ignoring case, `_`
 /// and `-`, at most 2 (1 for names of 4 characters or fewer).

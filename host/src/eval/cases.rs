@@ -75,26 +75,22 @@ fn options_text(
     canned: Option<&Value>,
     settings: &Map<String, Value>,
 ) -> Option<String> {
-    if !settings.is_empty() {
-        let mut options = provider.clone();
-        if let Some(canned) = canned {
-            options.insert("canned".into(), canned.clone());
-        }
-        options.extend(settings.iter().map(|(k, v)| (k.clone(), v.clone())));
-        return Some(Value::Object(options).to_string());
-    }
-    if provider.is_empty() && canned.is_none() {
+    if provider.is_empty() && canned.is_none() && settings.is_empty() {
         return None;
     }
-    // Written as `provider` with `canned` set (in place, as a map insert
-    // would), without copying either.
-    let own = provider.iter().map(|(key, value)| match canned {
-        Some(canned) if key == "canned" => (key.as_str(), canned),
-        _ => (key.as_str(), value),
-    });
+    // Written as `provider` with `canned` and the settings set (in place,
+    // as a map insert would), without copying any of them.
+    let own = provider
+        .iter()
+        .filter(|(key, _)| !settings.contains_key(*key))
+        .map(|(key, value)| match canned {
+            Some(canned) if key == "canned" => (key.as_str(), canned),
+            _ => (key.as_str(), value),
+        });
     let added = canned.filter(|_| !provider.contains_key("canned"));
     Some(crate::json_text::object_text(
-        own.chain(added.map(|canned| ("canned", canned))),
+        own.chain(added.map(|canned| ("canned", canned)))
+            .chain(settings.iter().map(|(key, value)| (key.as_str(), value))),
     ))
 }
 

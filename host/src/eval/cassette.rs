@@ -399,18 +399,7 @@ fn age_days(timestamp: &str) -> Option<i64> {
             / 86_400,
     )
     .ok()?;
-    Some(now - days_from_civil(y, m, d))
-}
-
-/// Days since 1970-01-01 of a civil date (Howard Hinnant's algorithm).
-fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
+    Some(now - records::days_from_civil(y, m, d))
 }
 
 /// `<records root>/cassettes/<name>.json` (the root is
@@ -707,8 +696,8 @@ mod tests {
 
     #[test]
     fn ages_count_days() {
-        assert_eq!(days_from_civil(1970, 1, 1), 0);
-        assert_eq!(days_from_civil(2000, 3, 1), 11_017);
+        assert_eq!(records::days_from_civil(1970, 1, 1), 0);
+        assert_eq!(records::days_from_civil(2000, 3, 1), 11_017);
         assert!(age_days("2000-01-01T00:00:00Z").unwrap() > 9000);
     }
 }

@@ -81,15 +81,20 @@ pub fn rfc3339_millis(text: &str) -> Option<i64> {
         }
         _ => return None,
     };
-    // Days-from-civil (Howard Hinnant's algorithm), the inverse of `utc`.
-    let y = if month <= 2 { year - 1 } else { year };
+    let days = days_from_civil(year, month, day);
+    Some(((days * 86_400 + hour * 3600 + minute * 60 + second) * 1000) + millis)
+}
+
+/// Days since 1970-01-01 of a civil date (Howard Hinnant's algorithm),
+/// the inverse of [`utc`]'s date.
+pub(crate) fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
     let era = y.div_euclid(400);
     let yoe = y - era * 400;
-    let mp = (month + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + day - 1;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
     let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
-    Some(((days * 86_400 + hour * 3600 + minute * 60 + second) * 1000) + millis)
+    era * 146_097 + doe - 719_468
 }
 
 /// (`YYYY-MM-DD`, `HH:MM:SS`) of a Unix time, proleptic Gregorian, UTC.

@@ -62,13 +62,11 @@ pub fn translate(
     };
     let mut misspelled: Vec<&str> = Vec::new();
     for key in c.keys().filter(|k| !CASE_FIELDS.contains(&k.as_str())) {
-        let guess = cautilus_sdk::suggest::case_field(key, CASE_FIELDS, |g| c.contains_key(g));
-        misspelled.extend(guess);
-        let hint = if let Some(guess) = guess {
-            format!(
-                "did you mean `{guess}`? (case fields are: {})",
-                CASE_FIELDS.join(", ")
-            )
+        let guess =
+            cautilus_sdk::suggest::unknown_case_field(key, CASE_FIELDS, |g| c.contains_key(g));
+        let hint = if let Some((field, hint)) = guess {
+            misspelled.push(field);
+            hint
         } else if key == "expected" {
             "repo/skill cases declare `expectedTrigger` or `thresholds` at the case level instead"
                 .to_string()

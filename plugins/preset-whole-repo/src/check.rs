@@ -84,13 +84,11 @@ pub fn translate(case: &Value, at: &str) -> Result<CasePlan, Vec<FieldError>> {
     };
     let mut misspelled: Vec<&str> = Vec::new();
     for key in object.keys().filter(|k| !CASE_FIELDS.contains(&k.as_str())) {
-        let guess = cautilus_sdk::suggest::case_field(key, CASE_FIELDS, |g| object.contains_key(g));
-        misspelled.extend(guess);
-        let hint = if let Some(guess) = guess {
-            format!(
-                "did you mean `{guess}`? (case fields are: {})",
-                CASE_FIELDS.join(", ")
-            )
+        let guess =
+            cautilus_sdk::suggest::unknown_case_field(key, CASE_FIELDS, |g| object.contains_key(g));
+        let hint = if let Some((field, hint)) = guess {
+            misspelled.push(field);
+            hint
         } else if key == "expected" {
             "repo/whole-repo states expectations as case fields (expectedEntryFile, requiredInstructionFiles, expectedRouting, …); `expected` and snapshots apply to app presets".to_string()
         } else {

@@ -98,14 +98,12 @@ fn check_case(
     let mut misspelled: Vec<&str> = Vec::new();
     for key in case.keys() {
         if !case_fields(shape).contains(&key.as_str()) {
-            let guess =
-                crate::suggest::case_field(key, case_fields(shape), |g| case.contains_key(g));
-            misspelled.extend(guess);
+            let guess = crate::suggest::unknown_case_field(key, case_fields(shape), |g| {
+                case.contains_key(g)
+            });
+            misspelled.extend(guess.as_ref().map(|(field, _)| *field));
             let hint = match (shape, key.as_str(), guess) {
-                (_, _, Some(guess)) => format!(
-                    "; did you mean `{guess}`? (case fields are: {})",
-                    case_fields(shape).join(", ")
-                ),
+                (_, _, Some((_, hint))) => format!("; {hint}"),
                 (Shape::Chat, "input", None) => {
                     "; app/chat cases take `messages` (use preset `prompt` for a single `input`)"
                         .to_string()
