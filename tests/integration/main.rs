@@ -71,6 +71,7 @@ mod cli_providers;
 mod compose;
 mod concurrency;
 mod eval;
+mod first_byte;
 mod hostile_output;
 mod judge_failures;
 mod observed;

@@ -227,3 +227,69 @@ fn settings_a_judge_and_a_cassette_against_the_real_model() {
     let (code, out, _, _) = run_real(&fixture, dir.path(), &["--replay", "replay-strict"], None);
     assert_ne!(code, 0, "a changed setting must not replay: {out}");
 }
+
+/// Streamed answers of the real model (`CAUTILUS_OPENAI_STREAM`): read as
+/// whole, and timed to their first token, which comes no later than the
+/// whole answer.
+#[test]
+fn streamed_answers_of_the_real_model_are_timed_to_their_first_token() {
+    let Some(url) = smollm() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let fixture = dir.path().join("stream.fixture.yaml");
+    std::fs::write(
+        &fixture,
+        "schemaVersion: cautilus.evaluation_input.v1
+surface: app
+preset: chat
+suiteId: stream
+provider: openai
+model: smollm2-135m-instruct
+settings: { temperature: 0, maxTokens: 24 }
+cases:
+  - caseId: france
+    messages: [{ role: user, content: What is the capital of France? }]
+    expected: { finalText: Paris }
+  - caseId: count
+    messages: [{ role: user, content: Count from one to five. }]
+    expected: { finalText: three }
+",
+    )
+    .unwrap();
+    for stream in ["0", "1"] {
+        let out = tempfile::tempdir().unwrap();
+        let mut command = crate::support::cautilus();
+        command
+            .current_dir(dir.path())
+            .args(["eval", "test", "--fixture"])
+            .arg(&fixture)
+            .args(["--provider", "openai", "--concurrency", "2", "--output-dir"])
+            .arg(out.path())
+            .env_remove("OPENAI_API_KEY")
+            .env("OPENAI_BASE_URL", &url)
+            .env("CAUTILUS_OPENAI_STREAM", stream);
+        let (code, stdout, stderr) = crate::support::output(command.output().unwrap());
+        assert!(code == 0 || code == 1, "{stdout}\n{stderr}");
+        let observed = crate::support::read_json(&out.path().join("eval-observed.json"));
+        for evaluation in observed["evaluations"].as_array().unwrap() {
+            assert!(
+                evaluation["observed"]["finalText"]
+                    .as_str()
+                    .is_some_and(|t| !t.trim().is_empty()),
+                "stream={stream}: {evaluation}"
+            );
+            let duration = evaluation["durationMs"].as_u64().unwrap();
+            let first = evaluation["firstByteMs"].as_u64();
+            assert!(
+                first.is_some_and(|f| f <= duration),
+                "stream={stream}: firstByteMs {first:?}, durationMs {duration}"
+            );
+            eprintln!(
+                "stream={stream} {}: firstByteMs {} of durationMs {duration}",
+                evaluation["caseId"],
+                first.unwrap_or_default()
+            );
+        }
+    }
+}

@@ -6,12 +6,10 @@ use serde_json::{Map, Value};
 
 use super::EvalError;
 use super::origins;
-use super::provider_calls::ProviderCalls;
+use super::provider_calls::{CaseSamples, ProviderCalls};
 use super::workers::Stop;
 use crate::fixture::{CaseOrigin, PathRoot};
-use crate::plugin::bindings::preset::exports::cautilus::plugin::preset_api::{
-    CasePlan, CaseRun, Sample,
-};
+use crate::plugin::bindings::preset::exports::cautilus::plugin::preset_api::{CasePlan, CaseRun};
 use crate::plugin::bindings::provider::exports::cautilus::plugin::provider_api::Invocation;
 
 /// Most samples the host takes of one case, whatever a preset's case plan
@@ -122,9 +120,22 @@ pub fn requests(
         .collect()
 }
 
-/// The case run the preset collects, from the case's samples.
-pub fn case_run(plan: &CasePlan, context: &RunContext<'_>, samples: Vec<Sample>) -> CaseRun {
-    CaseRun {
+/// A case run and the time to first byte of its answer ([`case_run`]).
+pub type TimedRun = (CaseRun, Option<u64>);
+
+/// The case run the preset collects, from the case's samples, and the time
+/// to first byte the host measured (which the host, not the preset, adds to
+/// the case's evaluation).
+pub fn case_run(
+    plan: &CasePlan,
+    context: &RunContext<'_>,
+    samples: CaseSamples,
+) -> TimedRun {
+    let CaseSamples {
+        samples,
+        first_byte_ms,
+    } = samples;
+    let run = CaseRun {
         case_id: plan.case_id.clone(),
         fixture_ref: context.fixture_ref.to_string(),
         // The case's declared provider/model identify the result unless the
@@ -138,7 +149,42 @@ pub fn case_run(plan: &CasePlan, context: &RunContext<'_>, samples: Vec<Sample>)
         harness: context.harness.to_string(),
         mode: context.mode.to_string(),
         samples,
+    };
+    (run, first_byte_ms)
+}
+
+/// The field of a case's evaluation that holds the time to first byte of
+/// its answer: measured by the host, never taken from a preset.
+pub const FIRST_BYTE_FIELD: &str = "firstByteMs";
+
+/// A case's evaluation (the preset's JSON text) with the host's time to
+/// first byte beside `durationMs` (or last): set when the host measured one,
+/// removed when a preset wrote one itself. Text the host cannot read as an
+/// object is left for the records' own checks.
+pub fn with_first_byte(evaluation: String, first_byte_ms: Option<u64>) -> String {
+    if first_byte_ms.is_none() && !evaluation.contains("\"firstByteMs\"") {
+        return evaluation;
     }
+    let Ok(Value::Object(fields)) = serde_json::from_str::<Value>(&evaluation) else {
+        return evaluation;
+    };
+    let mut out = Map::with_capacity(fields.len() + 1);
+    let mut placed = false;
+    for (key, value) in fields {
+        if key == FIRST_BYTE_FIELD {
+            continue;
+        }
+        let after = key == "durationMs";
+        out.insert(key, value);
+        if after && let Some(ms) = first_byte_ms {
+            out.insert(FIRST_BYTE_FIELD.into(), Value::from(ms));
+            placed = true;
+        }
+    }
+    if !placed && let Some(ms) = first_byte_ms {
+        out.insert(FIRST_BYTE_FIELD.into(), Value::from(ms));
+    }
+    Value::Object(out).to_string()
 }
 
 /// A case's own copy of its directory's workspace template, if it has one
@@ -176,7 +222,7 @@ pub fn run_cases(
     context: &RunContext<'_>,
     calls: &ProviderCalls,
     stop: &Stop<'_>,
-) -> Result<(Vec<CaseRun>, Vec<Option<tempfile::TempDir>>), EvalError> {
+) -> Result<(Vec<TimedRun>, Vec<Option<tempfile::TempDir>>), EvalError> {
     let mut runs = Vec::with_capacity(plans.len());
     let mut workspaces = Vec::with_capacity(plans.len());
     for (i, (plan, origin)) in plans.iter().zip(origins).enumerate() {
@@ -202,6 +248,38 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn the_time_to_first_byte_is_the_hosts() {
+        let keys = |text: &str| -> Vec<String> {
+            let value: Value = serde_json::from_str(text).unwrap();
+            value.as_object().unwrap().keys().cloned().collect()
+        };
+        let plain = json!({"caseId": "a", "durationMs": 40, "usage": null}).to_string();
+        // Nothing measured, nothing claimed: the text as it was.
+        assert_eq!(with_first_byte(plain.clone(), None), plain);
+        let timed = with_first_byte(plain.clone(), Some(12));
+        assert_eq!(
+            keys(&timed),
+            ["caseId", "durationMs", "firstByteMs", "usage"]
+        );
+        assert!(timed.contains("\"firstByteMs\":12"));
+        // A preset's own claim is replaced, or removed when the host has none.
+        let claimed = json!({"firstByteMs": 1, "caseId": "a", "durationMs": 40}).to_string();
+        let replaced: Value =
+            serde_json::from_str(&with_first_byte(claimed.clone(), Some(7))).unwrap();
+        assert_eq!(replaced["firstByteMs"], 7);
+        assert_eq!(
+            keys(&with_first_byte(claimed, None)),
+            ["caseId", "durationMs"]
+        );
+        // Without a duration the field goes last; text that is not an
+        // object is left for the records' checks.
+        let bare = with_first_byte(json!({"caseId": "a"}).to_string(), Some(3));
+        assert_eq!(keys(&bare), ["caseId", "firstByteMs"]);
+        assert_eq!(with_first_byte("[1]".into(), Some(3)), "[1]");
+        assert_eq!(with_first_byte("not json".into(), Some(3)), "not json");
+    }
 
     /// What `options_text` must write: the provider's options with
     /// `canned` inserted as a map insert would.

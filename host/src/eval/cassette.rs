@@ -88,6 +88,8 @@ const VOLATILE_OPTIONS: &[&str] = &[
     "baseUrl",
     "apiKeySecret",
     "maxRetries",
+    // How the answer travels (whole or streamed), not what it says.
+    "stream",
     // A coding agent's workspace copy: a new temporary directory each time.
     "workspaceDir",
 ];
@@ -119,6 +121,14 @@ pub fn call_key(kind: &str, adapter: &str, request: &Invocation, sample: usize) 
     // fixed order, so equal requests serialize to equal bytes.
     let key = hex::encode(Sha256::digest(normalized.to_string().as_bytes()));
     (key, normalized)
+}
+
+/// What a live call gave, and how long it took: in all, and to the first
+/// byte of its answer (when it made an HTTP request).
+pub struct Timed {
+    pub outcome: Result<Observation, String>,
+    pub duration_ms: u64,
+    pub first_byte_ms: Option<u64>,
 }
 
 /// A run's cassette.
@@ -228,6 +238,30 @@ impl Cassette {
         sample: usize,
         live: impl std::future::Future<Output = (Result<Observation, String>, u64)>,
     ) -> Result<Observation, String> {
+        let live = async {
+            let (outcome, duration_ms) = live.await;
+            Timed {
+                outcome,
+                duration_ms,
+                first_byte_ms: None,
+            }
+        };
+        self.answer_timed(kind, adapter, request, sample, live)
+            .await
+            .0
+    }
+
+    /// [`Self::answer`] for a call timed to its first byte too: the answer
+    /// and its time to first byte (live, or as recorded: a replayed call
+    /// keeps the times of the call it replays, as it keeps `durationMs`).
+    pub async fn answer_timed(
+        &self,
+        kind: &str,
+        adapter: &str,
+        request: &Invocation,
+        sample: usize,
+        live: impl std::future::Future<Output = Timed>,
+    ) -> (Result<Observation, String>, Option<u64>) {
         let (key, normalized) = call_key(kind, adapter, request, sample);
         if self.mode != ReplayMode::Refresh {
             let hit = {
@@ -240,7 +274,10 @@ impl Cassette {
                     .map(str::to_string)
             };
             if let Some(entry) = hit {
-                return self.replay(&key, &normalized, &entry);
+                return match self.replay(&key, &normalized, &entry) {
+                    Ok((observation, first_byte_ms)) => (Ok(observation), first_byte_ms),
+                    Err(error) => (Err(error), None),
+                };
             }
             if self.mode == ReplayMode::ReplayStrict {
                 let workspace = if normalized["settings"].get("workspaceHash").is_some() {
@@ -248,32 +285,50 @@ impl Cassette {
                 } else {
                     ""
                 };
-                return Err(format!(
-                    "no recorded answer for this call (cassette key {key}) in {}; record it with `--replay record-new` (replay-strict makes no live call).{workspace}",
-                    self.path.display()
-                ));
+                return (
+                    Err(format!(
+                        "no recorded answer for this call (cassette key {key}) in {}; record it with `--replay record-new` (replay-strict makes no live call).{workspace}",
+                        self.path.display()
+                    )),
+                    None,
+                );
             }
         }
-        let (outcome, duration_ms) = live.await;
-        let mut observation = outcome?;
+        let Timed {
+            outcome,
+            duration_ms,
+            first_byte_ms,
+        } = live.await;
+        let mut observation = match outcome {
+            Ok(observation) => observation,
+            Err(error) => return (Err(error), first_byte_ms),
+        };
         observation.duration_ms = observation.duration_ms.or(Some(duration_ms));
         let mut entry = json!({
             "recordedAt": records::now_rfc3339(),
             "request": normalized,
             "observation": observation_json(&observation),
         });
+        if let Some(ms) = first_byte_ms {
+            entry["firstByteMs"] = json!(ms);
+        }
         self.redaction.apply(&mut entry);
         self.redact(&mut entry);
         let text = cassette_file::entry_text(&entry);
         let mut state = self.lock();
         state.recorded.insert(key, text);
         state.changed = true;
-        Ok(observation)
+        (Ok(observation), first_byte_ms)
     }
 
     /// The observation of the entry `text` that `key` hit, when its stored
     /// request is this call's (`normalized`).
-    fn replay(&self, key: &str, normalized: &Value, text: &str) -> Result<Observation, String> {
+    fn replay(
+        &self,
+        key: &str,
+        normalized: &Value,
+        text: &str,
+    ) -> Result<(Observation, Option<u64>), String> {
         let damaged = |e: &dyn std::fmt::Display| {
             format!(
                 "cassette entry {key} in {} is damaged: {e}; record the call again with `--replay refresh`",
@@ -292,7 +347,9 @@ impl Cassette {
                 self.read_from.display()
             ));
         }
-        observation_from(&entry["observation"]).map_err(|e| damaged(&e))
+        let first_byte_ms = entry.get("firstByteMs").and_then(Value::as_u64);
+        let observation = observation_from(&entry["observation"]).map_err(|e| damaged(&e))?;
+        Ok((observation, first_byte_ms))
     }
 
     /// Writes the cassette if this run recorded anything (atomically, every
@@ -463,6 +520,64 @@ mod tests {
         let (first, _) = call_key("provider", "openai", &invocation("c1", 1000), 0);
         let (second, _) = call_key("provider", "openai", &invocation("c1", 1000), 1);
         assert_ne!(first, second, "each repeated sample is its own call");
+    }
+
+    #[test]
+    fn a_replayed_call_keeps_its_recorded_time_to_first_byte() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.json");
+        let open = |mode| {
+            Cassette::open(
+                path.clone(),
+                None,
+                mode,
+                Vec::new(),
+                Default::default(),
+                1 << 20,
+            )
+            .unwrap()
+        };
+        // Two calls that differ in what they ask (the case id is no part
+        // of a key).
+        let asking = |text: &str| {
+            let mut call = invocation(text, 1);
+            call.messages[0].content = text.into();
+            call
+        };
+        let recorder = open(ReplayMode::RecordNew);
+        for (case, first_byte_ms) in [("timed", Some(17)), ("untimed", None)] {
+            let live = async move {
+                let mut o = crate::plugin::bindings::types::Observation::empty();
+                o.final_text = Some(case.into());
+                Timed {
+                    outcome: Ok(o),
+                    duration_ms: 40,
+                    first_byte_ms,
+                }
+            };
+            let (outcome, recorded) = crate::plugin::io::block_on(recorder.answer_timed(
+                "provider",
+                "openai",
+                &asking(case),
+                0,
+                live,
+            ));
+            assert!(outcome.is_ok());
+            assert_eq!(recorded, first_byte_ms);
+        }
+        recorder.save().unwrap();
+        let strict = open(ReplayMode::ReplayStrict);
+        for (case, first_byte_ms) in [("timed", Some(17)), ("untimed", None)] {
+            let (outcome, replayed) = crate::plugin::io::block_on(strict.answer_timed(
+                "provider",
+                "openai",
+                &asking(case),
+                0,
+                async { panic!("replay-strict made a live call") },
+            ));
+            assert_eq!(outcome.unwrap().duration_ms, Some(40));
+            assert_eq!(replayed, first_byte_ms, "{case}");
+        }
     }
 
     #[test]

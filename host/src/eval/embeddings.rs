@@ -76,7 +76,8 @@ pub async fn openai(
         64 * 1024 * 1024,
     )
     .await
-    .map_err(|e| format!("embeddings request failed: {e:?}"))?;
+    .map_err(|e| format!("embeddings request failed: {e:?}"))?
+    .response;
     let answer: Value = serde_json::from_slice(&response.body).map_err(|_| {
         format!(
             "the embeddings endpoint answered HTTP {} with a body that is not JSON",

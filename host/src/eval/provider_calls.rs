@@ -13,7 +13,7 @@ use std::time::Instant;
 
 use serde_json::{Map, Value};
 
-use super::cassette::Cassette;
+use super::cassette::{Cassette, Timed};
 use super::observation_scrub::scrub_observation;
 use super::workspace_copy::{WorkspaceCopy, fresh_copy};
 use crate::plugin::bindings::preset::exports::cautilus::plugin::preset_api::Sample;
@@ -56,6 +56,13 @@ pub struct AgentWorkspaces {
     /// output directory (recording must not change the hash a cassette is
     /// keyed by, and an agent must not read other cases' transcripts).
     pub skip: Vec<PathBuf>,
+}
+
+/// A case's samples, and the time to first byte of its first answer
+/// (host-measured; `None` when no call made an HTTP request).
+pub struct CaseSamples {
+    pub samples: Vec<Sample>,
+    pub first_byte_ms: Option<u64>,
 }
 
 /// Directory of the run directory that holds sample transcripts.
@@ -119,12 +126,12 @@ impl ProviderCalls {
         &self,
         requests: Vec<Invocation>,
         workspace: Option<PathBuf>,
-    ) -> Vec<Sample> {
+    ) -> CaseSamples {
         let mut session = match self.take_session() {
             Ok(session) => session,
             Err(error) => {
                 let started = Instant::now();
-                return requests
+                let samples = requests
                     .iter()
                     .map(|_| Sample {
                         outcome: Err(error.clone()),
@@ -132,13 +139,29 @@ impl ProviderCalls {
                         transcript: None,
                     })
                     .collect();
+                return CaseSamples {
+                    samples,
+                    first_byte_ms: None,
+                };
             }
         };
         let mut samples = Vec::with_capacity(requests.len());
+        let mut first_byte_ms = None;
+        let mut took = |samples: &mut Vec<Sample>, (sample, first_byte): (Sample, Option<u64>)| {
+            // The case's time to first byte is its first answer's, as its
+            // duration is ([`super::assertions`] reads the first too).
+            if sample.outcome.is_ok() && !samples.iter().any(|s: &Sample| s.outcome.is_ok()) {
+                first_byte_ms = first_byte;
+            }
+            samples.push(sample);
+        };
         for (index, request) in requests.iter().enumerate() {
             let Some(agent) = &self.agent else {
                 session.set_case_workspace(workspace.clone());
-                samples.push(self.sample(&mut session, request, index).await);
+                took(
+                    &mut samples,
+                    self.sample(&mut session, request, index).await,
+                );
                 continue;
             };
             let started = Instant::now();
@@ -166,7 +189,10 @@ impl ProviderCalls {
             };
             session.set_case_workspace(Some(copy.dir.path().to_path_buf()));
             let request = with_workspace_hash(request, &copy);
-            samples.push(self.sample(&mut session, &request, index).await);
+            took(
+                &mut samples,
+                self.sample(&mut session, &request, index).await,
+            );
             if agent.keep {
                 let kept = copy.dir.keep();
                 eprintln!(
@@ -182,7 +208,10 @@ impl ProviderCalls {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .push(session);
-        samples
+        CaseSamples {
+            samples,
+            first_byte_ms,
+        }
     }
 
     async fn sample(
@@ -190,7 +219,7 @@ impl ProviderCalls {
         session: &mut ProviderSession,
         request: &Invocation,
         index: usize,
-    ) -> Sample {
+    ) -> (Sample, Option<u64>) {
         let started = Instant::now();
         let live = async {
             let outcome = session
@@ -198,15 +227,26 @@ impl ProviderCalls {
                 .await
                 .map(|o| self.pricing.apply(o))
                 .map_err(|e| e.to_string());
-            (outcome, elapsed_ms(started))
+            let duration_ms = elapsed_ms(started);
+            let first_byte_ms = session
+                .first_content()
+                .map(|at| millis(at.saturating_duration_since(started)).min(duration_ms));
+            Timed {
+                outcome,
+                duration_ms,
+                first_byte_ms,
+            }
         };
-        let outcome = match &self.cassette {
+        let (outcome, first_byte_ms) = match &self.cassette {
             Some(cassette) => {
                 cassette
-                    .answer("provider", self.plugin.id(), request, index, live)
+                    .answer_timed("provider", self.plugin.id(), request, index, live)
                     .await
             }
-            None => live.await.0,
+            None => {
+                let timed = live.await;
+                (timed.outcome, timed.first_byte_ms)
+            }
         };
         let mut transcript = None;
         let outcome = match outcome {
@@ -221,11 +261,12 @@ impl ProviderCalls {
             }
             Err(error) => Err(scrub(&error, &self.secrets)),
         };
-        Sample {
+        let sample = Sample {
             outcome,
             duration_ms: elapsed_ms(started),
             transcript,
-        }
+        };
+        (sample, first_byte_ms)
     }
 
     /// Gets `count` sessions ready on the I/O runtime, in the background
@@ -328,5 +369,9 @@ fn save_transcript(run_dir: &Path, case_id: &str, index: usize, text: &str) -> O
 }
 
 fn elapsed_ms(started: Instant) -> u64 {
-    u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX)
+    millis(started.elapsed())
+}
+
+fn millis(duration: std::time::Duration) -> u64 {
+    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
 }

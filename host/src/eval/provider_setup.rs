@@ -86,6 +86,9 @@ struct Endpoint {
     default_url: &'static str,
     key_variable: &'static str,
     key_required: bool,
+    /// The variable that turns streamed answers on, for an API that can
+    /// stream ([`crate::project::config::STREAM_VARIABLE`]).
+    stream_variable: Option<&'static str>,
 }
 
 fn endpoint(id: &str) -> Option<Endpoint> {
@@ -97,6 +100,7 @@ fn endpoint(id: &str) -> Option<Endpoint> {
             key_variable: "OPENAI_API_KEY",
             // A local OpenAI-compatible server (llama.cpp, vLLM, Ollama) needs none.
             key_required: false,
+            stream_variable: Some(crate::project::config::STREAM_VARIABLE),
         }),
         "anthropic" => Some(Endpoint {
             family: "anthropic",
@@ -104,6 +108,7 @@ fn endpoint(id: &str) -> Option<Endpoint> {
             default_url: "https://api.anthropic.com",
             key_variable: "ANTHROPIC_API_KEY",
             key_required: true,
+            stream_variable: None,
         }),
         _ => None,
     }
@@ -173,6 +178,11 @@ fn api_endpoint(
         "timeoutMs".into(),
         json!(timeout_ms.min(u64::from(u32::MAX))),
     );
+    if let Some(variable) = endpoint.stream_variable
+        && stream_asked(variable, env)?
+    {
+        options.insert("stream".into(), json!(true));
+    }
     // The price table holds the public API's prices: a call to another
     // server (a local llama.cpp echoing `gpt-4o-mini`) is not priced by it.
     let official = reqwest::Url::parse(endpoint.default_url)
@@ -190,6 +200,22 @@ fn api_endpoint(
         options,
         pricing,
     }))
+}
+
+/// Whether `variable` asks for streamed answers (`true`/`false`, `1`/`0`,
+/// `yes`/`no`, `on`/`off`; unset or empty: no).
+fn stream_asked(variable: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<bool, String> {
+    let Some(value) = env(variable) else {
+        return Ok(false);
+    };
+    match value.trim().to_ascii_lowercase().as_str() {
+        "" | "0" | "false" | "no" | "off" => Ok(false),
+        "1" | "true" | "yes" | "on" => Ok(true),
+        _ => Err(format!(
+            "{variable} must be true or false, got `{}`",
+            crate::term::inline(&value)
+        )),
+    }
 }
 
 /// The prices configured for provider family `family`
@@ -639,6 +665,35 @@ mod tests {
                 .contains("sk-test"),
             "the key itself never reaches the component"
         );
+    }
+
+    #[test]
+    fn openai_streams_only_when_asked() {
+        let stream = |value: Option<&str>| {
+            let env = |name: &str| {
+                value
+                    .filter(|_| name == "CAUTILUS_OPENAI_STREAM")
+                    .map(str::to_string)
+            };
+            api_endpoint("openai", 5000, &env)
+                .map(|grant| grant.unwrap().options.get("stream").cloned())
+        };
+        assert_eq!(stream(None), Ok(None));
+        for yes in ["1", "true", "TRUE", " yes ", "on"] {
+            assert_eq!(stream(Some(yes)), Ok(Some(json!(true))), "{yes}");
+        }
+        for no in ["", "0", "false", "No", "off"] {
+            assert_eq!(stream(Some(no)), Ok(None), "{no}");
+        }
+        let bad = stream(Some("sometimes")).unwrap_err();
+        assert_eq!(
+            bad,
+            "CAUTILUS_OPENAI_STREAM must be true or false, got `sometimes`"
+        );
+        // Anthropic's provider does not stream: the variable is not its.
+        let env = env_of(&[("ANTHROPIC_API_KEY", "k"), ("CAUTILUS_OPENAI_STREAM", "1")]);
+        let grant = api_endpoint("anthropic", 5000, &env).unwrap().unwrap();
+        assert!(!grant.options.contains_key("stream"));
     }
 
     #[test]

@@ -24,18 +24,16 @@ use std::sync::{Arc, mpsc};
 use super::EvalError;
 use super::assertions::{CaseExtras, ScorerPool};
 use super::batch::{Batch, Preparer, RawBatch};
-use super::cases::{RunContext, case_run, case_workspace, requests, run_cases};
+use super::cases::{RunContext, case_run, case_workspace, requests, run_cases, with_first_byte};
 use super::interrupt;
 use super::pipeline::{TestOptions, batch_size, preset_limits};
-use super::provider_calls::ProviderCalls;
+use super::provider_calls::{CaseSamples, ProviderCalls};
 use super::run_records::{Delivered, RanCase, RunRecords};
 use super::snapshots;
 use super::validate::{Checked, Validated, case_batches, translate};
 use super::workers::{never, run_ordered};
 use crate::plugin::Registry;
-use crate::plugin::bindings::preset::exports::cautilus::plugin::preset_api::{
-    CasePlan, CaseRun, Sample,
-};
+use crate::plugin::bindings::preset::exports::cautilus::plugin::preset_api::{CasePlan, CaseRun};
 use crate::plugin::preset::PresetSession;
 
 /// What the run pass needs of the run.
@@ -82,7 +80,7 @@ struct InFlight {
     range: Range<usize>,
     batch: Batch,
     plans: Vec<CasePlan>,
-    calls: Vec<tokio::task::JoinHandle<Vec<Sample>>>,
+    calls: Vec<tokio::task::JoinHandle<CaseSamples>>,
     workspaces: Vec<Option<tempfile::TempDir>>,
 }
 
@@ -176,7 +174,7 @@ impl RunPass<'_> {
                         ran: Vec::new(),
                     });
                 };
-                let (runs, workspaces) = run_cases(
+                let (ran, workspaces) = run_cases(
                     &plans,
                     &batch.origins,
                     &batch.settings,
@@ -184,7 +182,16 @@ impl RunPass<'_> {
                     &self.calls,
                     stop,
                 )?;
-                self.finish(session, pool, range, batch, plans, runs, &workspaces)
+                let (runs, first_bytes) = ran.into_iter().unzip();
+                self.finish(
+                    session,
+                    pool,
+                    range,
+                    batch,
+                    plans,
+                    (runs, first_bytes),
+                    &workspaces,
+                )
             },
             |delivered| records.deliver(delivered),
         )
@@ -246,7 +253,7 @@ impl RunPass<'_> {
                         .iter()
                         .zip(samples)
                         .map(|(plan, samples)| case_run(plan, self.context, samples))
-                        .collect();
+                        .unzip();
                     closer.check(self.finish(session, pool, range, batch, plans, runs, &workspaces))
                 },
                 |delivered| CloseOnError(&slots).check(records.deliver(delivered)),
@@ -336,7 +343,7 @@ impl RunPass<'_> {
         range: Range<usize>,
         batch: Batch,
         mut plans: Vec<CasePlan>,
-        runs: Vec<CaseRun>,
+        (runs, first_bytes): (Vec<CaseRun>, Vec<Option<u64>>),
         workspaces: &[Option<tempfile::TempDir>],
     ) -> Result<Delivered, EvalError> {
         let validated = self.validated;
@@ -398,7 +405,19 @@ impl RunPass<'_> {
             .zip(verdicts)
             .zip(body_checked)
             .enumerate()
-            .map(|(k, ((observed, verdict), body_checked))| RanCase {
+            .map(|(k, ((observed, mut verdict), body_checked))| {
+                // The host's time to first byte, in both packets (the
+                // summary's evaluation is what records and aggregates read).
+                let first_byte = first_bytes.get(k).copied().flatten();
+                verdict.body = with_first_byte(std::mem::take(&mut verdict.body), first_byte);
+                (
+                    k,
+                    with_first_byte(observed, first_byte),
+                    verdict,
+                    body_checked,
+                )
+            })
+            .map(|(k, observed, verdict, body_checked)| RanCase {
                 index: batch.indices[k],
                 observed,
                 verdict,

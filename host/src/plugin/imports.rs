@@ -295,7 +295,7 @@ impl http::Host for StoreState {
             headers.push((header.name, value));
         }
         let asked = Duration::from_millis(u64::from(request.timeout_ms.unwrap_or(60_000)));
-        super::net::send(
+        let answered = super::net::send(
             &request.method,
             url,
             &headers,
@@ -303,7 +303,13 @@ impl http::Host for StoreState {
             self.bounded(asked),
             self.output_limit,
         )
-        .await
+        .await?;
+        // The call's time to first byte: that of its first answer that
+        // succeeded (a rate-limited attempt's says nothing of the model).
+        if (200..300).contains(&answered.response.status) && self.first_content.is_none() {
+            self.first_content = Some(answered.first_content);
+        }
+        Ok(answered.response)
     }
 }
 

@@ -107,6 +107,9 @@ pub struct StoreState {
     /// When the current guest call must end (set by `arm`); host imports
     /// cap their own timeouts by it.
     pub(crate) deadline: std::time::Instant,
+    /// When the first content of the current call's first successful
+    /// `http` answer arrived, if it made one.
+    pub(crate) first_content: Option<std::time::Instant>,
 }
 
 impl StoreState {
@@ -142,6 +145,7 @@ impl StoreState {
             requested,
             output_limit: limits.output_bytes,
             deadline: std::time::Instant::now() + limits.timeout,
+            first_content: None,
         }
     }
 

@@ -29,6 +29,8 @@ pub struct ProviderSession {
     /// The workspace of the case being served, if it has its own.
     case_workspace: Option<PathBuf>,
     live: Option<(Store<StoreState>, Provider)>,
+    /// When the last call's answer started ([`Self::first_content`]).
+    first_content: Option<std::time::Instant>,
 }
 
 impl ProviderSession {
@@ -50,6 +52,7 @@ impl ProviderSession {
             grants,
             case_workspace: None,
             live: None,
+            first_content: None,
         })
     }
 
@@ -88,9 +91,18 @@ impl ProviderSession {
         Ok(())
     }
 
+    /// When the last call's answer started: the first content of its first
+    /// successful `http` answer (`None` when it made no such request, e.g.
+    /// a CLI provider or the fixture backend). The caller's clock starts
+    /// where its duration does, so the two compare.
+    pub fn first_content(&self) -> Option<std::time::Instant> {
+        self.first_content
+    }
+
     /// Asks the provider for one observation.
     pub async fn invoke(&mut self, request: &Invocation) -> Result<Observation, PluginError> {
         let name = self.plugin.id().to_string();
+        self.first_content = None;
         self.warm().await?;
         let (store, bindings) = self.live.as_mut().expect("just set");
         arm(store, &self.limits);
@@ -102,6 +114,7 @@ impl ProviderSession {
             .cautilus_plugin_provider_api()
             .call_invoke(&mut *store, request)
             .await;
+        self.first_content = store.data().first_content;
         let observation = match called {
             Ok(Ok(observation)) => observation,
             Ok(Err(error)) => return Err(guest_error(&name, error)),

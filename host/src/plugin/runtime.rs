@@ -483,7 +483,10 @@ pub(crate) fn new_store(
 /// Arms the per-call deadline and fuel budget before a guest call.
 pub(crate) fn arm(store: &mut Store<StoreState>, limits: &Limits) {
     store.set_epoch_deadline(deadline_ticks(limits.timeout));
-    store.data_mut().deadline = std::time::Instant::now() + limits.timeout;
+    let now = std::time::Instant::now();
+    let state = store.data_mut();
+    state.deadline = now + limits.timeout;
+    state.first_content = None;
     // Without a budget, a metered engine gets effectively unlimited fuel. An
     // unmetered one has none to set (`armed_store` refuses a budget there);
     // asking would build an error, with a backtrace under RUST_BACKTRACE.

@@ -82,6 +82,9 @@ pub struct ProjectConfig {
     pub providers: ConfigProviders,
 }
 
+/// The variable `[providers.openai] stream` stands for.
+pub const STREAM_VARIABLE: &str = "CAUTILUS_OPENAI_STREAM";
+
 /// `[providers.openai]`, `[providers.anthropic]`.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -105,6 +108,11 @@ pub struct ProviderSettings {
     /// public API get a cost only from these.
     #[serde(default)]
     pub prices: Option<crate::eval::pricing::PriceTable>,
+    /// `openai` only: ask for answers as event streams, so a case's
+    /// `firstByteMs` is the time to the model's first token
+    /// (`CAUTILUS_OPENAI_STREAM` overrides it).
+    #[serde(default)]
+    pub stream: Option<bool>,
 }
 
 impl ConfigProviders {
@@ -119,6 +127,9 @@ impl ConfigProviders {
             if let Some(url) = settings.as_ref().and_then(|s| s.base_url.clone()) {
                 env.insert(variable.to_string(), url);
             }
+        }
+        if let Some(stream) = self.openai.as_ref().and_then(|s| s.stream) {
+            env.insert(STREAM_VARIABLE.to_string(), stream.to_string());
         }
         for (family, settings) in [("openai", &self.openai), ("anthropic", &self.anthropic)] {
             if let Some(prices) = settings.as_ref().and_then(|s| s.prices.as_ref()) {
@@ -249,7 +260,7 @@ const KEYS: &[(&str, &[&str])] = &[
     ),
     ("judge", &["provider", "model"]),
     ("providers", &["openai", "anthropic"]),
-    ("providers.openai", &["base_url", "prices"]),
+    ("providers.openai", &["base_url", "prices", "stream"]),
     ("providers.anthropic", &["base_url", "prices"]),
     (
         "defaults",
@@ -443,6 +454,22 @@ secrets = { ACME_KEY = "ACME_API_KEY" }
         assert!(
             error.starts_with("unknown key `defaults.concurency`; did you mean `concurrency`?"),
             "{error}"
+        );
+        // Only the openai provider streams.
+        let error = load_text("[providers.anthropic]\nstream = true").unwrap_err();
+        assert!(
+            error.starts_with("unknown key `providers.anthropic.stream`; keys here"),
+            "{error}"
+        );
+        let streamed = load_text("[providers.openai]\nstream = true").unwrap();
+        assert_eq!(
+            streamed
+                .config
+                .providers
+                .as_env()
+                .get(STREAM_VARIABLE)
+                .map(String::as_str),
+            Some("true")
         );
         let error = load_text("[grants]\nnetwork = []").unwrap_err();
         assert!(

@@ -37,6 +37,8 @@ pub struct CellFacts {
     /// Its assertions that could not be carried out (status `errored`).
     pub assertions_errored: u64,
     pub duration_ms: Option<f64>,
+    /// The host's time to first byte of the answer (HTTP providers).
+    pub first_byte_ms: Option<f64>,
     pub cost_usd: Option<f64>,
     pub input_tokens: u64,
     pub output_tokens: u64,
@@ -89,6 +91,7 @@ impl CellFacts {
             unscored: unscored(assertions),
             assertions_errored: errored_in(assertions),
             duration_ms: evaluation.get("durationMs").and_then(Value::as_f64),
+            first_byte_ms: evaluation.get("firstByteMs").and_then(Value::as_f64),
             cost_usd: evaluation.get("costUsd").and_then(Value::as_f64),
             input_tokens: tokens(&["inputTokens", "input_tokens"]),
             output_tokens: tokens(&["outputTokens", "output_tokens"]),
@@ -125,6 +128,7 @@ impl CellFacts {
             unscored: unscored(cell.get("assertions")),
             assertions_errored: errored_in(cell.get("assertions")),
             duration_ms: cell.get("durationMs").and_then(Value::as_f64),
+            first_byte_ms: cell.get("firstByteMs").and_then(Value::as_f64),
             cost_usd: cell.get("costUsd").and_then(Value::as_f64),
             input_tokens: tokens("inputTokens"),
             output_tokens: tokens("outputTokens"),
@@ -198,6 +202,9 @@ pub struct Aggregate {
     /// Share of cases that passed every trial they ran.
     pub all_trials_passed: Option<f64>,
     pub latency: Option<Latency>,
+    /// The same statistics of the cells' time to first byte, when any cell
+    /// has one.
+    pub first_byte: Option<Latency>,
     pub input_tokens: u64,
     pub output_tokens: u64,
     pub cost: Option<Cost>,
@@ -209,6 +216,17 @@ pub struct Latency {
     pub mean_ms: f64,
     pub p50_ms: f64,
     pub p95_ms: f64,
+}
+
+/// Mean, p50 and p95 of `times` (none when empty).
+fn latency_of(mut times: Vec<f64>) -> Option<Latency> {
+    times.sort_by(f64::total_cmp);
+    stats::mean_sem(&times).map(|m| Latency {
+        n: m.n,
+        mean_ms: m.mean,
+        p50_ms: stats::percentile(&times, 0.5).unwrap_or(m.mean),
+        p95_ms: stats::percentile(&times, 0.95).unwrap_or(m.mean),
+    })
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -296,6 +314,13 @@ impl Aggregate {
             ),
         );
         out.insert(
+            "firstByte".into(),
+            self.first_byte.map_or(
+                Value::Null,
+                |l| json!({"n": l.n, "meanMs": l.mean_ms, "p50Ms": l.p50_ms, "p95Ms": l.p95_ms}),
+            ),
+        );
+        out.insert(
             "tokens".into(),
             json!({
                 "input": self.input_tokens,
@@ -327,6 +352,7 @@ pub fn aggregate(cells: &[CellFacts]) -> Aggregate {
     let mut case_at: HashMap<&str, usize> = HashMap::new();
     let mut per_case: Vec<(u64, u64)> = Vec::new();
     let mut durations = Vec::new();
+    let mut first_bytes = Vec::new();
     let mut cost: Option<Cost> = None;
     let (mut input_tokens, mut output_tokens) = (0u64, 0u64);
     let mut trials = 0u32;
@@ -356,6 +382,7 @@ pub fn aggregate(cells: &[CellFacts]) -> Aggregate {
         // An errored cell's time says nothing of the answer's latency.
         if !cell.errored() {
             durations.extend(cell.duration_ms);
+            first_bytes.extend(cell.first_byte_ms);
         }
         if let Some(usd) = cell.cost_usd {
             let c = cost.get_or_insert(Cost {
@@ -388,13 +415,8 @@ pub fn aggregate(cells: &[CellFacts]) -> Aggregate {
         .collect();
     let all_trials_passed = (!per_case.is_empty())
         .then(|| per_case.iter().filter(|(n, c)| n == c).count() as f64 / per_case.len() as f64);
-    durations.sort_by(f64::total_cmp);
-    let latency = stats::mean_sem(&durations).map(|m| Latency {
-        n: m.n,
-        mean_ms: m.mean,
-        p50_ms: stats::percentile(&durations, 0.5).unwrap_or(m.mean),
-        p95_ms: stats::percentile(&durations, 0.95).unwrap_or(m.mean),
-    });
+    let latency = latency_of(durations);
+    let first_byte = latency_of(first_bytes);
     Aggregate {
         cells: cells.len(),
         cases: per_case.len(),
@@ -416,6 +438,7 @@ pub fn aggregate(cells: &[CellFacts]) -> Aggregate {
         pass_hat_k,
         all_trials_passed,
         latency,
+        first_byte,
         input_tokens,
         output_tokens,
         cost,
@@ -561,6 +584,7 @@ pub(crate) mod tests {
             unscored: Vec::new(),
             assertions_errored: 0,
             duration_ms: Some(f64::from(trial) * 100.0),
+            first_byte_ms: None,
             cost_usd: Some(0.01),
             input_tokens: 10,
             output_tokens: 5,
@@ -570,7 +594,7 @@ pub(crate) mod tests {
     #[test]
     fn facts_come_from_the_summary_evaluation() {
         let evaluation = json!({
-            "caseId": "a", "status": "failed", "durationMs": 12, "costUsd": 0.5,
+            "caseId": "a", "status": "failed", "durationMs": 12, "firstByteMs": 5, "costUsd": 0.5,
             "usage": {"inputTokens": 7, "outputTokens": 3},
             "assertions": [
                 {"name": "contains", "score": 1.0},
@@ -590,6 +614,7 @@ pub(crate) mod tests {
             ]
         );
         assert_eq!(facts.duration_ms, Some(12.0));
+        assert_eq!(facts.first_byte_ms, Some(5.0));
         assert_eq!(facts.cost_usd, Some(0.5));
         assert_eq!((facts.input_tokens, facts.output_tokens), (7, 3));
     }
@@ -621,6 +646,15 @@ pub(crate) mod tests {
         let latency = a.latency.unwrap();
         assert!((latency.mean_ms - 200.0).abs() < 1e-9);
         assert!((latency.p95_ms - 300.0).abs() < 1e-9);
+        assert_eq!(a.first_byte, None, "no cell has a time to first byte");
+        // Those that have one are counted on their own.
+        let mut timed = cells.clone();
+        timed[0].first_byte_ms = Some(40.0);
+        timed[3].first_byte_ms = Some(20.0);
+        let first_byte = aggregate(&timed).first_byte.unwrap();
+        assert_eq!(first_byte.n, 2);
+        assert!((first_byte.mean_ms - 30.0).abs() < 1e-9);
+        assert!((first_byte.p50_ms - 30.0).abs() < 1e-9);
         let cost = a.cost.unwrap();
         assert!((cost.total_usd - 0.06).abs() < 1e-12);
         assert_eq!((a.input_tokens, a.output_tokens), (60, 30));

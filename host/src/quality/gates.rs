@@ -34,6 +34,8 @@ pub struct Gates {
     pub scores: Vec<(String, ScoreGate)>,
     pub latency_p95_ms: Option<f64>,
     pub latency_mean_ms: Option<f64>,
+    /// p95 of the cells' time to first byte (`latency.firstByteP95Ms`).
+    pub first_byte_p95_ms: Option<f64>,
     pub cost_max_per_case_usd: Option<f64>,
     pub cost_max_total_usd: Option<f64>,
     pub pass_at_k: Option<f64>,
@@ -65,6 +67,10 @@ impl Gates {
         }
         add(self.latency_p95_ms.is_some(), "latency.p95Ms".into());
         add(self.latency_mean_ms.is_some(), "latency.meanMs".into());
+        add(
+            self.first_byte_p95_ms.is_some(),
+            "latency.firstByteP95Ms".into(),
+        );
         add(
             self.cost_max_per_case_usd.is_some(),
             "cost.maxPerCaseUsd".into(),
@@ -179,9 +185,14 @@ pub fn parse(value: &Value) -> Result<Gates, Problem> {
         }
     }
     if let Some(latency) = map.get("latency") {
-        let latency = object(latency, "gates.latency", &["p95Ms", "meanMs"])?;
+        let latency = object(
+            latency,
+            "gates.latency",
+            &["p95Ms", "meanMs", "firstByteP95Ms"],
+        )?;
         gates.latency_p95_ms = number(latency, "p95Ms", "gates.latency", false)?;
         gates.latency_mean_ms = number(latency, "meanMs", "gates.latency", false)?;
+        gates.first_byte_p95_ms = number(latency, "firstByteP95Ms", "gates.latency", false)?;
     }
     if let Some(cost) = map.get("cost") {
         let cost = object(cost, "gates.cost", &["maxPerCaseUsd", "maxTotalUsd"])?;
@@ -431,6 +442,16 @@ pub fn evaluate(gates: &Gates, judged: &Judged<'_>) -> Vec<GateResult> {
             " ms",
         );
     }
+    if let Some(max) = gates.first_byte_p95_ms {
+        push(
+            "latency.firstByteP95Ms".into(),
+            a.first_byte.map(|l| l.p95_ms),
+            max,
+            false,
+            "time to first byte p95",
+            " ms",
+        );
+    }
     if let Some(max) = gates.cost_max_per_case_usd {
         push(
             "cost.maxPerCaseUsd".into(),
@@ -614,6 +635,35 @@ mod tests {
         assert_eq!(
             latency.message,
             "latency p95 29 ms is above the 25 ms limit"
+        );
+
+        // The time to first byte: gated when the cells have one, and
+        // failing (never passing unmeasured) when none has.
+        let gates_fb = parse(&json!({"latency": {"firstByteP95Ms": 15}})).unwrap();
+        assert_eq!(gates_fb.names(), ["latency.firstByteP95Ms"]);
+        let unmeasured = evaluate(&gates_fb, &judged);
+        assert!(unmeasured[0].blocks());
+        assert!(
+            unmeasured[0].message.contains("nothing to measure"),
+            "{}",
+            unmeasured[0].message
+        );
+        let mut timed = cells.clone();
+        for (cell, ms) in timed.iter_mut().zip([5.0, 10.0, 12.0]) {
+            cell.first_byte_ms = Some(ms);
+        }
+        let timed_aggregate = aggregate(&timed);
+        let within = evaluate(
+            &gates_fb,
+            &Judged {
+                aggregate: &timed_aggregate,
+                ..judged
+            },
+        );
+        assert!(within[0].passed, "{}", within[0].message);
+        assert_eq!(
+            within[0].message,
+            "time to first byte p95 11.8 ms is within the 15 ms limit"
         );
 
         // Filtered: shown, never blocking.

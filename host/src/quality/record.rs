@@ -360,6 +360,7 @@ fn cell_json(
         "usage": field("usage"),
         "costUsd": field("costUsd"),
         "durationMs": field("durationMs"),
+        "firstByteMs": field("firstByteMs"),
         "provider": field("provider"),
         "model": field("model"),
         "harness": field("harness"),

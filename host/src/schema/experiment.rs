@@ -128,6 +128,8 @@ pub struct Cell {
     pub usage: Option<Value>,
     pub cost_usd: Option<f64>,
     pub duration_ms: Option<f64>,
+    /// The host's time to the first content of the answer (HTTP providers).
+    pub first_byte_ms: Option<f64>,
     pub provider: Option<String>,
     pub model: Option<String>,
     pub harness: Option<String>,
@@ -167,6 +169,8 @@ pub struct Aggregate {
     pub pass_hat_k: BTreeMap<String, f64>,
     pub all_trials_passed: Option<f64>,
     pub latency: Option<Latency>,
+    /// The same of the cells' `firstByteMs`, over the cells that have one.
+    pub first_byte: Option<Latency>,
     pub tokens: Tokens,
     pub cost: Option<Cost>,
 }

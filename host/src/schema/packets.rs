@@ -100,6 +100,11 @@ pub struct Identity {
     /// `messaging` (app) or `workspace` (repo).
     pub mode: String,
     pub duration_ms: u64,
+    /// Time from the start of the provider call to the first content of its
+    /// answer (the first byte of the body; of a server-sent event stream,
+    /// the first `data:` line), measured by the host for providers that
+    /// speak HTTP through it; absent otherwise. Never written by a preset.
+    pub first_byte_ms: Option<u64>,
     pub cost_usd: Option<f64>,
     /// Where `costUsd` comes from: `reported` by the provider, or
     /// `derived:<price table>` from token counts (or `mixed` over samples).

@@ -33,6 +33,7 @@ const API: Api = Api {
     key_header: ("x-api-key", false),
     request_body: anthropic::request_body,
     observation: anthropic::observation,
+    fold_stream: None,
 };
 
 impl Provider for Anthropic {

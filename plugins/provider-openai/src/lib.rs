@@ -29,6 +29,7 @@ const API: Api = Api {
     key_header: ("authorization", true),
     request_body: openai::request_body,
     observation: openai::observation,
+    fold_stream: Some(openai::fold_stream),
 };
 
 impl Provider for OpenAi {

@@ -42,6 +42,11 @@ pub struct ApiOptions {
     /// Stop sequences (`settings.stop`).
     #[serde(default)]
     pub stop: Option<Vec<String>>,
+    /// Ask for the answer as a server-sent event stream, where the API has
+    /// one (`[providers.openai] stream`): the host then times its first
+    /// event, the model's first token, rather than the whole answer.
+    #[serde(default)]
+    pub stream: bool,
 }
 
 fn default_timeout() -> u32 {
@@ -91,6 +96,9 @@ pub struct Api {
     pub request_body: fn(&Invocation, &ApiOptions) -> Result<Value, PluginError>,
     /// The observation of an answer, given the retries it took.
     pub observation: fn(&Invocation, &Value, u32) -> Result<Observation, PluginError>,
+    /// Folds a streamed answer (the server-sent event stream's text) into
+    /// the answer the server would have sent whole, for APIs that stream.
+    pub fold_stream: Option<fn(&str) -> Result<Value, String>>,
 }
 
 impl Api {
@@ -117,6 +125,7 @@ impl Api {
                 .map(|(k, v)| (*k, v.to_string()))
                 .collect(),
             key_header: self.key_header,
+            fold_stream: self.fold_stream,
         };
         let answer = call.send(&body)?;
         (self.observation)(request, &answer.body, answer.attempts - 1)
@@ -145,6 +154,9 @@ pub struct Call<'a> {
     /// How the key is sent: (`authorization`, true) sends `Bearer <key>`,
     /// (`x-api-key`, false) the key as it is.
     pub key_header: (&'a str, bool),
+    /// How an answer sent as a server-sent event stream is read, if the
+    /// API streams ([`Api::fold_stream`]).
+    pub fold_stream: Option<fn(&str) -> Result<Value, String>>,
 }
 
 /// Statuses worth another attempt: rate limits and transient server errors
@@ -208,14 +220,8 @@ impl Call<'_> {
             let last = attempt > self.options.max_retries;
             match http::send(&request) {
                 Ok(response) if (200..300).contains(&response.status) => {
-                    let body = serde_json::from_slice(&response.body).map_err(|e| {
-                        PluginError::failed(format!(
-                            "{}: {} answered HTTP {} with a body that is not JSON ({e})",
-                            self.provider, self.url, response.status
-                        ))
-                    })?;
                     return Ok(Answer {
-                        body,
+                        body: self.answer_of(&response)?,
                         attempts: attempt,
                     });
                 }
@@ -252,6 +258,32 @@ impl Call<'_> {
                 Err(error) => return Err(self.transport_error(error)),
             }
         }
+    }
+
+    /// The answer a successful response holds: its JSON body, or the
+    /// answer its event stream adds up to.
+    fn answer_of(&self, response: &http::Response) -> Result<Value, PluginError> {
+        let streamed = response.headers.iter().any(|(k, v)| {
+            k.eq_ignore_ascii_case("content-type")
+                && v.trim_start()
+                    .to_ascii_lowercase()
+                    .starts_with("text/event-stream")
+        });
+        if let (true, Some(fold)) = (streamed, self.fold_stream) {
+            let text = String::from_utf8_lossy(&response.body);
+            return fold(&text).map_err(|e| {
+                PluginError::failed(format!(
+                    "{}: {} answered HTTP {} with an event stream that {e}",
+                    self.provider, self.url, response.status
+                ))
+            });
+        }
+        serde_json::from_slice(&response.body).map_err(|e| {
+            PluginError::failed(format!(
+                "{}: {} answered HTTP {} with a body that is not JSON ({e})",
+                self.provider, self.url, response.status
+            ))
+        })
     }
 
     /// Whether waiting `wait` still leaves time for another attempt within

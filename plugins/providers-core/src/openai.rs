@@ -9,6 +9,11 @@
 //! messages as they are. Usage comes from the response's `usage`; the
 //! model recorded is the one the response names (the one that answered).
 //! OpenAI's API does not report cost, so `costUsd` is left out.
+//!
+//! With `stream` (`[providers.openai] stream = true`) the answer is asked
+//! for as a server-sent event stream (`stream_options.include_usage`, for
+//! the token counts) and folded back into the answer the server would have
+//! sent whole ([`fold_stream`]): the host then times the first token.
 
 use crate::api::{ApiOptions, count};
 use cautilus_sdk::provider::Invocation;
@@ -43,7 +48,125 @@ pub fn request_body(request: &Invocation, options: &ApiOptions) -> Result<Value,
     if let Some(stop) = &options.stop {
         body["stop"] = json!(stop);
     }
+    if options.stream {
+        body["stream"] = json!(true);
+        body["stream_options"] = json!({ "include_usage": true });
+    }
     Ok(body)
+}
+
+/// The Chat Completions answer a streamed one adds up to: the text of the
+/// first choice's deltas, the model, the last `finish_reason` and the
+/// `usage` chunk, when the server sends one (not every compatible server
+/// honours `include_usage`; without it the tokens are not captured). An
+/// `error` event, or a stream that ends before the answer is finished (no
+/// `finish_reason`, no `[DONE]`), is an error: a cut-short answer must not
+/// pass for a short one.
+pub fn fold_stream(text: &str) -> Result<Value, String> {
+    let mut answer = String::new();
+    let mut model: Option<String> = None;
+    let mut usage: Option<Value> = None;
+    let mut finish: Option<Value> = None;
+    let mut done = false;
+    let mut chunks = 0usize;
+    for data in sse_data(text) {
+        if data.trim() == "[DONE]" {
+            done = true;
+            break;
+        }
+        let chunk: Value = serde_json::from_str(&data)
+            .map_err(|e| format!("has an event that is not JSON ({e}): {}", clip(&data)))?;
+        if let Some(error) = chunk.get("error") {
+            let message = error
+                .get("message")
+                .and_then(Value::as_str)
+                .map_or_else(|| error.to_string(), str::to_string);
+            return Err(format!("reported an error: {}", clip(&message)));
+        }
+        chunks += 1;
+        if model.is_none() {
+            model = chunk
+                .get("model")
+                .and_then(Value::as_str)
+                .filter(|m| !m.is_empty())
+                .map(str::to_string);
+        }
+        if let Some(u) = chunk.get("usage").filter(|u| u.is_object()) {
+            usage = Some(u.clone());
+        }
+        let first = chunk
+            .get("choices")
+            .and_then(Value::as_array)
+            .and_then(|choices| {
+                choices
+                    .iter()
+                    .find(|c| c.get("index").and_then(Value::as_u64).unwrap_or(0) == 0)
+            });
+        if let Some(choice) = first {
+            if let Some(piece) = choice.pointer("/delta/content").and_then(Value::as_str) {
+                answer.push_str(piece);
+            }
+            if let Some(reason) = choice.get("finish_reason").filter(|r| !r.is_null()) {
+                finish = Some(reason.clone());
+            }
+        }
+    }
+    if chunks == 0 {
+        return Err("holds no answer".into());
+    }
+    if !done && finish.is_none() {
+        return Err(
+            "ended before the answer was finished (no `finish_reason`, no `[DONE]`)".into(),
+        );
+    }
+    let mut whole = json!({
+        "object": "chat.completion",
+        "choices": [{
+            "index": 0,
+            "message": { "role": "assistant", "content": answer },
+            "finish_reason": finish,
+        }],
+    });
+    if let Some(model) = model {
+        whole["model"] = json!(model);
+    }
+    if let Some(usage) = usage {
+        whole["usage"] = usage;
+    }
+    Ok(whole)
+}
+
+/// The data of each event of a server-sent event stream, in order: its
+/// `data:` lines joined by newlines; comments and other fields skipped.
+fn sse_data(text: &str) -> Vec<String> {
+    let mut events = Vec::new();
+    let mut data: Option<String> = None;
+    for line in text.split('\n') {
+        let line = line.strip_suffix('\r').unwrap_or(line);
+        if line.is_empty() {
+            events.extend(data.take());
+            continue;
+        }
+        let (field, value) = match line.split_once(':') {
+            Some((field, value)) => (field, value.strip_prefix(' ').unwrap_or(value)),
+            None => (line, ""),
+        };
+        if field == "data" {
+            match &mut data {
+                Some(buffer) => {
+                    buffer.push('\n');
+                    buffer.push_str(value);
+                }
+                None => data = Some(value.to_string()),
+            }
+        }
+    }
+    events.extend(data);
+    events
+}
+
+fn clip(text: &str) -> String {
+    text.chars().take(300).collect()
 }
 
 /// The observation of a Chat Completions response.
@@ -125,6 +248,90 @@ mod tests {
 
     fn options(extra: &str) -> ApiOptions {
         serde_json::from_str(&format!(r#"{{"baseUrl": "http://x/v1"{extra}}}"#)).unwrap()
+    }
+
+    #[test]
+    fn a_streamed_answer_asks_for_its_usage() {
+        let body = request_body(&invocation(Some("m")), &options(r#", "stream": true"#)).unwrap();
+        assert_eq!(body["stream"], json!(true));
+        assert_eq!(body["stream_options"], json!({"include_usage": true}));
+        let whole = request_body(&invocation(Some("m")), &options("")).unwrap();
+        assert!(whole.get("stream").is_none() && whole.get("stream_options").is_none());
+    }
+
+    /// `(data, …)` as an event stream, each event ended by a blank line.
+    fn stream(events: &[&str]) -> String {
+        events.iter().map(|e| format!("data: {e}\n\n")).collect()
+    }
+
+    fn chunk(model: &str, content: Option<&str>, finish: Option<&str>) -> String {
+        json!({"object": "chat.completion.chunk", "model": model,
+               "choices": [{"index": 0, "delta": {"content": content}, "finish_reason": finish}]})
+        .to_string()
+    }
+
+    #[test]
+    fn a_stream_folds_into_the_whole_answer() {
+        let usage = json!({"choices": [], "usage": {"prompt_tokens": 9, "completion_tokens": 3}})
+            .to_string();
+        let text = format!(
+            ": ping\n\n{}",
+            stream(&[
+                &chunk("m-1", Some("Hel"), None),
+                &chunk("m-1", Some("lo, é"), None),
+                &chunk("m-1", None, Some("stop")),
+                &usage,
+                "[DONE]",
+            ])
+        );
+        let whole = fold_stream(&text).unwrap();
+        assert_eq!(whole["choices"][0]["message"]["content"], "Hello, é");
+        assert_eq!(whole["choices"][0]["finish_reason"], "stop");
+        assert_eq!(whole["model"], "m-1");
+        // Read as a whole answer is.
+        let observed = observation(&invocation(Some("m")), &whole, 0).unwrap();
+        assert_eq!(observed.final_text.as_deref(), Some("Hello, é"));
+        let counted = observed.usage.unwrap();
+        assert_eq!(
+            (counted.input_tokens, counted.output_tokens),
+            (Some(9), Some(3))
+        );
+
+        // CRLF line ends, a data line split in two `data:` fields, no
+        // space after the colon, and no usage chunk (llama-cpp-python).
+        let split = "data:{\"model\": \"m\", \"choices\": [{\"delta\":\r\ndata: {\"content\": \"ok\"}, \"finish_reason\": \"length\"}]}\r\n\r\ndata: [DONE]\r\n\r\n";
+        let whole = fold_stream(split).unwrap();
+        assert_eq!(whole["choices"][0]["message"]["content"], "ok");
+        assert_eq!(whole["choices"][0]["finish_reason"], "length");
+        assert!(whole.get("usage").is_none());
+        assert!(
+            observation(&invocation(Some("m")), &whole, 0)
+                .unwrap()
+                .usage
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn a_broken_stream_is_an_error_not_a_short_answer() {
+        let cases: &[(&str, String)] = &[
+            ("holds no answer", String::new()),
+            ("holds no answer", ": ping\n\n".into()),
+            ("holds no answer", stream(&["[DONE]"])),
+            ("ended before", stream(&[&chunk("m", Some("Hal"), None)])),
+            ("not JSON", stream(&["{oops"])),
+            (
+                "reported an error: model overloaded",
+                stream(&[
+                    &chunk("m", Some("a"), None),
+                    r#"{"error": {"message": "model overloaded"}}"#,
+                ]),
+            ),
+        ];
+        for (expected, text) in cases {
+            let error = fold_stream(text).unwrap_err();
+            assert!(error.contains(expected), "{text:?}: {error}");
+        }
     }
 
     #[test]
