@@ -126,11 +126,7 @@ pub type TimedRun = (CaseRun, Option<u64>);
 /// The case run the preset collects, from the case's samples, and the time
 /// to first byte the host measured (which the host, not the preset, adds to
 /// the case's evaluation).
-pub fn case_run(
-    plan: &CasePlan,
-    context: &RunContext<'_>,
-    samples: CaseSamples,
-) -> TimedRun {
+pub fn case_run(plan: &CasePlan, context: &RunContext<'_>, samples: CaseSamples) -> TimedRun {
     let CaseSamples {
         samples,
         first_byte_ms,

@@ -79,6 +79,10 @@ impl ApiOptions {
     }
 }
 
+/// Reads a server-sent event stream's text as the answer the server would
+/// have sent whole, or says what is wrong with it.
+pub type FoldStream = fn(&str) -> Result<Value, String>;
+
 /// One model API a provider component speaks: where it is, how the key is
 /// sent, and how a case becomes a request and an answer an observation.
 pub struct Api {
@@ -98,7 +102,7 @@ pub struct Api {
     pub observation: fn(&Invocation, &Value, u32) -> Result<Observation, PluginError>,
     /// Folds a streamed answer (the server-sent event stream's text) into
     /// the answer the server would have sent whole, for APIs that stream.
-    pub fold_stream: Option<fn(&str) -> Result<Value, String>>,
+    pub fold_stream: Option<FoldStream>,
 }
 
 impl Api {
@@ -156,7 +160,7 @@ pub struct Call<'a> {
     pub key_header: (&'a str, bool),
     /// How an answer sent as a server-sent event stream is read, if the
     /// API streams ([`Api::fold_stream`]).
-    pub fold_stream: Option<fn(&str) -> Result<Value, String>>,
+    pub fold_stream: Option<FoldStream>,
 }
 
 /// Statuses worth another attempt: rate limits and transient server errors
