@@ -27,7 +27,14 @@ const EQUAL: &[&str] = &["surface", "preset", "fixtureRef", "caseId"];
 /// Fields that must be present and non-empty on both sides.
 const PRESENT: &[&str] = &["provider", "model", "harness", "mode", "durationMs"];
 /// Fields that may differ; each difference is reported with its harness.
-const MAY_DIFFER: &[&str] = &["model", "durationMs", "usage", "costUsd", "costSource"];
+const MAY_DIFFER: &[&str] = &[
+    "model",
+    "durationMs",
+    "firstByteMs",
+    "usage",
+    "costUsd",
+    "costSource",
+];
 
 /// The observed packet of a run directory (or the packet file itself).
 fn observed(path: &Path) -> Result<(PathBuf, Value), EvalError> {

@@ -166,11 +166,23 @@ fn variants(out: &mut String, report: &Report) {
             a["cells"].as_u64().unwrap_or(0),
             num(a, &["passRate"]).map_or("—".into(), |r| format!("{r:.3}")),
             scores.join(", "),
-            num(a, &["latency", "p50Ms"]).map_or("—".into(), |l| format!("{l:.0} ms")),
+            latency(a),
             num(a, &["cost", "totalUsd"]).map_or("—".into(), |c| format!("${c:.4}")),
         );
     }
     out.push('\n');
+}
+
+/// A variant's p50 latency, with its p50 time to first byte when the
+/// cells have one.
+fn latency(a: &Value) -> String {
+    let Some(whole) = num(a, &["latency", "p50Ms"]) else {
+        return "—".into();
+    };
+    match num(a, &["firstByte", "p50Ms"]) {
+        Some(first) => format!("{whole:.0} ms (first byte {first:.0} ms)"),
+        None => format!("{whole:.0} ms"),
+    }
 }
 
 /// What a variant sets, one `field: value` per override, each cut to a
@@ -309,6 +321,15 @@ fn cell(value: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn latency_shows_the_first_byte_when_there_is_one() {
+        let a = serde_json::json!({"latency": {"p50Ms": 1882.4}, "firstByte": {"p50Ms": 1286.0}});
+        assert_eq!(latency(&a), "1882 ms (first byte 1286 ms)");
+        let a = serde_json::json!({"latency": {"p50Ms": 12.0}, "firstByte": null});
+        assert_eq!(latency(&a), "12 ms");
+        assert_eq!(latency(&serde_json::json!({"latency": null})), "—");
+    }
 
     #[test]
     fn cells_cannot_break_the_table_or_inject_html() {
