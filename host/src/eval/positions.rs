@@ -1,0 +1,45 @@
+//! Errors about a fixture's values, placed for the report: each one that
+//! names a value of a YAML or JSON fixture (or of a file it names: a base
+//! fixture, a case file) says `file:line:col` before its JSON path
+//! ([`crate::fixture::place`]). Done once, where a check or run of one
+//! fixture returns its error, so a valid run never reads a file again.
+
+use std::path::Path;
+
+use super::EvalError;
+use crate::fixture::place::Placer;
+
+/// `error` with its places, for the fixture `fixture` loaded beneath
+/// `path_root` (or its default root).
+pub fn placed(error: EvalError, fixture: &Path, path_root: Option<&Path>) -> EvalError {
+    place(error, &Placer::new(fixture, path_root), fixture)
+}
+
+fn place(error: EvalError, placer: &Placer, fixture: &Path) -> EvalError {
+    match error {
+        EvalError::Fixture(mut error) => {
+            placer.place_error(&mut error);
+            EvalError::Fixture(error)
+        }
+        // The paths of a suite's problems are the fixture's (or name a
+        // case's own file); a step's are its own suite's, not the file's.
+        EvalError::Cases { file, problems } if file == fixture => EvalError::Cases {
+            problems: problems
+                .into_iter()
+                .map(|(path, message)| match placer.place_problem(&path) {
+                    Some(at) => (format!("{at}: {path}"), message),
+                    None => (path, message),
+                })
+                .collect(),
+            file,
+        },
+        EvalError::Step { index, error } => EvalError::Step {
+            index,
+            error: Box::new(match *error {
+                fixture_error @ EvalError::Fixture(_) => place(fixture_error, placer, fixture),
+                other => other,
+            }),
+        },
+        other => other,
+    }
+}
