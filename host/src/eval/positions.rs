@@ -43,3 +43,46 @@ fn place(error: EvalError, placer: &Placer, fixture: &Path) -> EvalError {
         other => other,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_problem_says_where_it_is_and_one_alone_names_its_file_once() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join(".git")).unwrap();
+        let fixture = dir.path().join("f.yaml");
+        std::fs::write(&fixture, "cases:\n  - caseId: a\n    input: 1\n").unwrap();
+        let cases = |problems: &[(&str, &str)]| EvalError::Cases {
+            file: fixture.clone(),
+            problems: problems
+                .iter()
+                .map(|(p, m)| (p.to_string(), m.to_string()))
+                .collect(),
+        };
+        let shown = fixture.display();
+        let one = placed(cases(&[("cases[0].input", "bad")]), &fixture, None);
+        assert_eq!(one.to_string(), format!("{shown}:3:5: cases[0].input: bad"));
+        let two = placed(
+            cases(&[("cases[0].input", "bad"), ("cases[0].expected", "missing")]),
+            &fixture,
+            None,
+        );
+        assert_eq!(
+            two.to_string(),
+            format!(
+                "{shown}: 2 problems:\n  {shown}:3:5: cases[0].input: bad\n  {shown}:2:5: cases[0].expected: missing"
+            )
+        );
+        // A step's problems are its own suite's paths: left as they are.
+        let step = EvalError::Step {
+            index: 1,
+            error: Box::new(cases(&[("cases[0].input", "bad")])),
+        };
+        assert_eq!(
+            placed(step, &fixture, None).to_string(),
+            format!("step 1: {shown}: cases[0].input: bad")
+        );
+    }
+}
