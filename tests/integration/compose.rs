@@ -137,7 +137,8 @@ fn environment_variables_are_interpolated_or_named_when_missing() {
     assert!(cases.is_null(), "nothing ran");
     assert!(
         stderr.contains(
-            "suite.yaml: cases[0].input: environment variable `CAUTILUS_EXAMPLE_TOPIC` is not set"
+            // Placed where the placeholder is written.
+            "suite.yaml:10:5: cases[0].input: environment variable `CAUTILUS_EXAMPLE_TOPIC` is not set"
         ),
         "{stderr}"
     );

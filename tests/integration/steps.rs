@@ -104,7 +104,7 @@ fn a_path_that_does_not_resolve_stops_with_the_placeholder_and_its_place() {
     assert!(run.stderr.contains("error: step 1: "), "{}", run.stderr);
     assert!(
         run.stderr.contains(
-            "unresolved.fixture.yaml: steps[1].cases[0].input: `${steps[0].output.evidence[0].title}`: the path does not resolve: step 0's `output` has no `.evidence`"
+            "unresolved.fixture.yaml:10:9: steps[1].cases[0].input: `${steps[0].output.evidence[0].title}`: the path does not resolve: step 0's `output` has no `.evidence`"
         ),
         "{}",
         run.stderr

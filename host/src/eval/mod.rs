@@ -63,6 +63,7 @@ pub mod observed;
 pub mod origins;
 pub mod outcome;
 pub mod pipeline;
+pub mod positions;
 pub mod pricing;
 pub mod progress;
 pub mod provider_calls;
@@ -124,8 +125,10 @@ pub enum EvalError {
     /// The preset rejected the fixture's cases (paths into the fixture).
     /// Its message has a line per problem; the file and each problem are
     /// escaped for a terminal ([`crate::term::inline`]), so the only line
-    /// breaks are those.
-    #[error("{}: {}", crate::term::shown(file.display()), format_problems(problems))]
+    /// breaks are those. A problem placed in the file
+    /// ([`positions::placed`]) starts with `file:line:col`, and then alone
+    /// is not preceded by the file again.
+    #[error("{}", cases_message(file, problems))]
     Cases {
         file: PathBuf,
         problems: Vec<(String, String)>,
@@ -177,6 +180,15 @@ impl EvalError {
 
 /// Problems shown in one error message; the rest are counted.
 const SHOWN_PROBLEMS: usize = 50;
+
+fn cases_message(file: &std::path::Path, problems: &[(String, String)]) -> String {
+    let file = crate::term::shown(file.display()).to_string();
+    let problems_text = format_problems(problems);
+    match problems {
+        [(path, _)] if crate::term::inline(path).starts_with(&format!("{file}:")) => problems_text,
+        _ => format!("{file}: {problems_text}"),
+    }
+}
 
 fn format_problems(problems: &[(String, String)]) -> String {
     let mut lines: Vec<String> = problems

@@ -174,7 +174,8 @@ pub fn manifest(loaded: &Loaded, config: Option<&Path>) -> Result<Manifest, Proj
     for file in discover(loaded)? {
         let entry = match entry(&file, &loaded.root) {
             Ok(entry) => entry,
-            Err(ProjectError::Fixture(error)) => {
+            Err(ProjectError::Fixture(mut error)) => {
+                crate::fixture::place::Placer::new(&file, None).place_error(&mut error);
                 invalid.push(InvalidSuite {
                     path: relative(&file, &loaded.root),
                     id: None,

@@ -44,8 +44,17 @@ pub struct CheckOptions<'a> {
 }
 
 /// Checks `file` (see the module docs); the error is the one `eval test`
-/// would stop with, before running anything.
+/// would stop with, before running anything, placed in its file
+/// ([`eval::positions`]).
 pub fn check_fixture(
+    registry: &Registry,
+    file: &Path,
+    options: &CheckOptions<'_>,
+) -> Result<Checked, EvalError> {
+    check(registry, file, options).map_err(|e| eval::positions::placed(e, file, options.path_root))
+}
+
+fn check(
     registry: &Registry,
     file: &Path,
     options: &CheckOptions<'_>,

@@ -76,7 +76,14 @@ impl ExperimentOutcome {
 }
 
 /// Runs `options.fixture`: a plain run, a steps fixture, or an experiment.
+/// An error about the fixture is placed in its file
+/// ([`eval::positions`]).
 pub fn test(registry: &Registry, options: &TestOptions) -> Result<Run, EvalError> {
+    run(registry, options)
+        .map_err(|e| eval::positions::placed(e, &options.fixture, options.path_root.as_deref()))
+}
+
+fn run(registry: &Registry, options: &TestOptions) -> Result<Run, EvalError> {
     let resuming_experiment = options.resume
         && options
             .output_dir

@@ -309,13 +309,16 @@ fn select_cases(
     let mut only = Vec::new();
     let mut any_tagged = false;
     for (i, case) in suite.cases.open().enumerate() {
-        let case = case.map_err(EvalError::from)?.case;
+        let crate::fixture::SourcedCase { case, origin } = case.map_err(EvalError::from)?;
         let id = case.as_object().map(case_fields::id_of).unwrap_or_default();
         let id = id.as_str();
         let fields = match case.as_object().map(case_fields::read) {
             Some(Ok(fields)) => fields,
             Some(Err((field, message))) => {
-                problems.push((format!("cases[{i}].{field}"), message));
+                // Named in the case's own file when it has one.
+                let path = format!("cases[{i}].{field}");
+                let origins = std::slice::from_ref(&origin);
+                problems.push((crate::eval::origins::locate(&path, origins, &[i]), message));
                 CaseFields::default()
             }
             None => CaseFields::default(), // the preset names it
