@@ -4,10 +4,8 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use cautilus::plugin::bindings::provider::exports::cautilus::plugin::provider_api::Invocation;
-use cautilus::plugin::bindings::scorer::cautilus::plugin::model::{
-    GenerateRequest, GenerateResponse, ModelError,
-};
+use cautilus::plugin::bindings::model::{GenerateRequest, GenerateResponse, ModelError};
+use cautilus::plugin::bindings::provider_api::Invocation;
 use cautilus::plugin::oneshot::invoke_provider;
 use cautilus::plugin::{Grants, Limits, ModelBackend};
 use cautilus_tests::LoopbackServer;

@@ -408,9 +408,6 @@ fn granted_text(granted: &serde_json::Value) -> String {
     }
 }
 
-fn is_scorer_id(
-    pack: &crate::plugin::bindings::scorer::exports::cautilus::plugin::scorer_api::ScorerPack,
-    reference: &str,
-) -> bool {
+fn is_scorer_id(pack: &crate::plugin::bindings::scorer_api::ScorerPack, reference: &str) -> bool {
     pack.scorers.iter().any(|s| s.id == reference)
 }

@@ -38,7 +38,7 @@ pub use super::outcome::Outcome;
 pub use super::scorer_pool::ScorerPool;
 use super::scorer_pool::{InstanceKey, check_new, group};
 use crate::fixture::PathRoot;
-use crate::plugin::bindings::preset::exports::cautilus::plugin::preset_api::{CasePlan, CaseRun};
+use crate::plugin::bindings::preset_api::{CasePlan, CaseRun};
 use crate::plugin::bindings::types::{CaseView, Observation};
 use crate::plugin::scorer::split_host_keys;
 use crate::plugin::{GraderSpec, Grants, Limits, Plugin, PluginError, Registry, ScoreInput};

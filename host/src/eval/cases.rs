@@ -9,8 +9,8 @@ use super::origins;
 use super::provider_calls::{CaseSamples, ProviderCalls};
 use super::workers::Stop;
 use crate::fixture::{CaseOrigin, PathRoot};
-use crate::plugin::bindings::preset::exports::cautilus::plugin::preset_api::{CasePlan, CaseRun};
-use crate::plugin::bindings::provider::exports::cautilus::plugin::provider_api::Invocation;
+use crate::plugin::bindings::preset_api::{CasePlan, CaseRun};
+use crate::plugin::bindings::provider_api::Invocation;
 
 /// Most samples the host takes of one case, whatever a preset's case plan
 /// asks for (a host limit, not a preset's field).

@@ -41,7 +41,7 @@ use super::EvalError;
 use super::cassette_file::{self, Stored};
 use super::observation_json::{observation_from, observation_json};
 use super::records;
-use crate::plugin::bindings::provider::exports::cautilus::plugin::provider_api::Invocation;
+use crate::plugin::bindings::provider_api::Invocation;
 use crate::plugin::bindings::types::Observation;
 use crate::secrets::credential_field;
 

@@ -27,7 +27,7 @@ use std::time::Duration;
 
 use serde_json::{Map, Value, json};
 
-use crate::plugin::bindings::provider::cautilus::plugin::process;
+use crate::plugin::bindings::process;
 use crate::plugin::bindings::types::Observation;
 
 /// Default time limit of a code grader.

@@ -28,7 +28,7 @@ use serde_json::value::RawValue;
 
 use super::EvalError;
 use super::tally::{recommendation_from_name, recommendation_name, status_from_name, status_name};
-use crate::plugin::bindings::preset::exports::cautilus::plugin::preset_api::Verdict;
+use crate::plugin::bindings::preset_api::Verdict;
 
 /// The journal's file name in a run directory.
 pub const FILE: &str = "cells.jsonl";
@@ -415,9 +415,7 @@ fn one_line(json: &str) -> std::borrow::Cow<'_, str> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plugin::bindings::preset::exports::cautilus::plugin::preset_api::{
-        CaseStatus, Recommendation,
-    };
+    use crate::plugin::bindings::preset_api::{CaseStatus, Recommendation};
 
     fn finished(index: usize, body: &str) -> Finished {
         Finished {

@@ -13,10 +13,10 @@ use std::sync::{Arc, Mutex};
 use serde_json::{Map, Value, json};
 
 use super::EvalError;
-use crate::plugin::bindings::provider::exports::cautilus::plugin::provider_api::Invocation;
-use crate::plugin::bindings::scorer::cautilus::plugin::model::{
+use crate::plugin::bindings::model::{
     EmbedRequest, EmbedResponse, GenerateRequest, GenerateResponse, ModelError,
 };
+use crate::plugin::bindings::provider_api::Invocation;
 use crate::plugin::bindings::types::{Message, Usage};
 use crate::plugin::provider::ProviderSession;
 use crate::plugin::{Grants, Limits, ModelBackend, Observation, Plugin, Registry};

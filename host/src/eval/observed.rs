@@ -24,7 +24,7 @@ use super::pipeline::{Outcome, batch_size, header, preset_info, preset_limits, w
 use super::records::{self, PacketWriter};
 use super::tally::Tally;
 use super::workers::{never, ranges, run_ordered};
-use crate::plugin::bindings::preset::exports::cautilus::plugin::preset_api::PresetInfo;
+use crate::plugin::bindings::preset_api::PresetInfo;
 use crate::plugin::preset::PresetSession;
 use crate::plugin::{Plugin, PluginError, Registry};
 use crate::taxonomy;

@@ -20,7 +20,7 @@ use super::records::PacketWriter;
 use super::run_records::CaseLines;
 use super::tally::Tally;
 use crate::fixture;
-use crate::plugin::bindings::preset::exports::cautilus::plugin::preset_api::{PresetInfo, Verdict};
+use crate::plugin::bindings::preset_api::{PresetInfo, Verdict};
 use crate::plugin::{Limits, Plugin, Registry};
 
 pub use super::suite_run::run_suite;

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use crate::plugin::bindings::preset::exports::cautilus::plugin::preset_api::CaseStatus;
+use crate::plugin::bindings::preset_api::CaseStatus;
 
 static PROGRESS: OnceLock<Progress> = OnceLock::new();
 

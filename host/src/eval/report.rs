@@ -7,7 +7,7 @@
 use std::io::Write;
 
 use super::tally::{CaseLine, Tally};
-use crate::plugin::bindings::preset::exports::cautilus::plugin::preset_api::CaseStatus;
+use crate::plugin::bindings::preset_api::CaseStatus;
 
 /// Prints the per-case lines (if the tally kept them) and the
 /// recommendation of a tally.

@@ -33,7 +33,7 @@ use super::snapshots;
 use super::validate::{Checked, Validated, case_batches, translate};
 use super::workers::{never, run_ordered};
 use crate::plugin::Registry;
-use crate::plugin::bindings::preset::exports::cautilus::plugin::preset_api::{CasePlan, CaseRun};
+use crate::plugin::bindings::preset_api::{CasePlan, CaseRun};
 use crate::plugin::preset::PresetSession;
 
 /// What the run pass needs of the run.

@@ -16,9 +16,7 @@ use super::journal::{Finished, Journal, JournalWriter};
 use super::records::PacketWriter;
 use super::report;
 use super::tally::{CaseLine, Tally};
-use crate::plugin::bindings::preset::exports::cautilus::plugin::preset_api::{
-    Recommendation, Verdict,
-};
+use crate::plugin::bindings::preset_api::{Recommendation, Verdict};
 
 /// A case this run ran to the end.
 pub struct RanCase {

@@ -23,7 +23,7 @@ use serde_json::Value;
 
 use super::EvalError;
 use crate::fixture::{CaseOrigin, PathRoot, limits};
-use crate::plugin::bindings::preset::exports::cautilus::plugin::preset_api::CaseRun;
+use crate::plugin::bindings::preset_api::CaseRun;
 
 /// One case's golden file.
 #[derive(Debug, Clone)]

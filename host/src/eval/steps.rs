@@ -20,7 +20,7 @@ use super::records;
 use super::tally::Tally;
 use crate::fixture::StepsFixture;
 use crate::plugin::Registry;
-use crate::plugin::bindings::preset::exports::cautilus::plugin::preset_api::CaseRun;
+use crate::plugin::bindings::preset_api::CaseRun;
 
 /// The schema of the run's summary.
 pub const SUMMARY_SCHEMA: &str = "cautilus.evaluation_summary.v1";

@@ -5,9 +5,7 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::plugin::bindings::preset::exports::cautilus::plugin::preset_api::{
-    CaseStatus, Recommendation, Verdict,
-};
+use crate::plugin::bindings::preset_api::{CaseStatus, Recommendation, Verdict};
 
 /// The name of a status in packets and on the terminal.
 pub fn status_name(status: CaseStatus) -> &'static str {

@@ -23,7 +23,7 @@ use super::pipeline::{SuiteOptions, batch_size, preset_limits};
 use super::records::PacketWriter;
 use super::workers::{never, run_ordered};
 use crate::fixture::{CaseStream, Suite};
-use crate::plugin::bindings::preset::exports::cautilus::plugin::preset_api::CasePlan;
+use crate::plugin::bindings::preset_api::CasePlan;
 use crate::plugin::preset::PresetSession;
 use crate::plugin::{Plugin, PluginError, Registry};
 

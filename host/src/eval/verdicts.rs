@@ -11,9 +11,7 @@ use std::borrow::Cow;
 use super::assertions::Outcome;
 use crate::json_members::Members;
 use crate::json_text::to_text as json_text;
-use crate::plugin::bindings::preset::exports::cautilus::plugin::preset_api::{
-    CaseStatus, Recommendation, Verdict,
-};
+use crate::plugin::bindings::preset_api::{CaseStatus, Recommendation, Verdict};
 
 /// Folds a case's assertion outcomes into its verdict: the list goes into
 /// the summary evaluation (`assertions`, `assertionScore`), and a failed

@@ -1,4 +1,10 @@
-//! Host-side bindings generated from `wit/` for the three plugin worlds.
+//! Host-side bindings generated from `wit/` for the three plugin worlds,
+//! and the one facade over them: the generated modules are private here,
+//! and the rest of the host names the contract's types, interfaces and
+//! worlds only through the re-exports below (the model is Zed's
+//! `wasm_host/wit.rs`). A new contract version changes this file: its
+//! bindings are generated beside these and the re-exports say which one
+//! the host speaks (`latest`), older ones forwarding to it.
 //!
 //! The `types` and `log` interfaces are generated once (in `scorer`) and
 //! shared by the other worlds through `with`, so one `Host` impl serves all.
@@ -14,14 +20,14 @@
 
 #![allow(clippy::too_many_arguments)]
 
-pub mod scorer {
+mod scorer {
     wasmtime::component::bindgen!({
         path: "../wit",
         world: "scorer",
     });
 }
 
-pub mod preset {
+mod preset {
     wasmtime::component::bindgen!({
         path: "../wit",
         world: "preset",
@@ -32,7 +38,7 @@ pub mod preset {
     });
 }
 
-pub mod provider {
+mod provider {
     wasmtime::component::bindgen!({
         path: "../wit",
         world: "provider",
@@ -48,5 +54,24 @@ pub mod provider {
     });
 }
 
-pub use preset::exports::cautilus::plugin::{preset_api, preset_contract};
-pub use scorer::cautilus::plugin::types;
+/// The contract version the host speaks; every name below is of it.
+pub mod latest {
+    /// The shared records (`observation`, `case-view`, `capability`, …).
+    pub use super::scorer::cautilus::plugin::types;
+
+    /// Host interfaces: what a plugin may import (each behind a grant).
+    pub use super::provider::cautilus::plugin::{http, process};
+    pub use super::scorer::cautilus::plugin::{log, model};
+
+    /// Plugin interfaces: what each world exports.
+    pub use super::preset::exports::cautilus::plugin::{preset_api, preset_contract};
+    pub use super::provider::exports::cautilus::plugin::provider_api;
+    pub use super::scorer::exports::cautilus::plugin::scorer_api;
+
+    /// The worlds, to link and instantiate.
+    pub use super::preset::Preset;
+    pub use super::provider::{Provider, ProviderPre};
+    pub use super::scorer::{Scorer, ScorerPre};
+}
+
+pub use latest::*;

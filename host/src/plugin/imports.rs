@@ -10,9 +10,9 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::bindings::provider::cautilus::plugin::{http, process};
-use super::bindings::scorer::cautilus::plugin::{log, model};
 use super::bindings::types::{self, Capability, LogLevel};
+use super::bindings::{http, process};
+use super::bindings::{log, model};
 use super::limits::StoreState;
 
 /// A model the host calls on behalf of judge plugins.

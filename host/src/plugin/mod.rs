@@ -79,16 +79,14 @@ impl std::fmt::Display for PluginKind {
 /// What a plugin said about itself in `describe`.
 #[derive(Debug, Clone)]
 pub enum Description {
-    Scorer(bindings::scorer::exports::cautilus::plugin::scorer_api::ScorerPack),
+    Scorer(bindings::scorer_api::ScorerPack),
     Preset(Box<preset::PresetDescription>),
-    Provider(bindings::provider::exports::cautilus::plugin::provider_api::ProviderInfo),
+    Provider(bindings::provider_api::ProviderInfo),
 }
 
 impl Description {
     /// A preset's `describe`, or `None` for other worlds.
-    pub fn preset_info(
-        &self,
-    ) -> Option<&bindings::preset::exports::cautilus::plugin::preset_api::PresetInfo> {
+    pub fn preset_info(&self) -> Option<&bindings::preset_api::PresetInfo> {
         match self {
             Self::Preset(preset) => Some(&preset.info),
             _ => None,

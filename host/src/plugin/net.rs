@@ -13,7 +13,7 @@
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use super::bindings::provider::cautilus::plugin::http::{HttpError, Response};
+use super::bindings::http::{HttpError, Response};
 
 type Built = Result<reqwest::Client, String>;
 

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use super::bindings::provider::exports::cautilus::plugin::provider_api::Invocation;
+use super::bindings::provider_api::Invocation;
 use super::bindings::types::{Observation, PluginError as GuestError};
 use super::error::PluginError;
 use super::imports::Grants;

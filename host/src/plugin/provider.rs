@@ -11,8 +11,8 @@ use std::sync::Arc;
 
 use wasmtime::Store;
 
-use super::bindings::provider::Provider;
-use super::bindings::provider::exports::cautilus::plugin::provider_api::Invocation;
+use super::bindings::Provider;
+use super::bindings::provider_api::Invocation;
 use super::bindings::types::Observation;
 use super::error::PluginError;
 use super::imports::Grants;

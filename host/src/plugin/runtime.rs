@@ -13,7 +13,7 @@ use wasmtime::component::{Component, Linker, types::ComponentItem};
 use wasmtime::{Engine, Store, Trap};
 
 use super::bindings::types::Capability;
-use super::bindings::{preset, provider, scorer};
+use super::bindings::{Preset, Provider, ProviderPre, Scorer, ScorerPre};
 use super::cache::{CacheStatus, CompiledCache, sha256_hex};
 use super::engine::{build_engine, deadline_ticks};
 use super::error::{PluginError, panic_message};
@@ -177,9 +177,9 @@ fn within(
 
 #[derive(Clone)]
 pub(crate) enum PluginPre {
-    Scorer(scorer::ScorerPre<StoreState>),
+    Scorer(ScorerPre<StoreState>),
     Preset(super::preset::PresetPre),
-    Provider(provider::ProviderPre<StoreState>),
+    Provider(ProviderPre<StoreState>),
 }
 
 impl PluginPre {
@@ -361,7 +361,7 @@ impl Runtime {
                     .scorer_linker
                     .instantiate_pre(component)
                     .map_err(link_error)?;
-                PluginPre::Scorer(scorer::ScorerPre::new(pre).map_err(link_error)?)
+                PluginPre::Scorer(ScorerPre::new(pre).map_err(link_error)?)
             }
             PluginKind::Preset => {
                 let pre = self
@@ -375,7 +375,7 @@ impl Runtime {
                     .provider_linker
                     .instantiate_pre(component)
                     .map_err(link_error)?;
-                PluginPre::Provider(provider::ProviderPre::new(pre).map_err(link_error)?)
+                PluginPre::Provider(ProviderPre::new(pre).map_err(link_error)?)
             }
         })
     }
@@ -388,14 +388,14 @@ fn host_error(e: wasmtime::Error) -> PluginError {
 fn scorer_linker(engine: &Engine) -> wasmtime::Result<Linker<StoreState>> {
     let mut linker = Linker::new(engine);
     wasmtime_wasi::p2::add_to_linker_sync(&mut linker)?;
-    scorer::Scorer::add_to_linker::<_, wasmtime::component::HasSelf<_>>(&mut linker, |s| s)?;
+    Scorer::add_to_linker::<_, wasmtime::component::HasSelf<_>>(&mut linker, |s| s)?;
     Ok(linker)
 }
 
 fn preset_linker(engine: &Engine) -> wasmtime::Result<Linker<StoreState>> {
     let mut linker = Linker::new(engine);
     wasmtime_wasi::p2::add_to_linker_sync(&mut linker)?;
-    preset::Preset::add_to_linker::<_, wasmtime::component::HasSelf<_>>(&mut linker, |s| s)?;
+    Preset::add_to_linker::<_, wasmtime::component::HasSelf<_>>(&mut linker, |s| s)?;
     Ok(linker)
 }
 
@@ -404,7 +404,7 @@ fn preset_linker(engine: &Engine) -> wasmtime::Result<Linker<StoreState>> {
 fn provider_linker(engine: &Engine) -> wasmtime::Result<Linker<StoreState>> {
     let mut linker = Linker::new(engine);
     wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
-    provider::Provider::add_to_linker::<_, wasmtime::component::HasSelf<_>>(&mut linker, |s| s)?;
+    Provider::add_to_linker::<_, wasmtime::component::HasSelf<_>>(&mut linker, |s| s)?;
     Ok(linker)
 }
 

@@ -16,7 +16,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::bindings::scorer::exports::cautilus::plugin::scorer_api;
+use super::bindings::scorer_api;
 use super::bindings::types::{CaseView, Observation, PluginError as GuestError, Score};
 use super::error::PluginError;
 use super::imports::Grants;

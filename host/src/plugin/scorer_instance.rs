@@ -20,8 +20,8 @@ use std::sync::Arc;
 use wasmtime::Store;
 use wasmtime::component::ResourceAny;
 
-use super::bindings::scorer::Scorer;
-use super::bindings::scorer::exports::cautilus::plugin::scorer_api::OnceItem;
+use super::bindings::Scorer;
+use super::bindings::scorer_api::OnceItem;
 use super::bindings::types::{PluginError as GuestError, Score};
 use super::error::PluginError;
 use super::imports::Grants;
