@@ -87,7 +87,7 @@ struct Endpoint {
     key_variable: &'static str,
     key_required: bool,
     /// The variable that turns streamed answers on, for an API that can
-    /// stream ([`crate::project::config::STREAM_VARIABLE`]).
+    /// stream ([`STREAM_VARIABLE`]).
     stream_variable: Option<&'static str>,
 }
 
@@ -100,7 +100,7 @@ fn endpoint(id: &str) -> Option<Endpoint> {
             key_variable: "OPENAI_API_KEY",
             // A local OpenAI-compatible server (llama.cpp, vLLM, Ollama) needs none.
             key_required: false,
-            stream_variable: Some(crate::project::config::STREAM_VARIABLE),
+            stream_variable: Some(STREAM_VARIABLE),
         }),
         "anthropic" => Some(Endpoint {
             family: "anthropic",
@@ -113,6 +113,10 @@ fn endpoint(id: &str) -> Option<Endpoint> {
         _ => None,
     }
 }
+
+/// The variable that asks the `openai` provider for streamed answers
+/// (`[providers.openai] stream` in `cautilus.toml` stands for it).
+pub const STREAM_VARIABLE: &str = "CAUTILUS_OPENAI_STREAM";
 
 /// What a built-in API provider is granted and told.
 #[derive(Debug, PartialEq)]

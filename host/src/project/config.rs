@@ -38,7 +38,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// The file name looked for.
-pub const FILE: &str = "cautilus.toml";
+pub const FILE: &str = crate::fixture::root::PROJECT_FILE;
 
 /// The fixtures found when a config names none.
 pub const DEFAULT_INCLUDE: &[&str] = &["evals/**/*.fixture.{json,yaml,yml}"];
@@ -83,7 +83,7 @@ pub struct ProjectConfig {
 }
 
 /// The variable `[providers.openai] stream` stands for.
-pub const STREAM_VARIABLE: &str = "CAUTILUS_OPENAI_STREAM";
+pub use crate::eval::provider_setup::STREAM_VARIABLE;
 
 /// `[providers.openai]`, `[providers.anthropic]`.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize, JsonSchema)]
