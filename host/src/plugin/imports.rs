@@ -2,208 +2,19 @@
 //!
 //! A call through `model`, `http` or `process` succeeds only when the plugin
 //! requested the capability in its `describe` AND the user's run granted it
-//! ([`Grants`]). Otherwise the guest gets a `denied` error naming what is
+//! ([`super::grants::Grants`]). Otherwise the guest gets a `denied` error naming what is
 //! missing; it never gets a trap, so a plugin can degrade gracefully.
-//! `log` is always available and bounded by the store's output limit.
+//! `log` is always available and bounded by the store's output limit
+//! ([`super::log_sink`]).
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::bindings::types::{self, Capability, LogLevel};
+use super::bindings::types::{self, LogLevel};
 use super::bindings::{http, process};
 use super::bindings::{log, model};
+use super::grants::ModelBackend;
 use super::limits::StoreState;
-
-/// A model the host calls on behalf of judge plugins.
-pub trait ModelBackend: Send + Sync {
-    fn generate(
-        &self,
-        request: &model::GenerateRequest,
-    ) -> Result<model::GenerateResponse, model::ModelError>;
-
-    /// Embedding vectors of texts; a backend without an embeddings
-    /// endpoint says so.
-    fn embed(
-        &self,
-        request: &model::EmbedRequest,
-    ) -> Result<model::EmbedResponse, model::ModelError> {
-        let _ = request;
-        Err(model::ModelError::Unavailable(
-            "this run's model has no embeddings endpoint".into(),
-        ))
-    }
-}
-
-/// What the user's run allows plugins to do. The default grants nothing.
-#[derive(Default, Clone)]
-pub struct Grants {
-    /// The model behind the `model` import, if the run configured a judge.
-    pub model: Option<Arc<dyn ModelBackend>>,
-    /// Host names plugins may reach through `http`.
-    pub http_hosts: Vec<String>,
-    /// Programs plugins may run through `process`.
-    pub programs: Vec<String>,
-    /// Secret name → environment variable the host reads it from.
-    pub secrets: BTreeMap<String, String>,
-    /// Working directory for `process` calls.
-    pub workspace: Option<std::path::PathBuf>,
-    /// Variables of the host's environment that granted programs get (a
-    /// CLI's login and endpoint); the plugin never sees their values.
-    pub program_env: Vec<String>,
-    /// Values the host sets for some of `program_env` instead of its own
-    /// (an isolated `CODEX_HOME`).
-    pub program_env_set: Vec<(String, std::ffi::OsString)>,
-}
-
-impl std::fmt::Debug for Grants {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Grants")
-            .field("model", &self.model.is_some())
-            .field("http_hosts", &self.http_hosts)
-            .field("programs", &self.programs)
-            .field("secrets", &self.secrets.keys().collect::<Vec<_>>())
-            .field("program_env", &self.program_env)
-            .finish()
-    }
-}
-
-/// Log lines a plugin sent, bounded in total bytes per store.
-pub struct LogSink {
-    plugin: Arc<str>,
-    remaining: usize,
-    truncated: bool,
-    pub(crate) lines: Vec<(LogLevel, String)>,
-    echo_level: Option<LogLevel>,
-}
-
-impl LogSink {
-    pub fn new(plugin: Arc<str>, budget: usize) -> Self {
-        Self {
-            plugin,
-            remaining: budget,
-            truncated: false,
-            lines: Vec::new(),
-            echo_level: echo_level_from_env(),
-        }
-    }
-
-    fn push(&mut self, level: LogLevel, message: String) {
-        // Every line costs at least a small fixed amount, so empty lines cannot grow memory forever.
-        const LINE_COST: usize = 64;
-        if self.remaining < LINE_COST {
-            self.remaining = 0;
-        } else {
-            self.remaining -= LINE_COST;
-        }
-        if self.remaining == 0 {
-            if !self.truncated {
-                self.truncated = true;
-                self.lines.push((
-                    LogLevel::Warn,
-                    "log output limit reached; further lines dropped".into(),
-                ));
-            }
-            return;
-        }
-        let mut message = message;
-        if message.len() > self.remaining {
-            let mut cut = self.remaining;
-            while !message.is_char_boundary(cut) {
-                cut -= 1;
-            }
-            message.truncate(cut);
-        }
-        self.remaining -= message.len();
-        if let Some(min) = self.echo_level
-            && level_rank(level) >= level_rank(min)
-        {
-            // A plugin's text: escaped (and scrubbed of secrets) for the terminal.
-            eprintln!(
-                "[{} {}] {}",
-                crate::term::inline(&self.plugin),
-                level_name(level),
-                crate::term::inline(&message)
-            );
-        }
-        self.lines.push((level, message));
-    }
-}
-
-fn level_rank(level: LogLevel) -> u8 {
-    match level {
-        LogLevel::Trace => 0,
-        LogLevel::Debug => 1,
-        LogLevel::Info => 2,
-        LogLevel::Warn => 3,
-        LogLevel::Error => 4,
-    }
-}
-
-fn level_name(level: LogLevel) -> &'static str {
-    match level {
-        LogLevel::Trace => "trace",
-        LogLevel::Debug => "debug",
-        LogLevel::Info => "info",
-        LogLevel::Warn => "warn",
-        LogLevel::Error => "error",
-    }
-}
-
-/// `CAUTILUS_PLUGIN_LOG=debug` echoes plugin log lines at or above that
-/// level to stderr. Read once per process: stores are created on hot paths.
-fn echo_level_from_env() -> Option<LogLevel> {
-    static LEVEL: std::sync::OnceLock<Option<LogLevel>> = std::sync::OnceLock::new();
-    *LEVEL.get_or_init(
-        || match std::env::var("CAUTILUS_PLUGIN_LOG").ok()?.as_str() {
-            "trace" => Some(LogLevel::Trace),
-            "debug" => Some(LogLevel::Debug),
-            "info" => Some(LogLevel::Info),
-            "warn" => Some(LogLevel::Warn),
-            "error" => Some(LogLevel::Error),
-            _ => None,
-        },
-    )
-}
-
-/// Capabilities a plugin requested in `describe`, recorded per store; for
-/// a pack's plugin, only those its pack was granted at install, and the
-/// pack's `name@version` (second field) to say so when a call is denied.
-#[derive(Debug, Default, Clone)]
-pub struct Requested(pub Vec<Capability>, pub Option<String>);
-
-impl Requested {
-    /// Why a call needing `capability` is denied before the run's grants
-    /// are looked at.
-    fn refusal(&self, plugin: &str, capability: &str) -> String {
-        match &self.1 {
-            None => format!("plugin `{plugin}` did not request `{capability}` in its describe"),
-            Some(pack) => format!(
-                "plugin `{plugin}` may not use `{capability}`: it did not request it, or its pack {pack} was not granted it at install (`cautilus pack install <source> --grant {capability}`)"
-            ),
-        }
-    }
-
-    pub(crate) fn model(&self) -> bool {
-        self.0.iter().any(|c| matches!(c, Capability::Model))
-    }
-
-    /// `*` asks for whichever hosts the run grants (an API provider whose
-    /// endpoint the user chooses); the grant still decides.
-    fn http_host(&self, host: &str) -> bool {
-        self.0.iter().any(|c| match c {
-            Capability::Http(hosts) => hosts.iter().any(|h| h == host || h == "*"),
-            _ => false,
-        })
-    }
-
-    fn program(&self, program: &str) -> bool {
-        self.0.iter().any(|c| match c {
-            Capability::Process(programs) => programs.iter().any(|p| p == program),
-            _ => false,
-        })
-    }
-}
 
 impl types::Host for StoreState {}
 
@@ -518,20 +329,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn empty_log_lines_still_cost_budget() {
-        let mut sink = LogSink::new("p".into(), 1000);
-        sink.echo_level = None;
-        for _ in 0..10_000 {
-            sink.push(LogLevel::Info, String::new());
-        }
-        assert!(
-            sink.lines.len() <= 1000 / 64 + 1,
-            "{} lines kept",
-            sink.lines.len()
-        );
-    }
-
-    #[test]
     fn trust_variables_are_the_hosts() {
         for key in [
             "HTTPS_PROXY",
@@ -556,25 +353,5 @@ mod tests {
             assert!(is_loader_variable(key), "{key}");
         }
         assert!(!is_loader_variable("LANG"));
-    }
-
-    #[test]
-    fn log_sink_enforces_its_budget() {
-        // Two lines' fixed cost (64 bytes each) plus 10 bytes of text.
-        let mut sink = LogSink::new("p".into(), 138);
-        sink.echo_level = None;
-        sink.push(LogLevel::Info, "12345".into());
-        sink.push(LogLevel::Info, "67890abc".into());
-        sink.push(LogLevel::Info, "more".into());
-        sink.push(LogLevel::Info, "more".into());
-        let texts: Vec<&str> = sink.lines.iter().map(|(_, m)| m.as_str()).collect();
-        assert_eq!(
-            texts,
-            [
-                "12345",
-                "67890",
-                "log output limit reached; further lines dropped"
-            ]
-        );
     }
 }

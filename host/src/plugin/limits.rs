@@ -15,7 +15,8 @@ use wasmtime::component::ResourceTable;
 use wasmtime_wasi::{WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 
 use super::capture::HeadCapture;
-use super::imports::{Grants, LogSink, Requested};
+use super::grants::{Grants, Requested};
+use super::log_sink::LogSink;
 
 /// Limits applied to every store of a plugin.
 #[derive(Debug, Clone, PartialEq)]

@@ -9,7 +9,7 @@ use wasmtime::Store;
 
 use super::bindings::types::PluginError as GuestError;
 use super::error::PluginError;
-use super::imports::Grants;
+use super::grants::Grants;
 use super::limits::{Limits, StoreState};
 use super::oneshot::guest_error;
 use super::runtime::{Plugin, PluginPre, arm, classify};

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use super::bindings::provider_api::Invocation;
 use super::bindings::types::{Observation, PluginError as GuestError};
 use super::error::PluginError;
-use super::imports::Grants;
+use super::grants::Grants;
 use super::limits::Limits;
 use super::runtime::Plugin;
 

@@ -14,7 +14,7 @@ use wasmtime::component::InstancePre;
 use super::bindings::preset_api::{self, CasePlan, CaseRun, Collected, PresetInfo, Verdict};
 use super::bindings::preset_contract;
 use super::error::PluginError;
-use super::imports::Grants;
+use super::grants::Grants;
 use super::limits::{Limits, StoreState};
 use super::live::LiveInstance;
 use super::runtime::{Plugin, PluginPre};

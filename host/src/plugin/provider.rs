@@ -15,7 +15,7 @@ use super::bindings::Provider;
 use super::bindings::provider_api::Invocation;
 use super::bindings::types::Observation;
 use super::error::PluginError;
-use super::imports::Grants;
+use super::grants::Grants;
 use super::limits::{Limits, StoreState};
 use super::oneshot::guest_error;
 use super::runtime::{Plugin, PluginPre, arm, classify};

@@ -17,7 +17,7 @@ use super::bindings::{Preset, Provider, ProviderPre, Scorer, ScorerPre};
 use super::cache::{CacheStatus, CompiledCache, sha256_hex};
 use super::engine::{build_engine, deadline_ticks};
 use super::error::{PluginError, panic_message};
-use super::imports::{Grants, Requested};
+use super::grants::{Grants, Requested};
 use super::limits::{Limits, StoreState};
 use super::notice::CompileNotice;
 use super::{Description, PluginKind, WIT_PACKAGE, WIT_VERSION};

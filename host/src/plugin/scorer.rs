@@ -19,7 +19,7 @@ use serde_json::Value;
 use super::bindings::scorer_api;
 use super::bindings::types::{CaseView, Observation, PluginError as GuestError, Score};
 use super::error::PluginError;
-use super::imports::Grants;
+use super::grants::Grants;
 use super::limits::Limits;
 use super::runtime::Plugin;
 use super::scorer_instance::ScorerInstance;

@@ -24,7 +24,7 @@ use super::bindings::Scorer;
 use super::bindings::scorer_api::OnceItem;
 use super::bindings::types::{PluginError as GuestError, Score};
 use super::error::PluginError;
-use super::imports::Grants;
+use super::grants::Grants;
 use super::limits::{Limits, StoreState};
 use super::runtime::{Plugin, PluginPre, arm, classify};
 use super::scorer::{GraderSpec, ScoreInput};
