@@ -43,6 +43,7 @@ case "${1:-}" in
     else
       timeout "$ttl" "$venv/bin/python" -m llama_cpp.server --model "$(model_path)" \
         --model_alias smollm2-135m-instruct --n_threads 1 --n_ctx 2048 \
+        --interrupt_requests false \
         --host 127.0.0.1 --port "$port" > "$dir/server.log" 2>&1 &
       echo $! > "$pidfile"
     fi

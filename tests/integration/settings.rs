@@ -212,6 +212,48 @@ fn a_provider_that_cannot_apply_a_setting_says_so_and_records_it() {
 }
 
 #[test]
+fn answers_given_beforehand_are_not_said_to_miss_settings() {
+    let dir = tempfile::tempdir().unwrap();
+    let fixture = fixture(dir.path(), "0.2");
+    let canned = dir.path().join("canned.json");
+    std::fs::write(&canned, r#"{"plain": "hi", "own": "hi"}"#).unwrap();
+    // Canned answers (`--fixture-results`) and a run's answers scored
+    // again (`eval evaluate --fixture`) were generated elsewhere.
+    let out_dir = dir.path().join("out");
+    let (code, out) = run(
+        dir.path(),
+        &fixture,
+        &[
+            "--provider",
+            "fixture",
+            "--variant",
+            "base",
+            "--fixture-results",
+            canned.to_str().unwrap(),
+            "--output-dir",
+            out_dir.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert_eq!(code, 0, "{out}");
+    assert!(!out.contains("does not apply"), "{out}");
+    let run_json: Value =
+        serde_json::from_str(&std::fs::read_to_string(out_dir.join("run.json")).unwrap()).unwrap();
+    assert!(run_json.get("settingsNotApplied").is_none(), "{run_json}");
+    let observed = out_dir.join("eval-observed.json");
+    let mut command = cautilus();
+    command
+        .current_dir(dir.path())
+        .args(["eval", "evaluate", "--input"])
+        .arg(&observed)
+        .arg("--fixture")
+        .arg(&fixture);
+    let (code, stdout, stderr) = output(command.output().unwrap());
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    assert!(!stderr.contains("does not apply"), "{stderr}");
+}
+
+#[test]
 fn bad_settings_are_refused_before_anything_runs() {
     let dir = tempfile::tempdir().unwrap();
     for (settings, says) in [

@@ -294,7 +294,13 @@ pub fn run_suite(
         provider_options: &provider_options,
         root: &validated.suite.root,
         settings: &suite_settings,
-        settings_applied: super::provider_setup::settings_applied(&run_provider.reference),
+        // Answers given beforehand (`--fixture-results`, or a run's
+        // outputs being scored again) were generated elsewhere: no setting
+        // could reach them, and none is said to be missing.
+        settings_applied: match canned {
+            Some(_) => None,
+            None => super::provider_setup::settings_applied(&run_provider.reference),
+        },
         settings_not_applied: &settings_not_applied,
     };
     // A provider that waits on the network or a program overlaps its calls

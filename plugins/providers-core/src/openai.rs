@@ -59,19 +59,19 @@ pub fn request_body(request: &Invocation, options: &ApiOptions) -> Result<Value,
 /// first choice's deltas, the model, the last `finish_reason` and the
 /// `usage` chunk, when the server sends one (not every compatible server
 /// honours `include_usage`; without it the tokens are not captured). An
-/// `error` event, or a stream that ends before the answer is finished (no
-/// `finish_reason`, no `[DONE]`), is an error: a cut-short answer must not
-/// pass for a short one.
+/// `error` event, or a stream whose first choice never got a
+/// `finish_reason`, is an error, `[DONE]` or not: a cut-short answer must
+/// not pass for a short one (llama-cpp-python ends a streamed answer with
+/// `[DONE]` and no `finish_reason` when another request arrives, unless it
+/// runs with `--interrupt_requests false`).
 pub fn fold_stream(text: &str) -> Result<Value, String> {
     let mut answer = String::new();
     let mut model: Option<String> = None;
     let mut usage: Option<Value> = None;
     let mut finish: Option<Value> = None;
-    let mut done = false;
     let mut chunks = 0usize;
     for data in sse_data(text) {
         if data.trim() == "[DONE]" {
-            done = true;
             break;
         }
         let chunk: Value = serde_json::from_str(&data)
@@ -114,10 +114,8 @@ pub fn fold_stream(text: &str) -> Result<Value, String> {
     if chunks == 0 {
         return Err("holds no answer".into());
     }
-    if !done && finish.is_none() {
-        return Err(
-            "ended before the answer was finished (no `finish_reason`, no `[DONE]`)".into(),
-        );
+    if finish.is_none() {
+        return Err("ended before the answer was finished (no `finish_reason`): the server cut it short (llama-cpp-python does so when another request arrives, unless started with `--interrupt_requests false`)".into());
     }
     let mut whole = json!({
         "object": "chat.completion",
@@ -319,6 +317,11 @@ mod tests {
             ("holds no answer", ": ping\n\n".into()),
             ("holds no answer", stream(&["[DONE]"])),
             ("ended before", stream(&[&chunk("m", Some("Hal"), None)])),
+            // Interrupted: `[DONE]` without a finish_reason.
+            (
+                "cut it short",
+                stream(&[&chunk("m", Some("Hal"), None), "[DONE]"]),
+            ),
             ("not JSON", stream(&["{oops"])),
             (
                 "reported an error: model overloaded",
