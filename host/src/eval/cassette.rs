@@ -45,7 +45,8 @@ use crate::plugin::bindings::provider_api::Invocation;
 use crate::plugin::bindings::types::Observation;
 use crate::secrets::credential_field;
 
-pub const SCHEMA: &str = "cautilus.cassette.v1";
+pub use super::cassette_file::SCHEMA;
+
 /// Past this age a cassette is reported stale (its model may have changed).
 const STALE_DAYS: i64 = 90;
 

@@ -20,6 +20,9 @@ use serde_json::value::RawValue;
 
 use super::EvalError;
 
+/// The schema id of a cassette file.
+pub const SCHEMA: &str = "cautilus.cassette.v1";
+
 /// The largest cassette file read by default, in MiB.
 pub const DEFAULT_MAX_MIB: u64 = 256;
 /// The flag that raises it.
@@ -120,10 +123,10 @@ pub fn read(path: &Path, max_bytes: u64) -> Result<Option<Stored>, String> {
     let (index, recorded_at) = {
         let view: View = serde_json::from_str(&text)
             .map_err(|e| format!("not a cassette (invalid JSON: {e})"))?;
-        if view.schema_version.as_ref().and_then(Value::as_str) != Some(super::cassette::SCHEMA) {
+        if view.schema_version.as_ref().and_then(Value::as_str) != Some(SCHEMA) {
             return Err(format!(
                 "not a cassette: `schemaVersion` must be `{}`",
-                super::cassette::SCHEMA
+                SCHEMA
             ));
         }
         let entries = view

@@ -78,6 +78,7 @@ pub mod run_records;
 pub mod run_state;
 pub mod scorer_pool;
 pub mod snapshots;
+pub mod status_names;
 pub mod steps;
 pub mod suite_run;
 pub mod tally;

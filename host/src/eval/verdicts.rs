@@ -143,7 +143,7 @@ pub fn apply(verdict: &mut Verdict, outcomes: &[Outcome]) -> bool {
         ("assertions", json_text(&entries)),
         (
             "status",
-            json_text(&super::tally::status_name(verdict.status)),
+            json_text(&super::status_names::status_name(verdict.status)),
         ),
         ("summary", json_text(&verdict.summary)),
     ];

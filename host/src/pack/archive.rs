@@ -20,9 +20,8 @@ use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::Path;
 
-use sha2::{Digest, Sha256};
-
 use super::PackError;
+pub use super::manifest::sha256_hex;
 use super::manifest::{MANIFEST, Manifest, valid_relative_path};
 
 /// The largest file a pack may hold (after decompression).
@@ -375,11 +374,6 @@ fn append<W: std::io::Write>(tar: &mut tar::Builder<W>, path: &str, bytes: &[u8]
     header.set_entry_type(tar::EntryType::Regular);
     tar.append_data(&mut header, path, bytes)
         .expect("writing to memory");
-}
-
-/// Lowercase hex sha256 of `bytes`.
-pub fn sha256_hex(bytes: &[u8]) -> String {
-    hex::encode(Sha256::digest(bytes))
 }
 
 /// The digest of an archive as OCI and the lock file write it.

@@ -211,7 +211,7 @@ impl Manifest {
     /// laid out, different for any change of a value. The lock pins it.
     pub fn content_hash(&self) -> String {
         let json = serde_json::to_vec(self).expect("a manifest always serializes");
-        super::archive::sha256_hex(&json)
+        sha256_hex(&json)
     }
 
     /// The pack's version, parsed (checked in [`Self::parse`]).
@@ -348,6 +348,13 @@ fn check_examples(at: &str, component: &ComponentEntry) -> Result<(), String> {
 pub fn check_wit(wit: &str) -> Result<(), String> {
     crate::contract::compatible(wit, crate::contract::WIT_VERSION)
         .map_err(|e| format!("pack.wit: {e}"))
+}
+
+/// The lowercase hex sha256 of `bytes` (a component's hash, as manifests
+/// and lock files write it).
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::{Digest, Sha256};
+    hex::encode(Sha256::digest(bytes))
 }
 
 #[cfg(test)]

@@ -41,6 +41,7 @@ pub mod registry;
 pub mod runtime;
 pub mod scorer;
 pub mod scorer_instance;
+pub mod scorer_session;
 
 pub use bindings::types::{CaseView, Observation, Score, Usage};
 pub use cache::CacheStatus;
@@ -49,8 +50,9 @@ pub use grants::{Grants, ModelBackend};
 pub use limits::Limits;
 pub use registry::{Registry, reference_in, split_path_reference};
 pub use runtime::{Plugin, PluginSource, Runtime, RuntimeConfig};
-pub use scorer::{GraderSpec, ScoreInput, ScorerSession};
+pub use scorer::{GraderSpec, ScoreInput};
 pub use scorer_instance::ScorerInstance;
+pub use scorer_session::ScorerSession;
 
 pub use crate::contract::{WIT_PACKAGE, WIT_VERSION};
 

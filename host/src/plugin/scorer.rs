@@ -1,28 +1,25 @@
-//! Scorer configurations ([`GraderSpec`]) and sessions: a scorer bound to
-//! one config, scoring many inputs.
+//! Scorer configurations ([`GraderSpec`]), the inputs scorers read
+//! ([`ScoreInput`]) and negation; a scorer bound to one config is a
+//! [`ScorerSession`](super::scorer_session::ScorerSession).
 //!
 //! The config is validated once (`prepare`) when the session is created, so
 //! a bad config is reported before anything is scored. A call that traps or
 //! hits a limit discards the store; the next call instantiates a fresh one
 //! and prepares again, so one bad input never poisons the inputs after it.
 //! Runs that score many configurations share one
-//! [`ScorerInstance`](super::scorer_instance::ScorerInstance) per plugin
+//! `ScorerInstance` (`scorer_instance.rs`) per plugin
 //! instead of a session each.
 //!
 //! Negation (`negate: true` in the config) is applied here, by the host, so
 //! every scorer supports it the same way, including third-party ones.
-
-use std::sync::Arc;
 
 use serde_json::Value;
 
 use super::bindings::scorer_api;
 use super::bindings::types::{CaseView, Observation, PluginError as GuestError, Score};
 use super::error::PluginError;
-use super::grants::Grants;
 use super::limits::Limits;
 use super::runtime::Plugin;
-use super::scorer_instance::ScorerInstance;
 use super::{Description, PluginKind};
 
 pub use scorer_api::ScoreInput;
@@ -132,49 +129,6 @@ impl GraderSpec {
             });
         }
         Ok(if self.negate { negate(score) } else { score })
-    }
-}
-
-/// A scorer bound to one configuration: a [`ScorerInstance`] serving one
-/// grader. Runs that score many configurations share instances instead.
-pub struct ScorerSession {
-    spec: GraderSpec,
-    instance: ScorerInstance,
-}
-
-impl ScorerSession {
-    /// Binds `scorer` of `plugin` to `config` (a JSON object, or null for
-    /// none) and prepares it, so a bad config is reported now.
-    ///
-    /// Fails with a definition error when the plugin is not a scorer, has no
-    /// such scorer, or rejects the config.
-    pub fn new(
-        plugin: Arc<Plugin>,
-        scorer: &str,
-        config: &Value,
-        limits: Limits,
-        grants: Arc<Grants>,
-    ) -> Result<Self, PluginError> {
-        let spec = GraderSpec::new(&plugin, scorer, config)?;
-        let mut instance = ScorerInstance::new(plugin, limits, grants)?;
-        instance.prepare(&spec)?;
-        Ok(Self { spec, instance })
-    }
-
-    /// The scorer id this session runs.
-    pub fn scorer(&self) -> &str {
-        &self.spec.scorer
-    }
-
-    /// Scores one input.
-    pub fn score(&mut self, input: &ScoreInput) -> Result<Score, PluginError> {
-        self.instance.score(&self.spec, input)
-    }
-
-    /// Scores many inputs in one guest call; falls back to one call per input
-    /// after a trap so that one bad input fails alone.
-    pub fn score_batch(&mut self, inputs: &[ScoreInput]) -> Vec<Result<Score, PluginError>> {
-        self.instance.score_batch(&self.spec, inputs)
     }
 }
 

@@ -210,7 +210,7 @@ pub fn promote(
     variant: Option<&str>,
     records_root: &Path,
 ) -> Result<Promoted, EvalError> {
-    let record_path = run_dir.join(super::experiment::FILE);
+    let record_path = run_dir.join(super::outcome::FILE);
     let (suite_id, variant, cells, fingerprints) = if record_path.exists() {
         from_experiment(&record_path, variant)?
     } else {

@@ -13,13 +13,11 @@
 //! the comparison with the baseline, the gates, `passed` and the
 //! fingerprints. Only each cell's facts are held, never its output.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use serde_json::{Map, Value, json};
+use serde_json::Value;
 
-use super::aggregate::{Aggregate, Comparison};
 use super::baseline::{self, Baseline};
-use super::gates::GateResult;
 use super::plan::{self, Plan};
 use super::record;
 use super::resume::GroupState;
@@ -30,9 +28,7 @@ use crate::eval::{self, CaseLines, EvalError, TestOptions, TestRun};
 use crate::fixture::{self, Suite};
 use crate::plugin::Registry;
 
-/// The record's schema and file name.
-pub const SCHEMA: &str = "cautilus.experiment.v1";
-pub const FILE: &str = "experiment.json";
+pub use super::outcome::{ExperimentOutcome, FILE, SCHEMA};
 
 /// What `eval test` ran.
 #[derive(Debug)]
@@ -40,39 +36,6 @@ pub enum Run {
     /// One plain suite run, or a steps fixture.
     Plain(TestRun),
     Experiment(ExperimentOutcome),
-}
-
-/// A finished experiment.
-#[derive(Debug)]
-pub struct ExperimentOutcome {
-    pub output_dir: PathBuf,
-    pub record: PathBuf,
-    pub passed: bool,
-    pub interrupted: Option<&'static str>,
-    pub variants: Vec<(String, Aggregate)>,
-    pub baseline: Option<String>,
-    pub comparisons: Vec<Comparison>,
-    pub gates: Vec<GateResult>,
-    pub filtered: bool,
-    pub cells: usize,
-    /// The claim on the run directory, held as long as the outcome.
-    pub(crate) _claim: Option<crate::eval::run_dir::RunDir>,
-}
-
-impl ExperimentOutcome {
-    /// Cells by status over every variant (with `total`), as a project
-    /// summary counts them.
-    pub fn counts(&self) -> Map<String, Value> {
-        let mut counts = Map::new();
-        counts.insert("total".into(), json!(self.cells));
-        for (_, aggregate) in &self.variants {
-            for (status, n) in &aggregate.statuses {
-                let entry = counts.entry(status.clone()).or_insert(json!(0));
-                *entry = json!(entry.as_u64().unwrap_or(0) + *n as u64);
-            }
-        }
-        counts
-    }
 }
 
 /// Runs `options.fixture`: a plain run, a steps fixture, or an experiment.

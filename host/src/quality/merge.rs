@@ -14,8 +14,8 @@ use serde_json::{Map, Value, json};
 
 use super::aggregate::CellFacts;
 use super::baseline::{self, Baseline};
-use super::experiment::{ExperimentOutcome, FILE, SCHEMA};
 use super::gates;
+use super::outcome::{ExperimentOutcome, FILE, SCHEMA};
 use super::record::{Judging, conclude};
 use crate::eval::EvalError;
 use crate::eval::records::PacketWriter;

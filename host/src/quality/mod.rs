@@ -24,6 +24,7 @@ pub mod experiment;
 pub mod field_scan;
 pub mod gates;
 pub mod merge;
+pub mod outcome;
 pub mod plan;
 pub mod record;
 pub mod report;

@@ -13,8 +13,8 @@ use serde_json::{Map, Value, json};
 
 use super::aggregate::{self, Aggregate, CellFacts, Comparison};
 use super::baseline::{self, Baseline};
-use super::experiment::{ExperimentOutcome, FILE, SCHEMA};
 use super::gates::{self, GateResult, Gates, Judged};
+use super::outcome::{ExperimentOutcome, FILE, SCHEMA};
 use super::plan::Plan;
 use crate::eval::journal::{self, Journal};
 use crate::eval::records::{self, PacketWriter};

@@ -142,7 +142,7 @@ pub fn options(dir: &Path, case_lines: CaseLines) -> Result<TestOptions, EvalErr
     if run.schema_version != SCHEMA {
         return Err(error(format!("schemaVersion is not `{SCHEMA}`")));
     }
-    if completed(&dir.join(super::experiment::FILE)) {
+    if completed(&dir.join(super::outcome::FILE)) {
         return Err(error(
             "this experiment completed; there is nothing to resume".into(),
         ));
