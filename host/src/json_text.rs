@@ -2,7 +2,6 @@
 //! which is faster than `Display`), for records and identities.
 
 use serde::Serialize;
-use serde_json::Value;
 
 /// `value` as compact JSON text.
 pub fn to_text<T: Serialize + ?Sized>(value: &T) -> String {
@@ -10,8 +9,11 @@ pub fn to_text<T: Serialize + ?Sized>(value: &T) -> String {
 }
 
 /// An object of `members`, in order, as compact JSON text, without building
-/// the object.
-pub fn object_text<'a>(members: impl Iterator<Item = (&'a str, &'a Value)>) -> String {
+/// the object (values may be [`serde_json::Value`]s or raw JSON text,
+/// [`serde_json::value::RawValue`]).
+pub fn object_text<'a, V: Serialize + ?Sized + 'a>(
+    members: impl Iterator<Item = (&'a str, &'a V)>,
+) -> String {
     let mut out = Vec::with_capacity(64);
     serde::Serializer::collect_map(&mut serde_json::Serializer::new(&mut out), members)
         .expect("a JSON map serializes");
@@ -31,7 +33,10 @@ mod tests {
             object_text([("b", &a), ("a", &b)].into_iter()),
             r#"{"b":[1,"x\"y"],"a":null}"#
         );
-        assert_eq!(object_text(std::iter::empty()), "{}");
+        assert_eq!(
+            object_text(std::iter::empty::<(&str, &serde_json::Value)>()),
+            "{}"
+        );
         assert_eq!(to_text(&json!({"k": [1.5]})), r#"{"k":[1.5]}"#);
     }
 }

@@ -2,6 +2,7 @@
 //! plan, one per sample), the case run the preset collects, and a batch of
 //! cases run one after another on the calling thread.
 
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::EvalError;
@@ -9,6 +10,7 @@ use super::origins;
 use super::provider_calls::{CaseSamples, ProviderCalls};
 use super::workers::Stop;
 use crate::fixture::{CaseOrigin, PathRoot};
+use crate::json_members::Members;
 use crate::plugin::bindings::preset_api::{CasePlan, CaseRun};
 use crate::plugin::bindings::provider_api::Invocation;
 
@@ -157,30 +159,32 @@ pub const FIRST_BYTE_FIELD: &str = "firstByteMs";
 /// first byte beside `durationMs` (or last): set when the host measured one,
 /// removed when a preset wrote one itself. Text the host cannot read as an
 /// object is left for the records' own checks.
+///
+/// Runs for every case of an HTTP provider (twice: the observed and the
+/// summary evaluation), so only the top level is read and the members are
+/// written back as the text they are ([`crate::json_members::Members`]),
+/// never built into values.
 pub fn with_first_byte(evaluation: String, first_byte_ms: Option<u64>) -> String {
-    if first_byte_ms.is_none() && !evaluation.contains("\"firstByteMs\"") {
+    if first_byte_ms.is_none() && !evaluation.contains(FIRST_BYTE_FIELD) {
         return evaluation;
     }
-    let Ok(Value::Object(fields)) = serde_json::from_str::<Value>(&evaluation) else {
+    let Some(Members(members)) = Members::of(&evaluation) else {
         return evaluation;
     };
-    let mut out = Map::with_capacity(fields.len() + 1);
-    let mut placed = false;
-    for (key, value) in fields {
-        if key == FIRST_BYTE_FIELD {
-            continue;
-        }
-        let after = key == "durationMs";
-        out.insert(key, value);
-        if after && let Some(ms) = first_byte_ms {
-            out.insert(FIRST_BYTE_FIELD.into(), Value::from(ms));
-            placed = true;
-        }
-    }
-    if !placed && let Some(ms) = first_byte_ms {
-        out.insert(FIRST_BYTE_FIELD.into(), Value::from(ms));
-    }
-    Value::Object(out).to_string()
+    let ms = first_byte_ms.map(|ms| RawValue::from_string(ms.to_string()).expect("a number"));
+    let ms = ms.as_deref();
+    let beside_duration = members.iter().any(|(key, _)| key == "durationMs");
+    let kept = members
+        .iter()
+        .filter(|(key, _)| key != FIRST_BYTE_FIELD)
+        .flat_map(|(key, value)| {
+            let then = ms.filter(|_| key == "durationMs");
+            std::iter::once((key.as_ref(), *value)).chain(then.map(|ms| (FIRST_BYTE_FIELD, ms)))
+        });
+    let last = ms
+        .filter(|_| !beside_duration)
+        .map(|ms| (FIRST_BYTE_FIELD, ms));
+    crate::json_text::object_text(kept.chain(last))
 }
 
 /// A case's own copy of its directory's workspace template, if it has one

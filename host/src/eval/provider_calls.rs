@@ -146,12 +146,12 @@ impl ProviderCalls {
             }
         };
         let mut samples = Vec::with_capacity(requests.len());
-        let mut first_byte_ms = None;
+        // The case's time to first byte is its first answer's, as its
+        // duration is ([`super::assertions`] reads the first too).
+        let mut first_answer: Option<Option<u64>> = None;
         let mut took = |samples: &mut Vec<Sample>, (sample, first_byte): (Sample, Option<u64>)| {
-            // The case's time to first byte is its first answer's, as its
-            // duration is ([`super::assertions`] reads the first too).
-            if sample.outcome.is_ok() && !samples.iter().any(|s: &Sample| s.outcome.is_ok()) {
-                first_byte_ms = first_byte;
+            if sample.outcome.is_ok() {
+                first_answer.get_or_insert(first_byte);
             }
             samples.push(sample);
         };
@@ -210,7 +210,7 @@ impl ProviderCalls {
             .push(session);
         CaseSamples {
             samples,
-            first_byte_ms,
+            first_byte_ms: first_answer.flatten(),
         }
     }
 
