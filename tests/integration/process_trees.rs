@@ -16,8 +16,10 @@ use serde_json::Value;
 
 use crate::support::{cautilus, repo};
 
-/// Generous: only proves that nothing waited for a 31337 s sleeper.
-const DID_NOT_HANG: Duration = Duration::from_secs(15);
+/// Generous: only proves that nothing waited for a 31337 s sleeper (a run
+/// of the whole suite beside a model server on 2 cores once took 15.03 s
+/// here, against 3 s alone).
+const DID_NOT_HANG: Duration = Duration::from_secs(60);
 
 /// Pids of the processes whose argv is exactly `sleep <marker>`.
 fn sleepers(marker: &str) -> Vec<i32> {
