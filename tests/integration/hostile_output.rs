@@ -199,10 +199,15 @@ fn chat_answer(model: &str, text: &str) -> Reply {
 
 #[test]
 fn a_key_an_openai_compatible_server_echoes_reaches_no_record_report_or_output() {
-    // Calls alternate: answers naming the key as their model, and errors
-    // quoting the header back, in every shape.
+    // Cases alternate: answers naming the key as their model, and errors
+    // quoting the header back, in every shape. The shape follows the case's
+    // question, not the call's place in line: judge calls interleave with
+    // answer calls in an order the scheduler picks.
     let server = ModelServer::start(|request, index| {
         let echo = &echoes()[index % echoes().len()];
+        let question = (0..9)
+            .find(|i| request.body.contains(&format!("\"question {i}\"")))
+            .unwrap_or(0);
         if request.body.contains("names Cautilus") {
             return chat_answer(
                 &format!("Bearer {KEY}"),
@@ -210,7 +215,7 @@ fn a_key_an_openai_compatible_server_echoes_reaches_no_record_report_or_output()
                     .to_string(),
             );
         }
-        match index % 3 {
+        match question % 3 {
             0 => chat_answer(echo, &format!("Cautilus, with {echo}")),
             1 => Reply::json(
                 401,
