@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use clap::{Args, Subcommand};
 
 use super::{LimitArgs, registry, registry_for};
-use crate::eval::{self, EvaluateOptions, Outcome, TestOptions};
+use crate::eval::{self, EvaluateOptions, SuiteOutcome, TestOptions};
 use crate::term::shown;
 
 const TEST_EXAMPLES: &str = "\
@@ -698,7 +698,7 @@ fn evaluate(args: EvaluateArgs) -> anyhow::Result<ExitCode> {
 
 /// A packet `eval test` wrote (it names its fixture) whose cases came out
 /// unchecked: their assertions are in the fixture, not the packet.
-fn warn_unchecked(input: &std::path::Path, outcome: &eval::Outcome) {
+fn warn_unchecked(input: &std::path::Path, outcome: &eval::SuiteOutcome) {
     let unchecked = outcome
         .tally
         .counts()
@@ -788,7 +788,7 @@ fn jobs(flag: Option<u16>) -> usize {
     flag.map_or_else(eval::default_jobs, usize::from)
 }
 
-fn finish(outcome: &Outcome, json: bool) -> anyhow::Result<ExitCode> {
+fn finish(outcome: &SuiteOutcome, json: bool) -> anyhow::Result<ExitCode> {
     print(
         &outcome.summary_path,
         outcome.recommendation(),

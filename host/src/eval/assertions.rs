@@ -31,6 +31,7 @@ use std::sync::{Arc, Mutex};
 use serde_json::Value;
 
 use super::EvalError;
+use super::assertion_kinds::{CaseAssertion, Check, ScorerCheck, Spec};
 use super::assertion_syntax::{AssertionConfig, JUDGE, Parsed, parse};
 use super::host_checks::{Checked, CodeGrader, GraderCase, Metrics};
 use super::judge::{HOW_TO_CONFIGURE, JudgeModel, Spend};
@@ -42,41 +43,6 @@ use crate::plugin::bindings::preset_api::{CasePlan, CaseRun};
 use crate::plugin::bindings::types::{CaseView, Observation};
 use crate::plugin::scorer::split_host_keys;
 use crate::plugin::{GraderSpec, Grants, Limits, Plugin, PluginError, Registry, ScoreInput};
-
-/// One distinct assertion configuration.
-pub struct Spec {
-    pub(super) check: Check,
-    /// Flip the outcome (host checks; scorers negate in their grader spec).
-    negate: bool,
-}
-
-/// What checks an assertion.
-pub(super) enum Check {
-    Scorer(ScorerCheck),
-    CodeGrader(CodeGrader),
-    Metrics(Metrics),
-}
-
-/// A scorer component with one config, and the limits and grants of the
-/// instance that serves it.
-pub(super) struct ScorerCheck {
-    pub(super) plugin: Arc<Plugin>,
-    pub(super) grader: GraderSpec,
-    pub(super) limits: Limits,
-    pub(super) grants: Arc<Grants>,
-    /// The plugin requested `model` (a judge): it is given one call per
-    /// input, each with the judge's whole deadline.
-    pub(super) calls_model: bool,
-}
-
-/// One assertion of one case.
-#[derive(Clone)]
-pub(super) struct CaseAssertion {
-    pub(super) spec: Arc<Spec>,
-    pub(super) name: String,
-    pub(super) weight: f64,
-    pub(super) required: bool,
-}
 
 /// Where an assertion list came from, for error paths.
 pub struct Source<'a> {

@@ -41,9 +41,12 @@
 //!   holds the run's inputs or files it did not write);
 //! - [`report`]: the terminal summary.
 
+pub mod assertion_kinds;
 mod assertion_syntax;
 pub mod assertions;
 pub mod batch;
+pub mod canned;
+pub mod case_output;
 pub mod cases;
 pub mod cassette;
 pub mod cassette_file;
@@ -51,6 +54,7 @@ pub mod cassette_file;
 mod cassette_fuzz;
 pub mod compare;
 pub mod embeddings;
+pub mod entry;
 pub mod host_checks;
 pub mod interrupt;
 pub mod journal;
@@ -60,9 +64,10 @@ pub mod judge;
 pub mod observation_json;
 pub mod observation_scrub;
 pub mod observed;
+pub mod options;
 pub mod origins;
 pub mod outcome;
-pub mod pipeline;
+pub mod packets;
 pub mod positions;
 pub mod pricing;
 pub mod progress;
@@ -80,6 +85,7 @@ pub mod scorer_pool;
 pub mod snapshots;
 pub mod status_names;
 pub mod steps;
+pub mod suite_outcome;
 pub mod suite_run;
 pub mod tally;
 pub mod validate;
@@ -94,14 +100,15 @@ use serde_json::Value;
 use crate::fixture::FixtureError;
 use crate::plugin::PluginError;
 
+pub use entry::{TestRun, test};
 pub use observed::{EvaluateOptions, evaluate};
-pub use pipeline::{
-    CellFilters, DEFAULT_CONCURRENCY, Outcome, SuiteOptions, TestOptions, TestRun, default_jobs,
-    run_suite, test, validate_suite,
-};
+pub use options::{CellFilters, DEFAULT_CONCURRENCY, SuiteOptions, TestOptions, default_jobs};
 pub use run_records::CaseLines;
+pub use suite_outcome::SuiteOutcome;
 pub use suite_run::resume_options;
+pub use suite_run::run_suite;
 pub use validate::check_preset_fields;
+pub use validate::validate_suite;
 
 /// A JSON value in one line of at most 80 characters, for reports.
 pub(crate) fn report_excerpt(value: &Value) -> String {

@@ -20,8 +20,10 @@ use std::sync::Arc;
 use serde_json::{Map, Value, json};
 
 use super::EvalError;
-use super::pipeline::{Outcome, batch_size, header, preset_info, preset_limits, write_verdicts};
+use super::options::{batch_size, preset_limits};
+use super::packets::{header, preset_info, write_verdicts};
 use super::records::{self, PacketWriter};
+use super::suite_outcome::SuiteOutcome;
 use super::tally::Tally;
 use super::workers::{never, ranges, run_ordered};
 use crate::plugin::bindings::preset_api::PresetInfo;
@@ -38,7 +40,7 @@ pub struct EvaluateOptions {
 }
 
 /// Scores an observed packet written by any runner.
-pub fn evaluate(registry: &Registry, options: &EvaluateOptions) -> Result<Outcome, EvalError> {
+pub fn evaluate(registry: &Registry, options: &EvaluateOptions) -> Result<SuiteOutcome, EvalError> {
     let input_error = |message: String| EvalError::Input {
         path: options.input.clone(),
         message,
@@ -108,7 +110,7 @@ pub fn evaluate(registry: &Registry, options: &EvaluateOptions) -> Result<Outcom
         &header(
             &info.summary_schema,
             &fields,
-            &super::pipeline::preset_description(&preset).contract,
+            &super::packets::preset_description(&preset).contract,
         ),
         "evaluations",
     )?;
@@ -134,7 +136,7 @@ pub fn evaluate(registry: &Registry, options: &EvaluateOptions) -> Result<Outcom
     })?;
     summary_out.finish(&tally.trailer(records::now_rfc3339()))?;
     let total = evaluations.len();
-    Ok(Outcome {
+    Ok(SuiteOutcome {
         tally,
         summary_path,
         output_dir: None,

@@ -2,7 +2,7 @@
 //! host check's conclusion: passed, failed, or errored (the check could not
 //! be carried out).
 
-use super::assertions::CaseAssertion;
+use super::assertion_kinds::CaseAssertion;
 use super::host_checks::Checked;
 use crate::plugin::scorer::{UNCAPTURED, negate};
 use crate::plugin::{PluginError, Score};

@@ -26,7 +26,7 @@ use super::assertions::{CaseExtras, ScorerPool};
 use super::batch::{Batch, Preparer, RawBatch};
 use super::cases::{RunContext, case_run, case_workspace, requests, run_cases, with_first_byte};
 use super::interrupt;
-use super::pipeline::{TestOptions, batch_size, preset_limits};
+use super::options::{TestOptions, batch_size, preset_limits};
 use super::provider_calls::{CaseSamples, ProviderCalls};
 use super::run_records::{Delivered, RanCase, RunRecords};
 use super::snapshots;
@@ -125,7 +125,7 @@ impl RunPass<'_> {
                     registry: self.registry,
                     fixture: &suite.file,
                     assertions: &self.validated.assertions,
-                    snapshots: super::pipeline::preset_description(&self.validated.preset)
+                    snapshots: super::packets::preset_description(&self.validated.preset)
                         .contract
                         .snapshots,
                     update_snapshots: self.options.update_snapshots,
@@ -424,7 +424,7 @@ impl RunPass<'_> {
                 body_checked,
                 output: self
                     .keep_outputs
-                    .then(|| super::steps::case_output(&plans[k].case_id, &runs[k])),
+                    .then(|| super::case_output::case_output(&plans[k].case_id, &runs[k])),
             })
             .collect();
         Ok(Delivered { range, ran })

@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use super::EvalError;
 use super::cassette::{Cassette, ReplayMode};
-use super::pipeline::TestOptions;
+use super::options::TestOptions;
 use super::provider_setup::{self, ProviderSetup, on_path};
 use crate::fixture::Suite;
 use crate::plugin::{Grants, Registry};

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use super::assertions::{Check, ScorerCheck, Spec};
+use super::assertion_kinds::{Check, ScorerCheck, Spec};
 use crate::plugin::{GraderSpec, PluginError, ScorerInstance};
 
 /// Scorer plugins a worker keeps an instance of at once.

@@ -3,7 +3,7 @@
 //! Steps run in order, each through the normal pipeline with its records in
 //! `<run>/steps/step-<i>/`. Before a step runs, the placeholders of its
 //! fixture are replaced with the outputs of the steps before it. A step's
-//! output is the output node of its last case ([`case_output`]), plus
+//! output is the output node of its last case ([`super::case_output::case_output`]), plus
 //! `cases.<caseId>` for every case when it has several. Execution stops at
 //! the first step whose recommendation is not accept-now, or that cannot
 //! run; the later steps are reported `not-run`. The run's own
@@ -15,12 +15,12 @@ use std::path::PathBuf;
 use serde_json::{Map, Value, json};
 
 use super::EvalError;
-use super::pipeline::{TestOptions, run_suite};
+use super::options::TestOptions;
 use super::records;
+use super::suite_run::run_suite;
 use super::tally::Tally;
 use crate::fixture::StepsFixture;
 use crate::plugin::Registry;
-use crate::plugin::bindings::preset_api::CaseRun;
 
 /// The schema of the run's summary.
 pub const SUMMARY_SCHEMA: &str = "cautilus.evaluation_summary.v1";
@@ -276,39 +276,6 @@ fn step_output(nodes: &[Value]) -> Value {
         map.insert("cases".into(), Value::Object(cases));
     }
     output
-}
-
-/// What later steps can read of one case: `text` and `finalText` (its
-/// final text), `messages`, and, when the final text is a JSON object, its
-/// fields at the top. Taken from the first sample the provider answered.
-pub fn case_output(case_id: &str, run: &CaseRun) -> Value {
-    let observation = run.samples.iter().find_map(|s| s.outcome.as_ref().ok());
-    let final_text = observation.and_then(|o| o.final_text.clone());
-    let mut node = match final_text
-        .as_deref()
-        .and_then(|t| serde_json::from_str::<Value>(t).ok())
-    {
-        Some(Value::Object(fields)) => fields,
-        _ => Map::new(),
-    };
-    let messages: Vec<Value> = observation
-        .map(|o| {
-            o.messages
-                .iter()
-                .map(|m| json!({"role": m.role, "content": m.content}))
-                .collect()
-        })
-        .unwrap_or_default();
-    node.insert("caseId".into(), json!(case_id));
-    node.insert("text".into(), json!(final_text));
-    node.insert("finalText".into(), json!(final_text));
-    node.insert("messages".into(), Value::Array(messages));
-    if observation.is_none()
-        && let Some(Err(error)) = run.samples.first().map(|s| &s.outcome)
-    {
-        node.insert("error".into(), json!(error));
-    }
-    Value::Object(node)
 }
 
 /// Prints each step (and its cases) and the run's recommendation.

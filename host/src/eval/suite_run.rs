@@ -20,14 +20,13 @@ use std::sync::Arc;
 use serde_json::{Map, Value, json};
 
 use super::EvalError;
+use super::canned::read_fixture_results;
 use super::cases::RunContext;
 use super::cassette::{Cassette, ReplayMode};
 use super::interrupt;
 use super::journal::{self, Journal};
-use super::pipeline::{
-    DEFAULT_CONCURRENCY, Outcome, SuiteOptions, TestOptions, default_jobs, fixture_ref, header,
-    header_keys, preset_info, read_fixture_results,
-};
+use super::options::{DEFAULT_CONCURRENCY, SuiteOptions, TestOptions, default_jobs};
+use super::packets::{fixture_ref, header, header_keys, preset_info};
 use super::provider_calls::{AgentWorkspaces, ProviderCalls};
 use super::records::{self, PacketWriter, partial_path};
 use super::run_dir::{Inputs, RunDir};
@@ -35,6 +34,7 @@ use super::run_pass::{self, RunPass};
 use super::run_provider::RunProvider;
 use super::run_records::{CaseLines, RunRecords};
 use super::run_state::{RunOptions, RunState, RunStatus};
+use super::suite_outcome::SuiteOutcome;
 use super::tally::Tally;
 use super::validate::validate_suite;
 use crate::fixture::Suite;
@@ -68,7 +68,7 @@ pub fn run_suite(
     options: &TestOptions,
     mut suite: Suite,
     keep_outputs: bool,
-) -> Result<Outcome, EvalError> {
+) -> Result<SuiteOutcome, EvalError> {
     apply_judge(options, &mut suite.body);
     let jobs = options.jobs.unwrap_or(match suite.pair.mode {
         crate::taxonomy::Mode::Workspace => 1,
@@ -76,12 +76,12 @@ pub fn run_suite(
     });
     // Checked before anything is written (the checking pass checks again).
     let preset = super::validate::preset_applied(registry, &mut suite)?;
-    let contract = &super::pipeline::preset_description(&preset).contract;
+    let contract = &super::packets::preset_description(&preset).contract;
     let redaction = options.redact.clone();
     let info = preset_info(&preset);
     let mut canned = read_fixture_results(options.fixture_results.as_deref())?;
     if let Some(canned) = &mut canned {
-        super::pipeline::canned_for_trial(canned, options.trial);
+        super::canned::canned_for_trial(canned, options.trial);
     }
     let run_provider = RunProvider::for_suite(registry, options, &suite)?;
     let provider = run_provider.setup.plugin.clone();
@@ -362,7 +362,7 @@ pub fn run_suite(
         None => state.end(RunStatus::Completed, done),
     }
     state.write(&output_dir)?;
-    Ok(Outcome {
+    Ok(SuiteOutcome {
         tally,
         summary_path: output_dir.join(SUMMARY),
         output_dir: Some(output_dir),

@@ -18,8 +18,8 @@ use super::EvalError;
 use super::assertions::{Assertions, ScorerPool, Source};
 use super::batch::{Batch, Preparer, RawBatch};
 use super::judge::{JudgeConfig, JudgeModel};
+use super::options::{SuiteOptions, batch_size, preset_limits};
 use super::origins;
-use super::pipeline::{SuiteOptions, batch_size, preset_limits};
 use super::records::PacketWriter;
 use super::workers::{never, run_ordered};
 use crate::fixture::{CaseStream, Suite};
@@ -132,7 +132,7 @@ pub fn validate_suite(
         eprintln!("warning: {}", crate::term::shown(warning));
     }
     let preset = preset_applied(registry, &mut suite)?;
-    let contract = &super::pipeline::preset_description(&preset).contract;
+    let contract = &super::packets::preset_description(&preset).contract;
     let fixture = suite.file.as_path();
     let judge = judge(registry, &suite, options)?;
     // A provider component the fixture names by path stays inside its root
@@ -403,7 +403,7 @@ pub(super) fn preset_applied(
     suite: &mut Suite,
 ) -> Result<Arc<Plugin>, EvalError> {
     let preset = registry.preset_for(suite.pair, preset_pack(&suite.body))?;
-    let contract = &super::pipeline::preset_description(&preset).contract;
+    let contract = &super::packets::preset_description(&preset).contract;
     crate::fixture::apply_contract(suite, contract, preset.id())?;
     Ok(preset)
 }

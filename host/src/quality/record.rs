@@ -145,7 +145,7 @@ fn identity(suite: &Suite, options: &TestOptions) -> Map<String, Value> {
     }
     header.insert(
         "fixtureRef".into(),
-        json!(eval::pipeline::fixture_ref(&suite.file, &options.workspace)),
+        json!(eval::packets::fixture_ref(&suite.file, &options.workspace)),
     );
     header
 }

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::eval::{self, CaseLines, EvalError, Outcome, TestOptions, TestRun};
+use crate::eval::{self, CaseLines, EvalError, SuiteOutcome, TestOptions, TestRun};
 use crate::plugin::Registry;
 
 /// What re-scoring needs besides the packet and the fixture.
@@ -33,7 +33,7 @@ pub struct RescoreOptions {
 /// A re-scored packet: the outcome, whose summary lives in `_scratch`
 /// unless it was also written to `--output`.
 pub struct Rescored {
-    pub outcome: Outcome,
+    pub outcome: SuiteOutcome,
     _scratch: tempfile::TempDir,
 }
 
