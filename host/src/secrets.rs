@@ -8,7 +8,7 @@
 //! harness or the cost source. So redaction is not a list of fields:
 //!
 //! - where untrusted data enters, every string of an observation that comes
-//!   back (`crate::eval::observation_scrub`, which names every field of the type,
+//!   back (`crate::eval::provider::observation_scrub`, which names every field of the type,
 //!   so a new field does not compile until it is scrubbed) and every provider or
 //!   judge error ([`scrub`]) is scrubbed of the values granted to that call;
 //! - and every value the host hands out is also registered process-wide

@@ -215,7 +215,7 @@ pub struct TestArgs {
     /// `replay-strict` (only from the cassette: no network, no process; a
     /// missing call fails its case), `refresh` (call live, re-record all)
     #[arg(long, value_name = "MODE", value_parser = parse_replay)]
-    replay: Option<eval::cassette::ReplayMode>,
+    replay: Option<eval::provider::cassette::ReplayMode>,
     /// The cassette: <workspace>/.cautilus/cassettes/<NAME>.json [default:
     /// the suite id]
     #[arg(long, value_name = "NAME")]
@@ -383,7 +383,7 @@ pub fn run(command: EvalCommand) -> anyhow::Result<ExitCode> {
         EvalCommand::Merge(args) => {
             let output_dir = match args.output_dir {
                 Some(dir) => dir,
-                None => eval::records::new_run_dir(&std::env::current_dir()?.join(".cautilus")),
+                None => eval::files::new_run_dir(&std::env::current_dir()?.join(".cautilus")),
             };
             let outcome = crate::quality::merge::merge(&args.runs, &output_dir)?;
             experiment(&outcome, args.json)
@@ -394,11 +394,11 @@ pub fn run(command: EvalCommand) -> anyhow::Result<ExitCode> {
 fn test(args: TestArgs) -> anyhow::Result<ExitCode> {
     use std::io::IsTerminal;
     if !args.json && !args.quiet && std::io::stderr().is_terminal() {
-        eval::progress::enable();
-        crate::plugin::notice::set_sink(eval::progress::notice);
+        eval::records::progress::enable();
+        crate::plugin::notice::set_sink(eval::records::progress::notice);
     }
     let result = run_test(args);
-    eval::progress::finish();
+    eval::records::progress::finish();
     result
 }
 
@@ -456,8 +456,8 @@ fn run_test(args: TestArgs) -> anyhow::Result<ExitCode> {
                 default_replay: defaults
                     .replay
                     .as_deref()
-                    .and_then(|mode| eval::cassette::ReplayMode::parse(mode).ok()),
-                grants: eval::provider_setup::GrantFlags {
+                    .and_then(|mode| eval::provider::cassette::ReplayMode::parse(mode).ok()),
+                grants: eval::provider::setup::GrantFlags {
                     http_hosts: grants
                         .http
                         .iter()
@@ -504,7 +504,7 @@ fn run_test(args: TestArgs) -> anyhow::Result<ExitCode> {
                 require_canned: false,
                 trial: 1,
             };
-            eval::records::refuse_linked_records_root(&options.records_root())?;
+            eval::files::refuse_linked_records_root(&options.records_root())?;
             let mut options = options;
             if let Some(run) = &options.reuse_outputs {
                 options.reuse_outputs = Some(crate::project::latest::resolve(
@@ -585,7 +585,7 @@ fn run_test(args: TestArgs) -> anyhow::Result<ExitCode> {
                 outcome.recommendation,
                 args.json,
                 |out| {
-                    eval::steps::print_summary(out, &outcome)?;
+                    eval::run::steps::print_summary(out, &outcome)?;
                     writeln!(out, "records: {}", shown(outcome.output_dir.display()))
                 },
             )
@@ -596,7 +596,7 @@ fn run_test(args: TestArgs) -> anyhow::Result<ExitCode> {
 /// Prints an experiment's record (`--json`) or its summary; exits 0 when
 /// its gates pass, 1 when they fail, 130/143 when interrupted.
 fn experiment(outcome: &crate::quality::ExperimentOutcome, json: bool) -> anyhow::Result<ExitCode> {
-    eval::progress::finish();
+    eval::records::progress::finish();
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     if json {
@@ -635,7 +635,7 @@ fn promote(args: PromoteArgs) -> anyhow::Result<ExitCode> {
 }
 
 fn parse_judge(value: &str) -> Result<(String, String), String> {
-    eval::judge::JudgeConfig::parse_flag(value).map(|judge| (judge.provider, judge.model))
+    eval::assert::judge::JudgeConfig::parse_flag(value).map(|judge| (judge.provider, judge.model))
 }
 
 fn parse_redact(value: &str) -> Result<String, String> {
@@ -655,12 +655,12 @@ fn parse_shard(value: &str) -> Result<(u32, u32), String> {
     Ok((k, n))
 }
 
-fn parse_replay(value: &str) -> Result<eval::cassette::ReplayMode, String> {
-    eval::cassette::ReplayMode::parse(value)
+fn parse_replay(value: &str) -> Result<eval::provider::cassette::ReplayMode, String> {
+    eval::provider::cassette::ReplayMode::parse(value)
 }
 
 fn parse_secret_grant(value: &str) -> Result<(String, String), String> {
-    eval::provider_setup::GrantFlags::parse_secret(value)
+    eval::provider::setup::GrantFlags::parse_secret(value)
 }
 
 fn evaluate(args: EvaluateArgs) -> anyhow::Result<ExitCode> {
@@ -794,7 +794,7 @@ fn finish(outcome: &SuiteOutcome, json: bool) -> anyhow::Result<ExitCode> {
         outcome.recommendation(),
         json,
         |out| {
-            eval::report::print_summary(out, &outcome.tally)?;
+            eval::records::terminal_summary::print_summary(out, &outcome.tally)?;
             match &outcome.output_dir {
                 Some(dir) => writeln!(out, "records: {}", shown(dir.display())),
                 None => Ok(()),
@@ -811,7 +811,7 @@ fn print(
     json: bool,
     readable: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
 ) -> anyhow::Result<ExitCode> {
-    eval::progress::finish();
+    eval::records::progress::finish();
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     if json {

@@ -42,7 +42,7 @@ pub fn records_root(config: Option<&std::path::Path>) -> anyhow::Result<std::pat
     } else {
         cwd.join(".cautilus")
     };
-    crate::eval::records::refuse_linked_records_root(&records)?;
+    crate::eval::files::refuse_linked_records_root(&records)?;
     Ok(records)
 }
 

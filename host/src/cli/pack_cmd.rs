@@ -210,7 +210,7 @@ fn build(args: BuildArgs) -> anyhow::Result<ExitCode> {
             manifest.pack.name, manifest.pack.version
         ))
     });
-    crate::eval::records::write_bytes(&output, &archive)?;
+    crate::eval::files::write_bytes(&output, &archive)?;
     print_components(&checked);
     crate::term_println!(
         "built {}@{}: {} ({} bytes, {})",
@@ -310,7 +310,7 @@ fn install(args: InstallArgs) -> anyhow::Result<ExitCode> {
     let record = InstallRecord {
         source,
         digest: archive_digest,
-        installed_at: crate::eval::records::now_rfc3339(),
+        installed_at: crate::eval::files::now_rfc3339(),
         granted: grants.iter().map(ToString::to_string).collect(),
     };
     let installed = home.install(&files, record, args.force)?;

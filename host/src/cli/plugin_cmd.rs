@@ -347,10 +347,10 @@ fn inspect(args: InspectArgs) -> anyhow::Result<ExitCode> {
 /// `--grant-*` flags), or why it could not run.
 fn provider_grants(registry: &crate::plugin::Registry, reference: &str) -> serde_json::Value {
     let env = |name: &str| std::env::var(name).ok();
-    match crate::eval::provider_setup::setup(
+    match crate::eval::provider::setup::setup(
         registry,
         reference,
-        &crate::eval::provider_setup::GrantFlags::default(),
+        &crate::eval::provider::setup::GrantFlags::default(),
         600_000,
         &env,
     ) {

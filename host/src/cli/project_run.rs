@@ -75,7 +75,7 @@ pub fn run(
         jobs: options.jobs.unwrap_or_else(crate::eval::default_jobs),
     };
     let one_at_a_time = at_once.min(suites.len()) <= 1;
-    crate::eval::progress::open_ended();
+    crate::eval::records::progress::open_ended();
     let summary = project::run::run_suites(
         registry,
         &loaded.root,
@@ -85,19 +85,19 @@ pub fn run(
         parallel,
         |event| match event {
             project::run::Event::Starting(suite) if !json && !quiet && one_at_a_time => {
-                crate::eval::progress::print(|| {
+                crate::eval::records::progress::print(|| {
                     println!("== {} ({})", shown(&suite.id), shown(&suite.path));
                 });
             }
             project::run::Event::Finished(result) if !json && !quiet && !one_at_a_time => {
-                crate::eval::progress::print(|| {
+                crate::eval::records::progress::print(|| {
                     println!("== {} {}", shown(&result.id), shown(outcome_line(result)));
                 });
             }
             _ => {}
         },
     )?;
-    crate::eval::progress::finish();
+    crate::eval::records::progress::finish();
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     if json {
@@ -171,9 +171,11 @@ fn suites_at_once(
     let records = options.records_root();
     let mut cassettes = std::collections::HashSet::new();
     let shared_cassette = options.cassette.is_some()
-        || !suites
-            .iter()
-            .all(|s| cassettes.insert(crate::eval::cassette::default_path(&records, &s.id)));
+        || !suites.iter().all(|s| {
+            cassettes.insert(crate::eval::provider::cassette::default_path(
+                &records, &s.id,
+            ))
+        });
     let agents = options.concurrency.is_none() && suites.iter().any(|s| s.surface == "repo");
     match asked {
         _ if shared_cassette => 1,

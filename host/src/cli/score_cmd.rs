@@ -2,7 +2,7 @@
 //!
 //! A scorer that requests `model` (the built-in `judge`, or your own) is
 //! granted the judge `--judge` names, else the project's `[judge]`, built
-//! as a suite builds it ([`crate::eval::judge::JudgeModel::for_run`]): the
+//! as a suite builds it ([`crate::eval::assert::judge::JudgeModel::for_run`]): the
 //! same provider resolution, grants, limits and cassettes (`--replay`,
 //! `--cassette`), so a rubric can be iterated on one answer, offline once
 //! recorded. A scorer that did not request `model` is granted nothing.
@@ -15,8 +15,8 @@ use serde::Serialize;
 
 use super::inputs::{json_arg, text_arg};
 use super::{LimitArgs, registry_for};
-use crate::eval::cassette::{Cassette, ReplayMode};
-use crate::eval::judge::{JudgeConfig, JudgeModel, Spend};
+use crate::eval::assert::judge::{JudgeConfig, JudgeModel, Spend};
+use crate::eval::provider::cassette::{Cassette, ReplayMode};
 use crate::plugin::{
     Grants, Limits, Plugin, PluginError, Registry, Score, ScoreInput, ScorerSession,
 };
@@ -194,9 +194,9 @@ pub fn run(args: ScoreArgs) -> anyhow::Result<ExitCode> {
         expected,
         input,
     };
-    crate::eval::judge::take_spend();
+    crate::eval::assert::judge::take_spend();
     let scored = score_answer(plugin, &scorer, &config, limits, grants, answer);
-    let spend = crate::eval::judge::take_spend();
+    let spend = crate::eval::assert::judge::take_spend();
     // What was recorded is kept whatever the score.
     if let Some(cassette) = judged.as_ref().and_then(|j| j.cassette.as_deref()) {
         cassette.save()?;
@@ -246,12 +246,12 @@ fn judge(
             let redaction = crate::eval::redact::Redaction::parse(&project.config.redact)
                 .map_err(anyhow::Error::msg)?;
             Some(Arc::new(Cassette::open(
-                crate::eval::cassette::default_path(&records, name),
+                crate::eval::provider::cassette::default_path(&records, name),
                 None,
                 mode,
                 Vec::new(),
                 redaction,
-                crate::eval::cassette_file::DEFAULT_MAX_MIB.saturating_mul(1 << 20),
+                crate::eval::provider::cassette_file::DEFAULT_MAX_MIB.saturating_mul(1 << 20),
             )?))
         }
     };

@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value, json};
 
-use super::EvalError;
+use crate::eval::EvalError;
 
 pub const SCHEMA: &str = "cautilus.run_comparison.v1";
 
@@ -177,7 +177,7 @@ pub fn print_rules(out: &mut impl std::io::Write, report: &Value) -> std::io::Re
                     .as_object()
                     .into_iter()
                     .flatten()
-                    .map(|(h, v)| format!("{}: {}", inline(h), super::report_excerpt(v)))
+                    .map(|(h, v)| format!("{}: {}", inline(h), report_excerpt(v)))
                     .collect();
                 writeln!(
                     out,
@@ -268,6 +268,19 @@ fn compare_case(id: &str, a: &Value, b: &Value, violations: &mut Vec<String>) ->
         }
     }
     json!({"caseId": id, "holds": rules.is_empty(), "violations": rules, "mayDiffer": differs})
+}
+
+/// A JSON value in one line of at most 80 characters, for reports.
+fn report_excerpt(value: &Value) -> String {
+    let text = match value {
+        Value::String(s) => format!("{s:?}"),
+        other => other.to_string(),
+    };
+    if text.chars().count() > 80 {
+        format!("{}…", text.chars().take(79).collect::<String>())
+    } else {
+        text
+    }
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use super::run_records::CaseLines;
+use crate::eval::records::run_records::CaseLines;
 use crate::plugin::Limits;
 
 /// Limits of one preset call (one batch of cases).
@@ -43,7 +43,7 @@ pub struct TestOptions {
     pub path_root: Option<PathBuf>,
     /// Value-relative paths redacted in everything the run keeps (the
     /// project's `redact` and `--redact`; see `redact`).
-    pub redact: super::redact::Redaction,
+    pub redact: crate::eval::redact::Redaction,
     /// The judge (`{provider, model}`) of a suite whose fixture names none:
     /// the project's `[judge]`.
     pub default_judge: Option<serde_json::Value>,
@@ -62,20 +62,20 @@ pub struct TestOptions {
     /// The project config's provider and replay mode: used where neither a
     /// flag nor the fixture says (flag > fixture > config).
     pub default_provider: Option<String>,
-    pub default_replay: Option<super::cassette::ReplayMode>,
+    pub default_replay: Option<crate::eval::provider::cassette::ReplayMode>,
     /// Provider id or `.wasm` path (default `fixture`).
     pub provider: Option<String>,
     /// Canned results keyed by caseId, for the fixture backend.
     pub fixture_results: Option<PathBuf>,
     /// What the user grants the provider (`--grant-*`).
-    pub grants: super::provider_setup::GrantFlags,
+    pub grants: crate::eval::provider::setup::GrantFlags,
     /// How provider calls use the cassette (`--replay`; else the
     /// fixture's `replay`; else `live`).
-    pub replay: Option<super::cassette::ReplayMode>,
+    pub replay: Option<crate::eval::provider::cassette::ReplayMode>,
     /// The cassette's name (`--cassette`; default: the suite id).
     pub cassette: Option<String>,
     /// The largest cassette file read, in MiB (`--max-cassette-mib`;
-    /// default [`crate::eval::cassette_file::DEFAULT_MAX_MIB`]).
+    /// default [`crate::eval::provider::cassette_file::DEFAULT_MAX_MIB`]).
     pub max_cassette_mib: Option<u64>,
     /// Limits of provider calls.
     pub limits: Limits,
@@ -141,7 +141,7 @@ impl TestOptions {
     /// The largest cassette file read, in bytes.
     pub fn max_cassette_bytes(&self) -> u64 {
         self.max_cassette_mib
-            .unwrap_or(crate::eval::cassette_file::DEFAULT_MAX_MIB)
+            .unwrap_or(crate::eval::provider::cassette_file::DEFAULT_MAX_MIB)
             .saturating_mul(1 << 20)
     }
 }
@@ -155,7 +155,7 @@ pub struct SuiteOptions {
     /// validation, which calls no model, leaves the default).
     pub judge_limits: Option<Limits>,
     /// Where judge calls are recorded or replayed from (`--replay`).
-    pub cassette: Option<std::sync::Arc<crate::eval::cassette::Cassette>>,
+    pub cassette: Option<std::sync::Arc<crate::eval::provider::cassette::Cassette>>,
     /// The project config's stand-ins for provider environment variables
     /// (`[providers.*] base_url`), for the judge's provider too.
     pub provider_env: std::collections::BTreeMap<String, String>,

@@ -6,7 +6,7 @@
 
 use std::path::Path;
 
-use super::EvalError;
+use crate::eval::EvalError;
 use crate::fixture::place::Placer;
 
 /// `error` with its places, for the fixture `fixture` loaded beneath

@@ -137,7 +137,7 @@ impl LockFile {
             "# Written by `cautilus pack install`: the packs this project uses, pinned. Commit it.\n{}",
             toml::to_string(&lock).expect("a lock always serializes")
         );
-        crate::eval::records::write_bytes(path, text.as_bytes()).map_err(|e| PackError::Lock {
+        crate::eval::files::write_bytes(path, text.as_bytes()).map_err(|e| PackError::Lock {
             file: path.to_path_buf(),
             message: format!("cannot write it: {e}"),
         })

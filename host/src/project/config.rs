@@ -83,7 +83,7 @@ pub struct ProjectConfig {
 }
 
 /// The variable `[providers.openai] stream` stands for.
-pub use crate::eval::provider_setup::STREAM_VARIABLE;
+pub use crate::eval::provider::setup::STREAM_VARIABLE;
 
 /// `[providers.openai]`, `[providers.anthropic]`.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize, JsonSchema)]
@@ -107,7 +107,7 @@ pub struct ProviderSettings {
     /// (JSON) overrides them. Calls to any server but the provider's
     /// public API get a cost only from these.
     #[serde(default)]
-    pub prices: Option<crate::eval::pricing::PriceTable>,
+    pub prices: Option<crate::eval::provider::pricing::PriceTable>,
     /// `openai` only: ask for answers as event streams, so a case's
     /// `firstByteMs` is the time to the model's first token
     /// (`CAUTILUS_OPENAI_STREAM` overrides it).
@@ -134,7 +134,7 @@ impl ConfigProviders {
         for (family, settings) in [("openai", &self.openai), ("anthropic", &self.anthropic)] {
             if let Some(prices) = settings.as_ref().and_then(|s| s.prices.as_ref()) {
                 env.insert(
-                    crate::eval::pricing::prices_variable(family),
+                    crate::eval::provider::pricing::prices_variable(family),
                     serde_json::to_string(prices).expect("prices serialize"),
                 );
             }
@@ -336,7 +336,7 @@ pub fn load(file: &Path) -> Result<Loaded, ConfigError> {
 /// Checks values serde cannot.
 fn check(config: &ProjectConfig) -> Result<(), String> {
     if let Some(replay) = &config.defaults.replay
-        && crate::eval::cassette::ReplayMode::parse(replay).is_err()
+        && crate::eval::provider::cassette::ReplayMode::parse(replay).is_err()
     {
         return Err(format!(
             "`defaults.replay`: unknown mode `{replay}`; use live, record-new, replay-strict or refresh"
@@ -380,7 +380,10 @@ fn check(config: &ProjectConfig) -> Result<(), String> {
     ] {
         if let Some(prices) = settings.and_then(|s| s.prices.as_ref()) {
             let text = serde_json::to_string(prices).expect("prices serialize");
-            crate::eval::pricing::parse_prices(&text, &format!("`providers.{id}.prices`"))?;
+            crate::eval::provider::pricing::parse_prices(
+                &text,
+                &format!("`providers.{id}.prices`"),
+            )?;
         }
     }
     if let Some(judge) = &config.judge {
@@ -401,7 +404,7 @@ fn check(config: &ProjectConfig) -> Result<(), String> {
         globset::Glob::new(glob).map_err(|e| format!("glob `{glob}`: {e}"))?;
     }
     for (name, var) in &config.grants.secrets {
-        crate::eval::provider_setup::GrantFlags::parse_secret(&format!("{name}={var}"))
+        crate::eval::provider::setup::GrantFlags::parse_secret(&format!("{name}={var}"))
             .map_err(|e| format!("`grants.secrets`: {e}"))?;
     }
     Ok(())

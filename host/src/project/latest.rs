@@ -57,7 +57,7 @@ pub fn finished(dir: &Path) -> bool {
     {
         return true;
     }
-    let Ok(text) = std::fs::read_to_string(dir.join(crate::eval::run_state::FILE)) else {
+    let Ok(text) = std::fs::read_to_string(dir.join(crate::eval::records::run_state::FILE)) else {
         return false;
     };
     serde_json::from_str::<Value>(&text)

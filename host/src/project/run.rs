@@ -126,7 +126,7 @@ pub enum Event<'a> {
     Finished(&'a SuiteResult),
 }
 
-/// Claims the project run's directory `dir` (see `eval::run_dir`): no
+/// Claims the project run's directory `dir` (see `eval::records::run_dir`): no
 /// other run may write there meanwhile, and it may hold none of the
 /// suites' fixtures or the files they read. Each suite's run claims its
 /// own directory inside it.
@@ -135,9 +135,10 @@ pub fn claim(
     suites: &[&SuiteEntry],
     base: &TestOptions,
     dir: &Path,
-) -> Result<eval::run_dir::RunDir, EvalError> {
-    eval::run_dir::RunDir::claim(dir, || {
-        let mut inputs = eval::run_dir::Inputs::default().with(base.fixture_results.as_deref());
+) -> Result<eval::records::run_dir::RunDir, EvalError> {
+    eval::records::run_dir::RunDir::claim(dir, || {
+        let mut inputs =
+            eval::records::run_dir::Inputs::default().with(base.fixture_results.as_deref());
         for suite in suites {
             let file = root.join(&suite.path);
             // What loading the suite reads; a suite that does not load
@@ -145,12 +146,14 @@ pub fn claim(
             let loaded = crate::fixture::load_fixture_within(&file, base.path_root.as_deref());
             inputs.merge(match loaded {
                 Ok(crate::fixture::Fixture::Suite(suite)) => {
-                    eval::run_dir::Inputs::of_suite(&suite)
+                    eval::records::run_dir::Inputs::of_suite(&suite)
                 }
                 Ok(crate::fixture::Fixture::Steps(steps, _)) => {
-                    eval::run_dir::Inputs::of_files(std::iter::once(&file).chain(&steps.read))
+                    eval::records::run_dir::Inputs::of_files(
+                        std::iter::once(&file).chain(&steps.read),
+                    )
                 }
-                Err(_) => eval::run_dir::Inputs::of_files([&file]),
+                Err(_) => eval::records::run_dir::Inputs::of_files([&file]),
             });
         }
         inputs
@@ -228,7 +231,7 @@ pub fn run_suites(
         path: dir.join(FILE),
         source: std::io::Error::other(e),
     })?;
-    eval::records::write_json(&dir.join(FILE), &json)?;
+    eval::files::write_json(&dir.join(FILE), &json)?;
     Ok(summary)
 }
 
@@ -389,7 +392,7 @@ pub fn read_summary(path: &Path) -> Result<Option<(PathBuf, ProjectSummary)>, Ev
 
 /// The directory of a new project run under the records root.
 pub fn new_dir(records: &Path) -> PathBuf {
-    eval::records::new_run_dir(records)
+    eval::files::new_run_dir(records)
 }
 
 #[cfg(test)]

@@ -23,8 +23,8 @@ use sha2::{Digest, Sha256};
 
 use super::aggregate::CellFacts;
 use super::plan::Spec;
-use crate::eval::records;
-use crate::eval::{EvalError, journal, run_state, tally};
+use crate::eval::files;
+use crate::eval::{EvalError, records::journal, records::run_state, verdict::tally};
 use crate::fixture::Suite;
 
 pub const SCHEMA: &str = "cautilus.baseline.v1";
@@ -221,12 +221,12 @@ pub fn promote(
         "schemaVersion": SCHEMA,
         "suiteId": suite_id,
         "variant": variant,
-        "promotedAt": records::now_rfc3339(),
+        "promotedAt": files::now_rfc3339(),
         "fromRun": run_dir.to_string_lossy(),
         "fingerprints": {"config": fingerprints.0, "task": fingerprints.1},
         "cells": cells.iter().map(facts_json).collect::<Vec<_>>(),
     });
-    records::write_json(&path, &baseline)?;
+    files::write_json(&path, &baseline)?;
     Ok(Promoted {
         path,
         suite_id,

@@ -21,9 +21,9 @@ use super::baseline::{self, Baseline};
 use super::plan::{self, Plan};
 use super::record;
 use super::resume::GroupState;
-use crate::eval::cassette::ReplayMode;
-use crate::eval::records;
-use crate::eval::run_dir::{Inputs, RunDir};
+use crate::eval::files;
+use crate::eval::provider::cassette::ReplayMode;
+use crate::eval::records::run_dir::{Inputs, RunDir};
 use crate::eval::{self, CaseLines, EvalError, TestOptions, TestRun};
 use crate::fixture::{self, Suite};
 use crate::plugin::Registry;
@@ -63,7 +63,7 @@ fn run(registry: &Registry, options: &TestOptions) -> Result<Run, EvalError> {
             fixture::Fixture::Suite(mut suite) => {
                 // In the suite before its fingerprints (a baseline graded by
                 // another judge is not comparable).
-                eval::suite_run::apply_judge(options, &mut suite.body);
+                eval::run::suite_run::apply_judge(options, &mut suite.body);
                 suite
             }
             fixture::Fixture::Steps(..) => return Ok(Run::Plain(eval::test(registry, options)?)),
@@ -122,7 +122,7 @@ fn run_experiment(
     plan: &Plan,
     committed: Option<Baseline>,
 ) -> Result<ExperimentOutcome, EvalError> {
-    let started_at = records::now_rfc3339();
+    let started_at = files::now_rfc3339();
     // Every variant's suite fields are checked before anything is written or run.
     for (variant, _) in plan.variants.iter().enumerate() {
         if let Some(group) = plan.groups.iter().find(|g| g.variant == variant) {
@@ -132,7 +132,7 @@ fn run_experiment(
     let root = options
         .output_dir
         .clone()
-        .unwrap_or_else(|| records::new_run_dir(&options.records_root()));
+        .unwrap_or_else(|| files::new_run_dir(&options.records_root()));
     // Each group's run claims its own directory inside this one (or
     // shares this claim, when the one group runs in the root).
     let claim = RunDir::claim(&root, || {
@@ -147,7 +147,7 @@ fn run_experiment(
     let single = plan.groups.len() == 1;
     let print = options.case_lines == CaseLines::Print;
     if print && !plan.skipped.is_empty() {
-        eval::progress::print(|| {
+        eval::records::progress::print(|| {
             for (_, id, reason) in &plan.skipped {
                 let why = if reason.is_empty() { "skipped" } else { reason };
                 println!(
@@ -158,7 +158,7 @@ fn run_experiment(
             }
         });
     }
-    eval::progress::plan_groups(plan.groups.len());
+    eval::records::progress::plan_groups(plan.groups.len());
     if !options.resume {
         super::resume::write(&root, options)?;
     }
@@ -189,7 +189,7 @@ fn run_experiment(
             } else {
                 ":"
             };
-            eval::progress::print(|| {
+            eval::records::progress::print(|| {
                 println!(
                     "variant `{}`{baseline}, trial {} of {}{done}",
                     crate::term::inline(&variant.name),
@@ -249,8 +249,12 @@ fn run_experiment(
                 }
             };
         if print && !single {
-            eval::progress::print(|| {
-                eval::report::print_counts(&mut std::io::stdout(), &outcome.tally).ok();
+            eval::records::progress::print(|| {
+                eval::records::terminal_summary::print_counts(
+                    &mut std::io::stdout(),
+                    &outcome.tally,
+                )
+                .ok();
             });
         }
         interrupted = outcome.interrupted;

@@ -18,7 +18,7 @@ use super::gates;
 use super::outcome::{ExperimentOutcome, FILE, SCHEMA};
 use super::record::{Judging, conclude};
 use crate::eval::EvalError;
-use crate::eval::records::PacketWriter;
+use crate::eval::files::PacketWriter;
 
 fn error(path: &Path, message: impl Into<String>) -> EvalError {
     EvalError::Input {
@@ -133,9 +133,9 @@ pub fn merge(dirs: &[PathBuf], output_dir: &Path) -> Result<ExperimentOutcome, E
     check(&shards)?;
     // The shards' records are what a merge reads: its directory may hold
     // none of them.
-    let claim = crate::eval::run_dir::RunDir::claim(output_dir, || {
+    let claim = crate::eval::records::run_dir::RunDir::claim(output_dir, || {
         shards.iter().fold(Default::default(), |inputs, shard| {
-            crate::eval::run_dir::Inputs::with(inputs, Some(&shard.path))
+            crate::eval::records::run_dir::Inputs::with(inputs, Some(&shard.path))
         })
     })?;
     let first = &shards[0].record;

@@ -27,7 +27,7 @@ pub struct ExperimentOutcome {
     pub filtered: bool,
     pub cells: usize,
     /// The claim on the run directory, held as long as the outcome.
-    pub(crate) _claim: Option<crate::eval::run_dir::RunDir>,
+    pub(crate) _claim: Option<crate::eval::records::run_dir::RunDir>,
 }
 
 impl ExperimentOutcome {

@@ -318,7 +318,10 @@ fn select_cases(
                 // Named in the case's own file when it has one.
                 let path = format!("cases[{i}].{field}");
                 let origins = std::slice::from_ref(&origin);
-                problems.push((crate::eval::origins::locate(&path, origins, &[i]), message));
+                problems.push((
+                    crate::eval::cases::origins::locate(&path, origins, &[i]),
+                    message,
+                ));
                 CaseFields::default()
             }
             None => CaseFields::default(), // the preset names it

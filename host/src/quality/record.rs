@@ -16,9 +16,9 @@ use super::baseline::{self, Baseline};
 use super::gates::{self, GateResult, Gates, Judged};
 use super::outcome::{ExperimentOutcome, FILE, SCHEMA};
 use super::plan::Plan;
-use crate::eval::journal::{self, Journal};
-use crate::eval::records::{self, PacketWriter};
-use crate::eval::tally::{recommendation_name, status_name};
+use crate::eval::files::{self, PacketWriter};
+use crate::eval::records::journal::{self, Journal};
+use crate::eval::verdict::tally::{recommendation_name, status_name};
 use crate::eval::{self, EvalError, TestOptions};
 use crate::fixture::Suite;
 
@@ -145,7 +145,10 @@ fn identity(suite: &Suite, options: &TestOptions) -> Map<String, Value> {
     }
     header.insert(
         "fixtureRef".into(),
-        json!(eval::packets::fixture_ref(&suite.file, &options.workspace)),
+        json!(eval::run::packets::fixture_ref(
+            &suite.file,
+            &options.workspace
+        )),
     );
     header
 }
@@ -295,7 +298,7 @@ pub fn write(
         &facts,
     );
     let mut trailer = Map::new();
-    trailer.insert("finishedAt".into(), json!(records::now_rfc3339()));
+    trailer.insert("finishedAt".into(), json!(files::now_rfc3339()));
     trailer.insert(
         "status".into(),
         json!(if interrupted.is_some() {

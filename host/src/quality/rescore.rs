@@ -72,7 +72,7 @@ pub fn rescore(
         source,
     })?;
     let answers = scratch.path().join("answers.json");
-    eval::records::write_json(&answers, &Value::Object(super::reuse::answers(&observed)))?;
+    eval::files::write_json(&answers, &Value::Object(super::reuse::answers(&observed)))?;
     let cwd = std::env::current_dir().map_err(|e| input_error(fixture, e.to_string()))?;
     let test = TestOptions {
         fixture: fixture.to_path_buf(),
@@ -88,7 +88,7 @@ pub fn rescore(
         default_replay: None,
         provider: Some("fixture".into()),
         fixture_results: Some(answers),
-        grants: eval::provider_setup::GrantFlags::default(),
+        grants: eval::provider::setup::GrantFlags::default(),
         replay: None,
         cassette: None,
         max_cassette_mib: None,
@@ -123,7 +123,7 @@ pub fn rescore(
             path: outcome.summary_path.clone(),
             source,
         })?;
-        eval::records::write_bytes(output, &summary)?;
+        eval::files::write_bytes(output, &summary)?;
         outcome.summary_path = output.clone();
     }
     // The scratch run is not a run of the project's: no records are kept.

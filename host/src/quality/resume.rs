@@ -10,9 +10,11 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::eval::provider_setup::GrantFlags;
-use crate::eval::run_state::{self, RunState, RunStatus};
-use crate::eval::{CaseLines, CellFilters, EvalError, TestOptions, cassette::ReplayMode, records};
+use crate::eval::provider::setup::GrantFlags;
+use crate::eval::records::run_state::{self, RunState, RunStatus};
+use crate::eval::{
+    CaseLines, CellFilters, EvalError, TestOptions, files, provider::cassette::ReplayMode,
+};
 
 /// The file's name and schema.
 pub const FILE: &str = "experiment-run.json";
@@ -119,7 +121,7 @@ pub fn write(dir: &Path, options: &TestOptions) -> Result<(), EvalError> {
         path: dir.join(FILE),
         source: std::io::Error::other(e),
     })?;
-    records::write_json(&dir.join(FILE), &value)
+    files::write_json(&dir.join(FILE), &value)
 }
 
 /// Whether `dir` holds an experiment that can be resumed.

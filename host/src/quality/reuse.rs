@@ -15,7 +15,7 @@ use std::path::Path;
 use serde_json::{Map, Value, json};
 
 use crate::eval::EvalError;
-use crate::eval::records;
+use crate::eval::files;
 
 /// The reused answers file written into each group's directory.
 pub const FILE: &str = "reused-outputs.json";
@@ -47,7 +47,7 @@ pub fn prepare(source_dir: &Path, group_dir: &Path) -> Result<std::path::PathBuf
     }
     let answers = answers(&observed);
     let path = group_dir.join(FILE);
-    records::write_json(&path, &json!(answers))?;
+    files::write_json(&path, &json!(answers))?;
     Ok(path)
 }
 

@@ -27,7 +27,7 @@ struct Totals {
 /// When `report`'s run started and finished (Unix milliseconds), when it
 /// recorded both in order.
 fn span(report: &Report) -> Option<(i64, i64)> {
-    let at = |t: &Option<String>| t.as_deref().and_then(crate::eval::records::rfc3339_millis);
+    let at = |t: &Option<String>| t.as_deref().and_then(crate::eval::files::rfc3339_millis);
     let (start, end) = (
         at(&report.header.started_at)?,
         at(&report.header.finished_at)?,

@@ -59,7 +59,7 @@ pub fn write_text(path: &Path, text: &str) -> Result<(), ReportError> {
         path: path.to_path_buf(),
         source,
     };
-    crate::eval::records::write_bytes(path, text.as_bytes())
+    crate::eval::files::write_bytes(path, text.as_bytes())
         .map_err(|e| error(std::io::Error::other(e.to_string())))?;
     // A report is for sharing (a CI artifact, a web page): readable by
     // all, unlike the private temporary file it was renamed from.

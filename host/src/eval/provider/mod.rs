@@ -1,0 +1,15 @@
+//! Calling the provider for a case: what a provider is granted and told
+//! ([`setup`]), a run's calls (sessions, cassette, redaction: [`calls`]), the
+//! cassette ([`cassette`], its file [`cassette_file`]), the observation's
+//! JSON form and its scrubbing, prices, and the judge's embedding calls.
+
+pub mod calls;
+pub mod cassette;
+pub mod cassette_file;
+#[cfg(test)]
+mod cassette_fuzz;
+pub mod embeddings;
+pub mod observation_json;
+pub mod observation_scrub;
+pub mod pricing;
+pub mod setup;

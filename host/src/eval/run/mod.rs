@@ -1,0 +1,23 @@
+//! Running a suite: the entry point of `eval test` ([`entry`]) above the
+//! suite runner ([`suite_run`]: the checking pass [`check_pass`], then the
+//! run pass [`run_pass`], then `run.json`); one case's run ([`case_run`]);
+//! batches of cases made ready for the preset ([`batch`]); ordered parallel
+//! workers ([`workers`]); the provider a run uses ([`provider_choice`]);
+//! multi-step fixtures ([`steps`], a case's output for later steps in
+//! [`case_output`]); what every packet carries ([`packets`]); answers given
+//! beforehand ([`canned`]); and what a finished suite hands back
+//! ([`suite_outcome`]).
+
+pub mod batch;
+pub mod canned;
+pub mod case_output;
+pub mod case_run;
+pub mod check_pass;
+pub mod entry;
+pub mod packets;
+pub mod provider_choice;
+pub mod run_pass;
+pub mod steps;
+pub mod suite_outcome;
+pub mod suite_run;
+pub mod workers;
