@@ -6,6 +6,7 @@
 mod eval_cmd;
 mod inputs;
 mod list_cmd;
+mod pack_build;
 mod pack_cmd;
 mod pack_new;
 mod pack_test;

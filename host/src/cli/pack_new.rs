@@ -10,7 +10,7 @@ use std::process::ExitCode;
 use anyhow::bail;
 use clap::{Args, Subcommand};
 
-use super::pack_cmd::write;
+use super::pack_build::write;
 use super::scaffold::{self, CARGO_BUILD};
 use super::scaffold_lang::{self, Lang};
 use crate::authoring::lockfile::Flavor;

@@ -107,11 +107,11 @@ fn test(args: &PackTestArgs) -> anyhow::Result<PackReport> {
         );
     }
     let mode = if args.no_build {
-        super::pack_cmd::Components::AsTheyAre
+        super::pack_build::Components::AsTheyAre
     } else {
-        super::pack_cmd::Components::Built
+        super::pack_build::Components::Built
     };
-    super::pack_cmd::build_components(dir, &mut manifest, mode)?;
+    super::pack_build::build_components(dir, &mut manifest, mode)?;
     let limits = args.limits.limits(LimitArgs::SCORER_TIMEOUT_MS);
     let registry = super::registry_for(&limits)?;
     crate::plugin::packs::check_pack(registry, dir, &manifest)?;

@@ -75,21 +75,6 @@ pub fn command(request: &Invocation, timeout_ms: u32) -> Result<Command, PluginE
     })
 }
 
-pub(crate) fn auth_missing(text: &str) -> bool {
-    crate::cli::mentions_any(
-        text,
-        &[
-            "401",
-            "unauthorized",
-            "not logged in",
-            "codex login",
-            "api key",
-            "authentication",
-            "missing environment variable",
-        ],
-    )
-}
-
 /// The observation of a finished `codex exec --json`.
 pub fn observation(request: &Invocation, output: &Output) -> Result<Observation, PluginError> {
     let stdout = String::from_utf8_lossy(&output.stdout);

@@ -99,7 +99,7 @@ impl CodexTurns {
             };
             crate::agent_trace::clip(&said, 400)
         });
-        if crate::codex_cli::auth_missing(&said) {
+        if auth_missing(&said) {
             return PluginError::failed(format!(
                 "runner_auth_missing: `codex` is not logged in ({}); run `codex login`, or set OPENAI_API_KEY",
                 crate::agent_trace::clip(&said, 200)
@@ -117,4 +117,20 @@ impl CodexTurns {
         };
         PluginError::failed(format!("{name}: `codex exec` {why}: {said}"))
     }
+}
+
+/// Whether what `codex` said means it is not logged in.
+pub(crate) fn auth_missing(text: &str) -> bool {
+    crate::cli::mentions_any(
+        text,
+        &[
+            "401",
+            "unauthorized",
+            "not logged in",
+            "codex login",
+            "api key",
+            "authentication",
+            "missing environment variable",
+        ],
+    )
 }
