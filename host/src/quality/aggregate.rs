@@ -17,7 +17,7 @@
 
 use std::collections::HashMap;
 
-use serde_json::{Map, Value, json};
+use serde_json::Value;
 
 use super::stats::{self, MeanSem, Paired};
 
@@ -256,90 +256,6 @@ impl Aggregate {
             .find(|(n, _)| n == name)
             .map_or(0, |(_, d)| *d)
     }
-
-    pub fn to_json(&self) -> Value {
-        let mut out = Map::new();
-        out.insert("cells".into(), json!(self.cells));
-        out.insert("cases".into(), json!(self.cases));
-        out.insert(
-            "statuses".into(),
-            Value::Object(
-                self.statuses
-                    .iter()
-                    .map(|(s, n)| (s.clone(), json!(n)))
-                    .collect(),
-            ),
-        );
-        out.insert("passRate".into(), json!(self.pass_rate));
-        out.insert(
-            "assertionsErrored".into(),
-            json!({"assertions": self.assertions_errored, "cells": self.cells_with_errored_assertions}),
-        );
-        // Each score says how many cells it dropped out of; a score every
-        // cell dropped is still listed, with no mean.
-        let mut scores: Map<String, Value> = self
-            .scores
-            .iter()
-            .map(|(name, s)| {
-                let mut json = mean_sem_json(s);
-                json["dropped"] = json!(self.dropped(name));
-                (name.clone(), json)
-            })
-            .collect();
-        for (name, dropped) in &self.dropped {
-            if !scores.contains_key(name) {
-                scores.insert(
-                    name.clone(),
-                    json!({"n": 0, "mean": null, "sem": null, "dropped": dropped}),
-                );
-            }
-        }
-        out.insert("scores".into(), Value::Object(scores));
-        out.insert("trials".into(), json!(self.trials));
-        let by_k = |list: &[(u32, f64)]| -> Value {
-            Value::Object(
-                list.iter()
-                    .map(|(k, v)| (k.to_string(), json!(v)))
-                    .collect(),
-            )
-        };
-        out.insert("passAtK".into(), by_k(&self.pass_at_k));
-        out.insert("passHatK".into(), by_k(&self.pass_hat_k));
-        out.insert("allTrialsPassed".into(), json!(self.all_trials_passed));
-        out.insert(
-            "latency".into(),
-            self.latency.map_or(
-                Value::Null,
-                |l| json!({"n": l.n, "meanMs": l.mean_ms, "p50Ms": l.p50_ms, "p95Ms": l.p95_ms}),
-            ),
-        );
-        out.insert(
-            "firstByte".into(),
-            self.first_byte.map_or(
-                Value::Null,
-                |l| json!({"n": l.n, "meanMs": l.mean_ms, "p50Ms": l.p50_ms, "p95Ms": l.p95_ms}),
-            ),
-        );
-        out.insert(
-            "tokens".into(),
-            json!({
-                "input": self.input_tokens,
-                "output": self.output_tokens,
-                "total": self.input_tokens + self.output_tokens,
-            }),
-        );
-        out.insert(
-            "cost".into(),
-            self.cost.map_or(Value::Null, |c| {
-                json!({"cells": c.cells, "totalUsd": c.total_usd, "maxCellUsd": c.max_cell_usd})
-            }),
-        );
-        Value::Object(out)
-    }
-}
-
-fn mean_sem_json(s: &MeanSem) -> Value {
-    json!({"n": s.n, "mean": s.mean, "sem": s.sem})
 }
 
 /// The aggregates of one variant's cells.
@@ -470,37 +386,6 @@ impl Comparison {
     pub fn score(&self, name: &str) -> Option<&Paired> {
         self.scores.iter().find(|(n, _)| n == name).map(|(_, p)| p)
     }
-
-    pub fn to_json(&self) -> Value {
-        json!({
-            "baseline": self.baseline,
-            "candidate": self.candidate,
-            "source": self.source,
-            "informational": self.informational,
-            "pairs": self.pairs,
-            "unpaired": self.unpaired,
-            "passRate": self.pass_rate.as_ref().map(paired_json),
-            "mcnemar": {
-                "regressions": self.mcnemar.regressions,
-                "improvements": self.mcnemar.improvements,
-                "pValue": self.mcnemar.p_value,
-            },
-            "scores": Value::Object(
-                self.scores.iter().map(|(n, p)| (n.clone(), paired_json(p))).collect()
-            ),
-        })
-    }
-}
-
-fn paired_json(p: &Paired) -> Value {
-    json!({
-        "n": p.n,
-        "meanDelta": p.mean_delta,
-        "sem": p.sem,
-        "ciLow": p.ci_low,
-        "ciHigh": p.ci_high,
-        "ciMethod": p.ci_method.as_str(),
-    })
 }
 
 /// A fixed seed per compared quantity, so a run's intervals reproduce.
@@ -567,6 +452,7 @@ pub fn compare(
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+    use serde_json::json;
 
     /// A cell for tests: `trial`·100 ms, one cent, 10 + 5 tokens.
     pub(crate) fn cell(case: &str, trial: u32, status: &str, scores: &[(&str, f64)]) -> CellFacts {

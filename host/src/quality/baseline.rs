@@ -18,7 +18,7 @@
 
 use std::path::{Path, PathBuf};
 
-use serde_json::{Value, json};
+use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use super::aggregate::CellFacts;
@@ -26,6 +26,7 @@ use super::plan::Spec;
 use crate::eval::files;
 use crate::eval::{EvalError, records::journal, records::run_state, verdict::tally};
 use crate::fixture::Suite;
+use crate::schema::experiment::{BaselineCell, BaselineRecord, Fingerprints};
 
 pub const SCHEMA: &str = "cautilus.baseline.v1";
 
@@ -182,16 +183,16 @@ fn read_any(path: &Path) -> Result<Option<Baseline>, EvalError> {
     }))
 }
 
-fn facts_json(cell: &CellFacts) -> Value {
-    json!({
-        "caseId": cell.case_id,
-        "trial": cell.trial,
-        "status": cell.status,
-        "recommendation": cell.recommendation,
-        "scores": Value::Object(cell.scores.iter().map(|(n, s)| (n.clone(), json!(s))).collect()),
-        "durationMs": cell.duration_ms,
-        "costUsd": cell.cost_usd,
-    })
+fn cell_record(cell: &CellFacts) -> BaselineCell {
+    BaselineCell {
+        case_id: cell.case_id.clone(),
+        trial: cell.trial,
+        status: cell.status.clone(),
+        recommendation: cell.recommendation.clone(),
+        scores: cell.scores.iter().cloned().collect(),
+        duration_ms: cell.duration_ms,
+        cost_usd: cell.cost_usd,
+    }
 }
 
 /// What `promote` wrote.
@@ -217,16 +218,19 @@ pub fn promote(
         from_plain_run(run_dir, variant)?
     };
     let path = path(records_root, &suite_id);
-    let baseline = json!({
-        "schemaVersion": SCHEMA,
-        "suiteId": suite_id,
-        "variant": variant,
-        "promotedAt": files::now_rfc3339(),
-        "fromRun": run_dir.to_string_lossy(),
-        "fingerprints": {"config": fingerprints.0, "task": fingerprints.1},
-        "cells": cells.iter().map(facts_json).collect::<Vec<_>>(),
-    });
-    files::write_json(&path, &baseline)?;
+    let baseline = BaselineRecord {
+        schema_version: SCHEMA.into(),
+        suite_id: suite_id.clone(),
+        variant: variant.clone(),
+        promoted_at: files::now_rfc3339(),
+        from_run: run_dir.to_string_lossy().into_owned(),
+        fingerprints: Fingerprints {
+            config: fingerprints.0,
+            task: fingerprints.1,
+        },
+        cells: cells.iter().map(cell_record).collect(),
+    };
+    files::write_json(&path, &serde_json::to_value(&baseline).unwrap_or_default())?;
     Ok(Promoted {
         path,
         suite_id,

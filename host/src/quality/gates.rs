@@ -215,26 +215,8 @@ pub fn parse(value: &Value) -> Result<Gates, Problem> {
     Ok(gates)
 }
 
-/// One gate's result for one variant (as the record writes it, and as a
-/// report reads it back).
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct GateResult {
-    pub variant: String,
-    /// `passRate.min`, `scores.levenshtein.minDeltaVsBaseline`, `errored`…
-    pub gate: String,
-    pub value: Option<f64>,
-    pub threshold: Option<f64>,
-    pub passed: bool,
-    /// Shown, never blocking.
-    pub informational: bool,
-    pub message: String,
-}
-
-impl GateResult {
-    pub fn blocks(&self) -> bool {
-        !self.passed && !self.informational
-    }
-}
+/// One gate's result for one variant: the record's own type.
+pub use crate::schema::experiment::Gate as GateResult;
 
 /// How a number reads in a message: at most four decimals, no trailing zeros.
 fn show(value: f64) -> String {

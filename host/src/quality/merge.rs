@@ -10,15 +10,16 @@
 
 use std::path::{Path, PathBuf};
 
-use serde_json::{Map, Value, json};
+use serde_json::Value;
 
 use super::aggregate::CellFacts;
 use super::baseline::{self, Baseline};
 use super::gates;
 use super::outcome::{ExperimentOutcome, FILE, SCHEMA};
-use super::record::{Judging, conclude};
+use super::record::{Judging, conclude, members};
 use crate::eval::EvalError;
 use crate::eval::files::PacketWriter;
+use crate::schema::experiment as record;
 
 fn error(path: &Path, message: impl Into<String>) -> EvalError {
     EvalError::Input {
@@ -190,55 +191,48 @@ pub fn merge(dirs: &[PathBuf], output_dir: &Path) -> Result<ExperimentOutcome, E
         .flat_map(|s| s.record["skipped"].as_array().into_iter().flatten())
         .collect();
     skipped.sort_by_key(|s| s["caseIndex"].as_u64().unwrap_or(0));
+    let not_a_record =
+        |e: serde_json::Error| error(&shards[0].path, format!("not an experiment record: {e}"));
 
-    let mut header = Map::new();
-    for key in [
-        "schemaVersion",
-        "surface",
-        "preset",
-        "suiteId",
-        "suiteDisplayName",
-        "fixtureRef",
-    ] {
-        if let Some(value) = first.get(key) {
-            header.insert(key.into(), value.clone());
-        }
-    }
-    let started = shards
+    // The first shard's header, with what the shards say together.
+    let mut header: record::ExperimentHeader =
+        serde_json::from_value(first.clone()).map_err(not_a_record)?;
+    header.started_at = shards
         .iter()
         .filter_map(|s| s.record["startedAt"].as_str())
-        .min();
-    header.insert("startedAt".into(), json!(started));
-    for key in ["baseline", "variants", "committedBaseline"] {
-        header.insert(key.into(), first[key].clone());
-    }
-    let trials = shards
+        .min()
+        .unwrap_or_default()
+        .to_string();
+    header.trials = shards
         .iter()
         .filter_map(|s| s.record["trials"].as_u64())
-        .max();
-    header.insert("trials".into(), json!(trials));
+        .max()
+        .map_or(header.trials, |t| u32::try_from(t).unwrap_or(u32::MAX));
     let filtered = shards.iter().any(|s| s.record["filtered"] == true);
-    header.insert("filtered".into(), json!(filtered));
-    header.insert(
-        "suiteTags".into(),
-        first.get("suiteTags").cloned().unwrap_or(json!([])),
+    header.filtered = filtered;
+    header.shard = None;
+    header.skipped = skipped
+        .into_iter()
+        .map(|s| serde_json::from_value(s.clone()))
+        .collect::<Result<_, _>>()
+        .map_err(not_a_record)?;
+    header.merged_from = Some(
+        shards
+            .iter()
+            .map(|s| s.path.to_string_lossy().into_owned())
+            .collect(),
     );
-    header.insert("shard".into(), Value::Null);
-    header.insert("filters".into(), first["filters"].clone());
-    header.insert("declaredGates".into(), first["declaredGates"].clone());
-    header.insert(
-        "skipped".into(),
-        Value::Array(skipped.into_iter().cloned().collect()),
+    let fingerprints = (
+        first["fingerprints"]["config"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string(),
+        first["fingerprints"]["task"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string(),
     );
-    header.insert(
-        "mergedFrom".into(),
-        Value::Array(
-            shards
-                .iter()
-                .map(|s| json!(s.path.to_string_lossy()))
-                .collect(),
-        ),
-    );
+    let header = members(&header);
     let record = output_dir.join(FILE);
     let mut out = PacketWriter::create(&record, &header, "cells")?;
     let mut facts: Vec<Vec<CellFacts>> = vec![Vec::new(); names.len()];
@@ -263,19 +257,14 @@ pub fn merge(dirs: &[PathBuf], output_dir: &Path) -> Result<ExperimentOutcome, E
         },
         &facts,
     );
-    let mut trailer = Map::new();
-    trailer.insert(
-        "finishedAt".into(),
-        json!(
-            shards
-                .iter()
-                .filter_map(|s| s.record["finishedAt"].as_str())
-                .max()
-        ),
-    );
-    trailer.insert("status".into(), json!("completed"));
-    conclusion.insert_into(&mut trailer);
-    trailer.insert("fingerprints".into(), first["fingerprints"].clone());
+    let mut trailer = conclusion.trailer(None, fingerprints);
+    trailer.finished_at = shards
+        .iter()
+        .filter_map(|s| s.record["finishedAt"].as_str())
+        .max()
+        .unwrap_or_default()
+        .to_string();
+    let trailer = members(&trailer);
     out.finish(&trailer)?;
     Ok(ExperimentOutcome {
         output_dir: output_dir.to_path_buf(),

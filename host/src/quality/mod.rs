@@ -27,6 +27,7 @@ pub mod merge;
 pub mod outcome;
 pub mod plan;
 pub mod record;
+mod record_form;
 pub mod report;
 pub mod rescore;
 pub mod resume;

@@ -9,7 +9,7 @@
 
 use std::path::{Path, PathBuf};
 
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 use super::aggregate::{self, Aggregate, CellFacts, Comparison};
 use super::baseline::{self, Baseline};
@@ -21,6 +21,7 @@ use crate::eval::records::journal::{self, Journal};
 use crate::eval::verdict::tally::{recommendation_name, status_name};
 use crate::eval::{self, EvalError, TestOptions};
 use crate::fixture::Suite;
+use crate::schema::experiment as record;
 
 /// What a set of cells is judged by.
 pub struct Judging<'a> {
@@ -45,26 +46,35 @@ pub struct Conclusion {
 }
 
 impl Conclusion {
-    /// The record's trailing fields it owns.
-    pub fn insert_into(&self, trailer: &mut Map<String, Value>) {
-        trailer.insert(
-            "aggregates".into(),
-            Value::Object(
-                self.aggregates
-                    .iter()
-                    .map(|(n, a)| (n.clone(), a.to_json()))
-                    .collect(),
-            ),
-        );
-        trailer.insert(
-            "comparison".into(),
-            Value::Array(self.comparisons.iter().map(Comparison::to_json).collect()),
-        );
-        trailer.insert(
-            "gates".into(),
-            serde_json::to_value(&self.gates).unwrap_or_default(),
-        );
-        trailer.insert("passed".into(), json!(self.passed));
+    /// The record's trailer: when and how the run ended, then what its
+    /// cells conclude.
+    pub fn trailer(
+        &self,
+        interrupted: Option<&str>,
+        fingerprints: (String, String),
+    ) -> record::ExperimentTrailer {
+        record::ExperimentTrailer {
+            finished_at: files::now_rfc3339(),
+            status: if interrupted.is_some() {
+                "interrupted"
+            } else {
+                "completed"
+            }
+            .into(),
+            interrupted_by: interrupted.map(str::to_string),
+            aggregates: self
+                .aggregates
+                .iter()
+                .map(|(n, a)| (n.clone(), a.to_record()))
+                .collect(),
+            comparison: self.comparisons.iter().map(Comparison::to_record).collect(),
+            gates: self.gates.clone(),
+            passed: self.passed,
+            fingerprints: record::Fingerprints {
+                config: fingerprints.0,
+                task: fingerprints.1,
+            },
+        }
     }
 }
 
@@ -134,26 +144,11 @@ pub struct RecordContext<'a> {
     pub committed: Option<&'a Baseline>,
 }
 
-/// The suite-level fields a record starts with.
-fn identity(suite: &Suite, options: &TestOptions) -> Map<String, Value> {
-    let mut header = Map::new();
-    header.insert("schemaVersion".into(), json!(SCHEMA));
-    for key in ["surface", "preset", "suiteId", "suiteDisplayName"] {
-        if let Some(value) = suite.body.get(key) {
-            header.insert(key.into(), value.clone());
-        }
-    }
-    header.insert(
-        "fixtureRef".into(),
-        json!(eval::run::packets::fixture_ref(
-            &suite.file,
-            &options.workspace
-        )),
-    );
-    header
-}
-
-fn header(context: &RecordContext<'_>, drift: bool, started_at: String) -> Map<String, Value> {
+fn header(
+    context: &RecordContext<'_>,
+    drift: bool,
+    started_at: String,
+) -> record::ExperimentHeader {
     let RecordContext {
         suite,
         plan,
@@ -161,66 +156,63 @@ fn header(context: &RecordContext<'_>, drift: bool, started_at: String) -> Map<S
         committed,
         ..
     } = *context;
-    let mut header = identity(suite, options);
-    header.insert("startedAt".into(), json!(started_at));
-    header.insert(
-        "baseline".into(),
-        json!(plan.baseline.map(|b| &plan.variants[b].name)),
-    );
-    header.insert(
-        "variants".into(),
-        Value::Array(
-            plan.variants
-                .iter()
-                .enumerate()
-                .map(|(i, v)| {
-                    json!({"name": v.name, "baseline": plan.baseline == Some(i), "overrides": v.written})
-                })
-                .collect(),
-        ),
-    );
-    header.insert(
-        "committedBaseline".into(),
-        committed.map_or(Value::Null, |b| {
-            json!({
-                "path": b.path.to_string_lossy(),
-                "variant": b.variant,
-                "promotedAt": b.promoted_at,
-                "changedSince": drift,
+    record::ExperimentHeader {
+        schema_version: SCHEMA.into(),
+        surface: suite.pair.surface.into(),
+        preset: suite.pair.preset.into(),
+        suite_id: suite.suite_id.clone(),
+        suite_display_name: suite.suite_display_name.clone(),
+        fixture_ref: eval::run::packets::fixture_ref(&suite.file, &options.workspace),
+        started_at,
+        baseline: plan.baseline.map(|b| plan.variants[b].name.clone()),
+        variants: plan
+            .variants
+            .iter()
+            .enumerate()
+            .map(|(i, v)| record::VariantEntry {
+                name: v.name.clone(),
+                baseline: plan.baseline == Some(i),
+                overrides: v.written.clone(),
             })
+            .collect(),
+        committed_baseline: committed.map(|b| record::CommittedBaseline {
+            path: b.path.to_string_lossy().into_owned(),
+            variant: b.variant.clone(),
+            promoted_at: b.promoted_at.clone(),
+            changed_since: drift,
         }),
-    );
-    header.insert("trials".into(), json!(plan.max_trials));
-    header.insert("filtered".into(), json!(plan.filtered));
-    header.insert("suiteTags".into(), json!(plan.spec.tags));
-    header.insert(
-        "shard".into(),
-        plan.shard
-            .map_or(Value::Null, |(k, n)| json!({"index": k, "count": n})),
-    );
-    header.insert(
-        "filters".into(),
-        json!({
-            "cases": options.cells.cases,
-            "variants": options.cells.variants,
-            "tags": options.cells.tags,
-            "trials": options.cells.trials,
-        }),
-    );
-    header.insert(
-        "declaredGates".into(),
-        plan.spec.gates_json.clone().unwrap_or(Value::Null),
-    );
-    header.insert(
-        "skipped".into(),
-        Value::Array(
-            plan.skipped
-                .iter()
-                .map(|(i, id, reason)| json!({"caseIndex": i, "caseId": id, "reason": reason}))
-                .collect(),
-        ),
-    );
-    header
+        trials: plan.max_trials,
+        filtered: plan.filtered,
+        suite_tags: plan.spec.tags.clone(),
+        shard: plan
+            .shard
+            .map(|(index, count)| record::ShardInfo { index, count }),
+        filters: record::Filters {
+            cases: options.cells.cases.clone(),
+            variants: options.cells.variants.clone(),
+            tags: options.cells.tags.clone(),
+            trials: options.cells.trials,
+        },
+        declared_gates: plan.spec.gates_json.clone(),
+        skipped: plan
+            .skipped
+            .iter()
+            .map(|(i, id, reason)| record::Skipped {
+                case_index: *i as u64,
+                case_id: id.clone(),
+                reason: reason.clone(),
+            })
+            .collect(),
+        merged_from: None,
+    }
+}
+
+/// A record part as the JSON object a [`PacketWriter`] starts or ends with.
+pub(crate) fn members<T: serde::Serialize>(part: &T) -> Map<String, Value> {
+    match serde_json::to_value(part) {
+        Ok(Value::Object(members)) => members,
+        _ => unreachable!("record parts are structs of plain data"),
+    }
 }
 
 /// Writes the record of a run's groups and returns what it concluded.
@@ -248,7 +240,8 @@ pub fn write(
         );
     }
     let record = root.join(FILE);
-    let mut out = PacketWriter::create(&record, &header(context, drift, started_at), "cells")?;
+    let header = members(&header(context, drift, started_at));
+    let mut out = PacketWriter::create(&record, &header, "cells")?;
     let mut facts: Vec<Vec<CellFacts>> = vec![Vec::new(); plan.variants.len()];
     for run in groups {
         let group = &plan.groups[run.group];
@@ -280,8 +273,8 @@ pub fn write(
                 recommendation_name(verdict.recommendation),
             );
             let position = positions.as_ref().map_or(index, |p| p[index]);
-            let json = cell_json(&evaluation, &cell, variant, position, &relative, plan);
-            out.push(&json.to_string())?;
+            let cell_record = cell_record(evaluation, &cell, variant, position, &relative, plan);
+            out.push(&crate::json_text::to_text(&cell_record))?;
             facts[group.variant].push(cell);
         }
     }
@@ -297,24 +290,7 @@ pub fn write(
         },
         &facts,
     );
-    let mut trailer = Map::new();
-    trailer.insert("finishedAt".into(), json!(files::now_rfc3339()));
-    trailer.insert(
-        "status".into(),
-        json!(if interrupted.is_some() {
-            "interrupted"
-        } else {
-            "completed"
-        }),
-    );
-    if let Some(signal) = interrupted {
-        trailer.insert("interruptedBy".into(), json!(signal));
-    }
-    conclusion.insert_into(&mut trailer);
-    trailer.insert(
-        "fingerprints".into(),
-        json!({"config": config, "task": task}),
-    );
+    let trailer = members(&conclusion.trailer(interrupted, (config, task)));
     out.finish(&trailer)?;
     Ok(ExperimentOutcome {
         output_dir: root.to_path_buf(),
@@ -331,42 +307,50 @@ pub fn write(
     })
 }
 
-/// One cell of the record.
-fn cell_json(
-    evaluation: &Value,
+/// One cell of the record: the host's facts, and what the preset and the
+/// provider reported, as they wrote it.
+fn cell_record(
+    mut evaluation: Value,
     cell: &CellFacts,
     variant: &str,
     position: usize,
     record: &str,
     plan: &Plan,
-) -> Value {
-    let field = |key: &str| evaluation.get(key).cloned().unwrap_or(Value::Null);
+) -> record::Cell {
     let output = evaluation
         .get("observed")
         .and_then(|o| o.get("finalText"))
         .or_else(|| evaluation.get("output"))
-        .cloned()
-        .unwrap_or(Value::Null);
-    json!({
-        "caseId": cell.case_id,
-        "caseIndex": position,
-        "variant": variant,
-        "trial": cell.trial,
-        "status": cell.status,
-        "passed": cell.passed(),
-        "recommendation": cell.recommendation,
-        "summary": field("summary"),
-        "tags": plan.tags_of(&cell.case_id),
-        "output": output,
-        "scores": Value::Object(cell.scores.iter().map(|(n, s)| (n.clone(), json!(s))).collect()),
-        "assertions": evaluation.get("assertions").cloned().unwrap_or(json!([])),
-        "usage": field("usage"),
-        "costUsd": field("costUsd"),
-        "durationMs": field("durationMs"),
-        "firstByteMs": field("firstByteMs"),
-        "provider": field("provider"),
-        "model": field("model"),
-        "harness": field("harness"),
-        "record": record,
-    })
+        .cloned();
+    let assertions = evaluation
+        .as_object_mut()
+        .and_then(|o| o.remove("assertions"));
+    let mut field = |key: &str| {
+        evaluation
+            .as_object_mut()
+            .and_then(|o| o.remove(key))
+            .unwrap_or(Value::Null)
+    };
+    record::Cell {
+        case_id: cell.case_id.clone(),
+        case_index: position as u64,
+        variant: variant.into(),
+        trial: cell.trial,
+        status: cell.status.clone(),
+        passed: cell.passed(),
+        recommendation: cell.recommendation.clone(),
+        summary: field("summary"),
+        tags: plan.tags_of(&cell.case_id),
+        output,
+        scores: cell.scores.iter().cloned().collect(),
+        assertions: assertions.unwrap_or_else(|| Value::Array(Vec::new())),
+        usage: field("usage"),
+        cost_usd: field("costUsd"),
+        duration_ms: field("durationMs"),
+        first_byte_ms: field("firstByteMs"),
+        provider: field("provider"),
+        model: field("model"),
+        harness: field("harness"),
+        record: record.into(),
+    }
 }

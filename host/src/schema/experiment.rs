@@ -3,34 +3,49 @@
 //! the comparison with the baseline, the gates and the verdict. Written by
 //! `crate::quality::experiment`; additive-only within v1.
 
-use std::collections::BTreeMap;
-
 use schemars::JsonSchema;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use super::ordered_map::OrderedMap;
+
+/// The whole record as its schema describes it: the header, the cells
+/// (streamed one per line between them), then the trailer.
 #[derive(Serialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
 pub struct ExperimentRecord {
+    #[serde(flatten)]
+    pub header: ExperimentHeader,
+    /// One per case × variant × trial that finished, in run order.
+    pub cells: Vec<Cell>,
+    #[serde(flatten)]
+    pub trailer: ExperimentTrailer,
+}
+
+/// What the record starts with, in the order it is written.
+#[derive(Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ExperimentHeader {
     pub schema_version: String,
     pub surface: String,
     pub preset: String,
     pub suite_id: String,
-    pub suite_display_name: Option<String>,
+    pub suite_display_name: String,
     pub fixture_ref: String,
     pub started_at: String,
     /// The baseline variant, when it ran.
     pub baseline: Option<String>,
+    pub variants: Vec<VariantEntry>,
     /// The promoted baseline compared with, when the run has no baseline
     /// variant of its own.
     pub committed_baseline: Option<CommittedBaseline>,
-    pub variants: Vec<VariantEntry>,
     /// Most trials any case ran.
     pub trials: u32,
     /// `--case`, `--variant`, `--tag` or `only` narrowed the run (gates
     /// informational).
     pub filtered: bool,
     /// The suite's `tags` (every cell's `tags` starts with them).
+    #[serde(default)]
+    #[schemars(required, default = "no_tags")]
     pub suite_tags: Vec<String>,
     /// `--shard K/N`: `{index, count}` (gates informational); null for a
     /// whole or merged run.
@@ -39,18 +54,30 @@ pub struct ExperimentRecord {
     /// The fixture's `gates` as written (null: the default policy), so
     /// shards merge without the fixture.
     pub declared_gates: Option<Value>,
-    /// `eval merge`: the shard records it joined.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub merged_from: Option<Vec<String>>,
     pub skipped: Vec<Skipped>,
-    /// One per case × variant × trial that finished, in run order.
-    pub cells: Vec<Cell>,
+    /// `eval merge`: the shard records it joined.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub merged_from: Option<Vec<String>>,
+}
+
+/// Merged records written before suite tags existed read as having none;
+/// the schema still requires the field (every record since writes it).
+fn no_tags() -> Option<()> {
+    None
+}
+
+/// What the record ends with, after its cells.
+#[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ExperimentTrailer {
     pub finished_at: String,
     /// `completed` or `interrupted`.
     pub status: String,
+    /// The signal that interrupted the run.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub interrupted_by: Option<String>,
-    /// By variant name.
-    pub aggregates: BTreeMap<String, Aggregate>,
+    /// By variant name, in the run's order of variants.
+    pub aggregates: OrderedMap<Aggregate>,
     /// Each candidate against the baseline.
     pub comparison: Vec<Comparison>,
     pub gates: Vec<Gate>,
@@ -59,7 +86,7 @@ pub struct ExperimentRecord {
     pub fingerprints: Fingerprints,
 }
 
-#[derive(Serialize, JsonSchema)]
+#[derive(Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct CommittedBaseline {
     pub path: String,
@@ -70,20 +97,20 @@ pub struct CommittedBaseline {
     pub changed_since: bool,
 }
 
-#[derive(Serialize, JsonSchema)]
+#[derive(Serialize, Deserialize, JsonSchema)]
 pub struct VariantEntry {
     pub name: String,
     pub baseline: bool,
     pub overrides: Map<String, Value>,
 }
 
-#[derive(Serialize, JsonSchema)]
+#[derive(Serialize, Deserialize, JsonSchema)]
 pub struct ShardInfo {
     pub index: u32,
     pub count: u32,
 }
 
-#[derive(Serialize, JsonSchema)]
+#[derive(Serialize, Deserialize, JsonSchema)]
 pub struct Filters {
     pub cases: Vec<String>,
     pub variants: Vec<String>,
@@ -91,7 +118,7 @@ pub struct Filters {
     pub trials: Option<u32>,
 }
 
-#[derive(Serialize, JsonSchema)]
+#[derive(Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Skipped {
     /// The case's 0-based position in the suite.
@@ -101,7 +128,9 @@ pub struct Skipped {
     pub reason: String,
 }
 
-/// One cell: a case's trial through one variant.
+/// One cell: a case's trial through one variant. What the preset or the
+/// provider reported (its summary, output, usage, cost, timings, identity)
+/// is kept as they wrote it; the schema says what each should be.
 #[derive(Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Cell {
@@ -115,24 +144,34 @@ pub struct Cell {
     pub status: String,
     pub passed: bool,
     pub recommendation: String,
-    pub summary: Option<String>,
+    #[schemars(with = "Option<String>")]
+    pub summary: Value,
     /// The suite's tags, then the case's own.
     pub tags: Vec<String>,
     /// The final text (or the preset's output).
     pub output: Option<Value>,
-    /// By assertion name (several of one name: their mean).
-    pub scores: BTreeMap<String, f64>,
+    /// By assertion name (several of one name: their mean), in the order
+    /// first seen.
+    pub scores: OrderedMap<f64>,
     /// The assertion ledger, in order: name, status (`passed`, `failed`,
     /// `uncaptured`, `errored`, `not-evaluated`), score, required, weight, detail.
-    pub assertions: Vec<Value>,
-    pub usage: Option<Value>,
-    pub cost_usd: Option<f64>,
-    pub duration_ms: Option<f64>,
+    #[schemars(with = "Vec<Value>")]
+    pub assertions: Value,
+    #[schemars(with = "Option<Value>")]
+    pub usage: Value,
+    #[schemars(with = "Option<f64>")]
+    pub cost_usd: Value,
+    #[schemars(with = "Option<f64>")]
+    pub duration_ms: Value,
     /// The host's time to the first content of the answer (HTTP providers).
-    pub first_byte_ms: Option<f64>,
-    pub provider: Option<String>,
-    pub model: Option<String>,
-    pub harness: Option<String>,
+    #[schemars(with = "Option<f64>")]
+    pub first_byte_ms: Value,
+    #[schemars(with = "Option<String>")]
+    pub provider: Value,
+    #[schemars(with = "Option<String>")]
+    pub model: Value,
+    #[schemars(with = "Option<String>")]
+    pub harness: Value,
     /// The group's run directory, relative to the experiment's.
     pub record: String,
 }
@@ -155,18 +194,19 @@ pub struct MeanSem {
 pub struct Aggregate {
     pub cells: u64,
     pub cases: u64,
-    /// Cells by status.
-    pub statuses: BTreeMap<String, u64>,
+    /// Cells by status, in the order first seen.
+    pub statuses: OrderedMap<u64>,
     pub pass_rate: Option<f64>,
     /// Assertions that could not be carried out (an optional one, or one
     /// beside a failure, included), and the cells holding them.
     pub assertions_errored: AssertionsErrored,
-    pub scores: BTreeMap<String, MeanSem>,
+    /// By assertion name, in the order first seen.
+    pub scores: OrderedMap<MeanSem>,
     pub trials: u32,
     /// By k (1..=trials): the unbiased pass@k over cases that ran k trials.
-    pub pass_at_k: BTreeMap<String, f64>,
+    pub pass_at_k: OrderedMap<f64>,
     /// By k: pass^k (all k drawn trials pass).
-    pub pass_hat_k: BTreeMap<String, f64>,
+    pub pass_hat_k: OrderedMap<f64>,
     pub all_trials_passed: Option<f64>,
     pub latency: Option<Latency>,
     /// The same of the cells' `firstByteMs`, over the cells that have one.
@@ -219,7 +259,8 @@ pub struct Comparison {
     pub unpaired: u64,
     pub pass_rate: Option<Paired>,
     pub mcnemar: McNemar,
-    pub scores: BTreeMap<String, Paired>,
+    /// Per score present in both cells of a pair, in the order first seen.
+    pub scores: OrderedMap<Paired>,
 }
 
 #[derive(Serialize, JsonSchema)]
@@ -243,7 +284,9 @@ pub struct McNemar {
     pub p_value: f64,
 }
 
-#[derive(Serialize, JsonSchema)]
+/// One gate's result for one variant (as the record writes it, and as a
+/// report reads it back).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Gate {
     pub variant: String,
     /// `errored`, `assertions` (the default policy), `passRate.min`,
@@ -255,6 +298,13 @@ pub struct Gate {
     /// Shown, never blocking (filtered runs, a delta with no baseline).
     pub informational: bool,
     pub message: String,
+}
+
+impl Gate {
+    /// Whether it stops the run from passing.
+    pub fn blocks(&self) -> bool {
+        !self.passed && !self.informational
+    }
 }
 
 #[derive(Serialize, JsonSchema)]
@@ -286,7 +336,7 @@ pub struct BaselineCell {
     pub trial: u32,
     pub status: String,
     pub recommendation: String,
-    pub scores: BTreeMap<String, f64>,
+    pub scores: OrderedMap<f64>,
     pub duration_ms: Option<f64>,
     pub cost_usd: Option<f64>,
 }
