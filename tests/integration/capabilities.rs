@@ -213,3 +213,40 @@ fn http_checks_the_host_the_transport_really_uses() {
     assert!(error.to_string().contains("`http:evil.invalid`"), "{error}");
     assert!(error.to_string().contains("Denied"), "{error}");
 }
+
+#[test]
+fn a_pack_plugin_is_held_to_what_its_pack_was_granted_at_install() {
+    use cautilus::pack::Capability as Granted;
+    // The probe requests `http:127.0.0.1` and `process:echo`; its pack was
+    // granted the host only. The run grants both.
+    let packed = Arc::new(
+        provider().with_ceiling(vec![Granted::Http("127.0.0.1".into())], "acme@1.0.0".into()),
+    );
+    let grants = Arc::new(Grants {
+        http_hosts: vec!["127.0.0.1".into()],
+        programs: vec!["echo".into()],
+        secrets: BTreeMap::from([("token".to_string(), "CARGO_PKG_NAME".to_string())]),
+        ..Grants::default()
+    });
+    let call = |options: serde_json::Value| {
+        invoke_provider(
+            &packed,
+            &invocation(options),
+            &Limits::default(),
+            grants.clone(),
+        )
+    };
+    let server = LoopbackServer::start("within the pack's grant");
+    let observation = call(json!({"url": server.url})).unwrap();
+    assert_eq!(
+        observation.final_text.as_deref(),
+        Some("within the pack's grant")
+    );
+    let error = call(json!({"program": "echo"})).unwrap_err().to_string();
+    assert!(
+        error.contains(
+            "may not use `process:echo`: it did not request it, or its pack acme@1.0.0 was not granted it at install (`cautilus pack install <source> --grant process:echo`)"
+        ),
+        "{error}"
+    );
+}

@@ -1,13 +1,12 @@
-//! What a run lets plugins do ([`Grants`]), what a plugin asked for in its
-//! `describe` ([`Requested`]), and the model behind the `model` import
-//! ([`ModelBackend`]). The host imports ([`super::imports`]) allow a call
-//! only when both say yes.
+//! What a run lets plugins do ([`Grants`]) and the model behind the
+//! `model` import ([`ModelBackend`]). Each capability's policy
+//! ([`super::capability`]) weighs the run's grant against what the plugin
+//! requested and its pack's install grant.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use super::bindings::model;
-use super::bindings::types::Capability;
 
 /// A model the host calls on behalf of judge plugins.
 pub trait ModelBackend: Send + Sync {
@@ -59,44 +58,5 @@ impl std::fmt::Debug for Grants {
             .field("secrets", &self.secrets.keys().collect::<Vec<_>>())
             .field("program_env", &self.program_env)
             .finish()
-    }
-}
-
-/// Capabilities a plugin requested in `describe`, recorded per store; for
-/// a pack's plugin, only those its pack was granted at install, and the
-/// pack's `name@version` (second field) to say so when a call is denied.
-#[derive(Debug, Default, Clone)]
-pub struct Requested(pub Vec<Capability>, pub Option<String>);
-
-impl Requested {
-    /// Why a call needing `capability` is denied before the run's grants
-    /// are looked at.
-    pub(crate) fn refusal(&self, plugin: &str, capability: &str) -> String {
-        match &self.1 {
-            None => format!("plugin `{plugin}` did not request `{capability}` in its describe"),
-            Some(pack) => format!(
-                "plugin `{plugin}` may not use `{capability}`: it did not request it, or its pack {pack} was not granted it at install (`cautilus pack install <source> --grant {capability}`)"
-            ),
-        }
-    }
-
-    pub(crate) fn model(&self) -> bool {
-        self.0.iter().any(|c| matches!(c, Capability::Model))
-    }
-
-    /// `*` asks for whichever hosts the run grants (an API provider whose
-    /// endpoint the user chooses); the grant still decides.
-    pub(crate) fn http_host(&self, host: &str) -> bool {
-        self.0.iter().any(|c| match c {
-            Capability::Http(hosts) => hosts.iter().any(|h| h == host || h == "*"),
-            _ => false,
-        })
-    }
-
-    pub(crate) fn program(&self, program: &str) -> bool {
-        self.0.iter().any(|c| match c {
-            Capability::Process(programs) => programs.iter().any(|p| p == program),
-            _ => false,
-        })
     }
 }

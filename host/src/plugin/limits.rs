@@ -1,22 +1,12 @@
-//! Per-store limits and the state every plugin store carries.
+//! Per-store limits.
 //!
 //! A store gets: a wall-clock deadline per call (epoch interruption), a
 //! memory cap (enforced by [`MemoryCap`], which also remembers that it
 //! refused growth so the resulting trap is reported as a memory-limit error),
-//! an optional fuel budget per call, a cap on the bytes a plugin may return
-//! or log, and a WASI context with no ambient authority: no preopened
-//! directories, no environment, no arguments, no sockets, no name lookup.
-//! Clocks and random numbers are available.
+//! an optional fuel budget per call, and a cap on the bytes a plugin may
+//! return or log. The store's data is [`super::store_state::StoreState`].
 
-use std::sync::Arc;
 use std::time::Duration;
-
-use wasmtime::component::ResourceTable;
-use wasmtime_wasi::{WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
-
-use super::capture::HeadCapture;
-use super::grants::{Grants, Requested};
-use super::log_sink::LogSink;
 
 /// Limits applied to every store of a plugin.
 #[derive(Debug, Clone, PartialEq)]
@@ -43,9 +33,6 @@ impl Default for Limits {
     }
 }
 
-/// Bytes of guest stderr kept (for panic messages); the rest is dropped.
-const STDERR_CAPTURE_BYTES: usize = 16 * 1024;
-
 /// Memory limiter for the whole instance (every core memory and table of
 /// the component counts against one budget); records whether it refused.
 pub struct MemoryCap {
@@ -55,6 +42,19 @@ pub struct MemoryCap {
 }
 
 impl MemoryCap {
+    pub fn new(limit: usize) -> Self {
+        Self {
+            limit,
+            used: 0,
+            refused: false,
+        }
+    }
+
+    /// Whether it refused a growth request.
+    pub fn refused(&self) -> bool {
+        self.refused
+    }
+
     fn grow(&mut self, current: usize, desired: usize) -> bool {
         let extra = desired.saturating_sub(current);
         match self.used.checked_add(extra) {
@@ -89,84 +89,6 @@ impl wasmtime::ResourceLimiter for MemoryCap {
         // Each table element costs a pointer; count it against the same cap.
         let size = std::mem::size_of::<usize>();
         Ok(self.grow(current.saturating_mul(size), desired.saturating_mul(size)))
-    }
-}
-
-/// Data of one plugin store.
-pub struct StoreState {
-    wasi: WasiCtx,
-    table: ResourceTable,
-    pub(crate) memory: MemoryCap,
-    pub(crate) stderr: HeadCapture,
-    pub(crate) plugin: Arc<str>,
-    pub(crate) grants: Arc<Grants>,
-    /// The current case's own workspace, overriding the grant's for `process`.
-    pub(crate) case_workspace: Option<std::path::PathBuf>,
-    pub(crate) log: LogSink,
-    pub(crate) requested: Requested,
-    pub(crate) output_limit: usize,
-    /// When the current guest call must end (set by `arm`); host imports
-    /// cap their own timeouts by it.
-    pub(crate) deadline: std::time::Instant,
-    /// When the first content of the current call's first successful
-    /// `http` answer arrived, if it made one.
-    pub(crate) first_content: Option<std::time::Instant>,
-}
-
-impl StoreState {
-    pub fn new(
-        plugin: Arc<str>,
-        limits: &Limits,
-        grants: Arc<Grants>,
-        requested: Requested,
-    ) -> Self {
-        let stderr = HeadCapture::new(STDERR_CAPTURE_BYTES);
-        let wasi = WasiCtxBuilder::new()
-            .stdin(std::io::empty())
-            // stdout is not a channel to the host: anything written is dropped.
-            .stdout(std::io::empty())
-            .stderr(stderr.clone())
-            .allow_tcp(false)
-            .allow_udp(false)
-            .allow_ip_name_lookup(false)
-            .build();
-        Self {
-            wasi,
-            table: ResourceTable::new(),
-            memory: MemoryCap {
-                limit: limits.memory_bytes,
-                used: 0,
-                refused: false,
-            },
-            stderr,
-            log: LogSink::new(plugin.clone(), limits.output_bytes),
-            plugin,
-            grants,
-            case_workspace: None,
-            requested,
-            output_limit: limits.output_bytes,
-            deadline: std::time::Instant::now() + limits.timeout,
-            first_content: None,
-        }
-    }
-
-    /// Whether the memory cap refused a growth request in this store.
-    pub fn memory_refused(&self) -> bool {
-        self.memory.refused
-    }
-
-    /// What the guest wrote to stderr (truncated), lossily decoded.
-    pub fn stderr_text(&self) -> String {
-        self.stderr.text()
-    }
-}
-
-impl WasiView for StoreState {
-    fn ctx(&mut self) -> WasiCtxView<'_> {
-        WasiCtxView {
-            ctx: &mut self.wasi,
-            table: &mut self.table,
-        }
     }
 }
 

@@ -10,9 +10,10 @@ use wasmtime::Store;
 use super::bindings::types::PluginError as GuestError;
 use super::error::PluginError;
 use super::grants::Grants;
-use super::limits::{Limits, StoreState};
+use super::limits::Limits;
 use super::oneshot::guest_error;
 use super::runtime::{Plugin, PluginPre, arm, classify};
+use super::store_state::StoreState;
 
 /// A plugin's store and its bindings `B`, kept between calls.
 pub(crate) struct LiveInstance<B> {
@@ -52,10 +53,7 @@ impl<B> LiveInstance<B> {
         }
         let (store, bindings) = self.live.as_mut().expect("just set");
         arm(store, &self.limits);
-        store
-            .data_mut()
-            .case_workspace
-            .clone_from(&self.case_workspace);
+        store.data_mut().set_case_workspace(&self.case_workspace);
         match f(bindings, store) {
             Ok(Ok(value)) => Ok(value),
             Ok(Err(error)) => Err(guest_error(&name, error)),

@@ -5,8 +5,10 @@
 //! - [`cache`]: the on-disk compiled-component cache;
 //! - [`notice`]: the stderr notice of a long first compile;
 //! - [`runtime`]: loading components, world/version detection, stores;
-//! - [`limits`]: per-store limits and store state (WASI without authority);
-//! - [`imports`]: host imports (`log`, `model`, `http`, `process`) behind grants;
+//! - [`limits`]: per-store limits;
+//! - [`store_state`]: a store's data (WASI without authority, one context per host interface);
+//! - [`capability`]: one policy per capability (requested ∩ pack ceiling ∩ run grant);
+//! - [`imports`]: host imports (`log`, `model`, `http`, `process`), each seeing its own context;
 //! - [`io`]: the tokio runtime that drives provider calls and their I/O;
 //! - [`scorer`]: scorer configurations and sessions (prepare once, score many, negation);
 //! - [`scorer_instance`]: one instance of a scorer plugin serving many configurations;
@@ -22,6 +24,7 @@
 pub mod bindings;
 pub mod builtin;
 pub mod cache;
+pub mod capability;
 mod capture;
 pub mod engine;
 pub mod error;
@@ -30,7 +33,6 @@ pub mod imports;
 pub mod io;
 pub mod limits;
 mod live;
-mod log_sink;
 pub mod net;
 pub mod notice;
 pub mod oneshot;
@@ -42,6 +44,7 @@ pub mod runtime;
 pub mod scorer;
 pub mod scorer_instance;
 pub mod scorer_session;
+pub mod store_state;
 
 pub use bindings::types::{CaseView, Observation, Score, Usage};
 pub use cache::CacheStatus;

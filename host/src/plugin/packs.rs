@@ -9,6 +9,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use super::bindings::types::Capability as Requested;
+use super::capability::http::host_key;
 use super::error::PluginError;
 use super::runtime::Plugin;
 use super::{Description, PluginKind, Registry};
@@ -34,11 +35,7 @@ pub fn requested_capabilities(plugin: &Plugin) -> Vec<Capability> {
                 all.insert(Capability::Model);
             }
             Requested::Http(hosts) => {
-                all.extend(
-                    hosts
-                        .iter()
-                        .map(|h| Capability::Http(h.to_ascii_lowercase())),
-                );
+                all.extend(hosts.iter().map(|h| Capability::Http(host_key(h))));
             }
             Requested::Process(programs) => {
                 all.extend(programs.iter().cloned().map(Capability::Process));

@@ -15,9 +15,10 @@ use super::bindings::preset_api::{self, CasePlan, CaseRun, Collected, PresetInfo
 use super::bindings::preset_contract;
 use super::error::PluginError;
 use super::grants::Grants;
-use super::limits::{Limits, StoreState};
+use super::limits::Limits;
 use super::live::LiveInstance;
 use super::runtime::{Plugin, PluginPre};
+use super::store_state::StoreState;
 use super::{Description, PluginKind};
 use crate::fixture::{SuiteContract, SuiteField};
 

@@ -16,9 +16,10 @@ use super::bindings::provider_api::Invocation;
 use super::bindings::types::Observation;
 use super::error::PluginError;
 use super::grants::Grants;
-use super::limits::{Limits, StoreState};
+use super::limits::Limits;
 use super::oneshot::guest_error;
 use super::runtime::{Plugin, PluginPre, arm, classify};
+use super::store_state::StoreState;
 use super::{Description, PluginKind};
 
 /// A provider bound to a run.
@@ -106,15 +107,12 @@ impl ProviderSession {
         self.warm().await?;
         let (store, bindings) = self.live.as_mut().expect("just set");
         arm(store, &self.limits);
-        store
-            .data_mut()
-            .case_workspace
-            .clone_from(&self.case_workspace);
+        store.data_mut().set_case_workspace(&self.case_workspace);
         let called = bindings
             .cautilus_plugin_provider_api()
             .call_invoke(&mut *store, request)
             .await;
-        self.first_content = store.data().first_content;
+        self.first_content = store.data().first_content();
         let observation = match called {
             Ok(Ok(observation)) => observation,
             Ok(Err(error)) => return Err(guest_error(&name, error)),

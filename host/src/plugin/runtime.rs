@@ -13,13 +13,16 @@ use wasmtime::component::{Component, Linker, types::ComponentItem};
 use wasmtime::{Engine, Store, Trap};
 
 use super::bindings::types::Capability;
-use super::bindings::{Preset, Provider, ProviderPre, Scorer, ScorerPre};
+use super::bindings::{ProviderPre, ScorerPre};
 use super::cache::{CacheStatus, CompiledCache, sha256_hex};
+use super::capability::{Ceiling, Requested};
 use super::engine::{build_engine, deadline_ticks};
 use super::error::{PluginError, panic_message};
-use super::grants::{Grants, Requested};
-use super::limits::{Limits, StoreState};
+use super::grants::Grants;
+use super::imports::{preset_linker, provider_linker, scorer_linker};
+use super::limits::Limits;
 use super::notice::CompileNotice;
+use super::store_state::StoreState;
 use super::{Description, PluginKind, WIT_PACKAGE, WIT_VERSION};
 
 /// Where a component comes from.
@@ -54,10 +57,10 @@ pub struct Plugin {
     pub size: u64,
     pub description: Description,
     pub(crate) pre: PluginPre,
-    /// What a pack's user granted it at install, and the pack's
-    /// `name@version` (`None`: not from a pack). A call is allowed only if
-    /// requested, granted here AND by the run.
-    pub(crate) ceiling: Option<(Vec<crate::pack::Capability>, String)>,
+    /// What a pack's user granted it at install (`None`: not from a
+    /// pack). A call is allowed only if requested, granted here AND by
+    /// the run ([`super::capability`]).
+    pub(crate) ceiling: Option<Ceiling>,
 }
 
 impl Plugin {
@@ -104,12 +107,11 @@ impl Plugin {
         Ok(store)
     }
 
-    /// Capabilities the plugin requested (within its pack's grants).
+    /// Capabilities the plugin requested, and its pack's ceiling.
     pub(crate) fn requested(&self) -> Requested {
-        let asked = &self.description.plugin_info().capabilities;
-        match &self.ceiling {
-            None => Requested(asked.clone(), None),
-            Some((granted, pack)) => Requested(within(asked, granted), Some(pack.clone())),
+        Requested {
+            asked: self.description.plugin_info().capabilities.clone(),
+            ceiling: self.ceiling.clone(),
         }
     }
 
@@ -126,53 +128,9 @@ impl Plugin {
             size: self.size,
             description: self.description.clone(),
             pre: self.pre.clone(),
-            ceiling: Some((granted, pack)),
+            ceiling: Some(Ceiling { granted, pack }),
         }
     }
-}
-
-/// The requested capabilities that `granted` allows: `model` if granted,
-/// and the granted hosts and programs of each `http` and `process` request
-/// (a `*` host request gets every granted host).
-fn within(
-    asked: &[super::bindings::types::Capability],
-    granted: &[crate::pack::Capability],
-) -> Vec<super::bindings::types::Capability> {
-    use super::bindings::types::Capability as Asked;
-    use crate::pack::Capability as Granted;
-    let hosts: Vec<&String> = granted
-        .iter()
-        .filter_map(|g| match g {
-            Granted::Http(host) => Some(host),
-            _ => None,
-        })
-        .collect();
-    asked
-        .iter()
-        .filter_map(|capability| match capability {
-            Asked::Model => granted.contains(&Granted::Model).then_some(Asked::Model),
-            Asked::Http(asked_hosts) => {
-                let allowed: Vec<String> = hosts
-                    .iter()
-                    .filter(|h| {
-                        asked_hosts
-                            .iter()
-                            .any(|a| a == "*" || a.eq_ignore_ascii_case(h))
-                    })
-                    .map(|h| h.to_string())
-                    .collect();
-                (!allowed.is_empty()).then_some(Asked::Http(allowed))
-            }
-            Asked::Process(programs) => {
-                let allowed: Vec<String> = programs
-                    .iter()
-                    .filter(|p| granted.contains(&Granted::Process((*p).clone())))
-                    .cloned()
-                    .collect();
-                (!allowed.is_empty()).then_some(Asked::Process(allowed))
-            }
-        })
-        .collect()
 }
 
 #[derive(Clone)]
@@ -238,9 +196,9 @@ pub struct Runtime {
 impl Runtime {
     pub fn new(config: RuntimeConfig) -> Result<Self, PluginError> {
         let engine = build_engine(config.fuel_metering).map_err(host_error)?;
-        let scorer_linker = scorer_linker(&engine).map_err(host_error)?;
-        let preset_linker = preset_linker(&engine).map_err(host_error)?;
-        let provider_linker = provider_linker(&engine).map_err(host_error)?;
+        let scorer_linker = scorer_linker::<StoreState>(&engine).map_err(host_error)?;
+        let preset_linker = preset_linker::<StoreState>(&engine).map_err(host_error)?;
+        let provider_linker = provider_linker::<StoreState>(&engine).map_err(host_error)?;
         let cache = CompiledCache::new(&engine, config.cache_dir);
         Ok(Self {
             engine,
@@ -385,29 +343,6 @@ fn host_error(e: wasmtime::Error) -> PluginError {
     PluginError::Host(format!("{e:#}"))
 }
 
-fn scorer_linker(engine: &Engine) -> wasmtime::Result<Linker<StoreState>> {
-    let mut linker = Linker::new(engine);
-    wasmtime_wasi::p2::add_to_linker_sync(&mut linker)?;
-    Scorer::add_to_linker::<_, wasmtime::component::HasSelf<_>>(&mut linker, |s| s)?;
-    Ok(linker)
-}
-
-fn preset_linker(engine: &Engine) -> wasmtime::Result<Linker<StoreState>> {
-    let mut linker = Linker::new(engine);
-    wasmtime_wasi::p2::add_to_linker_sync(&mut linker)?;
-    Preset::add_to_linker::<_, wasmtime::component::HasSelf<_>>(&mut linker, |s| s)?;
-    Ok(linker)
-}
-
-/// Providers are called with `call_async` (see [`super::io`]), so their
-/// WASI imports are the async ones.
-fn provider_linker(engine: &Engine) -> wasmtime::Result<Linker<StoreState>> {
-    let mut linker = Linker::new(engine);
-    wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
-    Provider::add_to_linker::<_, wasmtime::component::HasSelf<_>>(&mut linker, |s| s)?;
-    Ok(linker)
-}
-
 /// Finds which cautilus world a component implements from its exports.
 fn detect_world(
     engine: &Engine,
@@ -484,9 +419,7 @@ pub(crate) fn new_store(
 pub(crate) fn arm(store: &mut Store<StoreState>, limits: &Limits) {
     store.set_epoch_deadline(deadline_ticks(limits.timeout));
     let now = std::time::Instant::now();
-    let state = store.data_mut();
-    state.deadline = now + limits.timeout;
-    state.first_content = None;
+    store.data_mut().start_call(now + limits.timeout);
     // Without a budget, a metered engine gets effectively unlimited fuel. An
     // unmetered one has none to set (`armed_store` refuses a budget there);
     // asking would build an error, with a backtrace under RUST_BACKTRACE.
@@ -600,47 +533,4 @@ fn describe(pre: &PluginPre, label: &str) -> Result<Description, PluginError> {
             Ok::<_, PluginError>(Description::Provider(info))
         })?,
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::super::bindings::types::Capability as Asked;
-    use super::within;
-    use crate::pack::Capability as Granted;
-
-    #[test]
-    fn a_pack_plugin_gets_what_it_asked_for_and_was_granted() {
-        let asked = [
-            Asked::Model,
-            Asked::Http(vec!["api.a.com".into(), "api.b.com".into()]),
-            Asked::Process(vec!["python3".into(), "sh".into()]),
-        ];
-        let table: [(&[Granted], Vec<Asked>); 4] = [
-            (&[], vec![]),
-            (&[Granted::Model], vec![Asked::Model]),
-            (
-                &[
-                    Granted::Http("api.b.com".into()),
-                    Granted::Http("api.c.com".into()),
-                ],
-                vec![Asked::Http(vec!["api.b.com".into()])],
-            ),
-            (
-                &[Granted::Process("sh".into()), Granted::Model],
-                vec![Asked::Model, Asked::Process(vec!["sh".into()])],
-            ),
-        ];
-        for (granted, expected) in table {
-            assert_eq!(
-                format!("{:?}", within(&asked, granted)),
-                format!("{expected:?}")
-            );
-        }
-        // A `*` request gets the hosts granted, no more.
-        let any = [Asked::Http(vec!["*".into()])];
-        assert_eq!(
-            format!("{:?}", within(&any, &[Granted::Http("x.com".into())])),
-            format!("{:?}", [Asked::Http(vec!["x.com".into()])])
-        );
-    }
 }

@@ -25,9 +25,10 @@ use super::bindings::scorer_api::OnceItem;
 use super::bindings::types::{PluginError as GuestError, Score};
 use super::error::PluginError;
 use super::grants::Grants;
-use super::limits::{Limits, StoreState};
+use super::limits::Limits;
 use super::runtime::{Plugin, PluginPre, arm, classify};
 use super::scorer::{GraderSpec, ScoreInput};
+use super::store_state::StoreState;
 use super::{Description, PluginKind};
 
 /// Graders one instance keeps prepared at most.

@@ -1,9 +1,10 @@
-//! The `log` import's sink: a plugin's log lines, bounded in total bytes
-//! per store, echoed to stderr (escaped) at `CAUTILUS_PLUGIN_LOG`'s level.
+//! The `log` capability: every plugin has it, bounded in total bytes per
+//! store; lines are echoed to stderr (escaped) at `CAUTILUS_PLUGIN_LOG`'s
+//! level. The [`LogSink`] is both the policy (the budget) and the lines.
 
 use std::sync::Arc;
 
-use super::bindings::types::LogLevel;
+use crate::plugin::bindings::types::LogLevel;
 
 /// Log lines a plugin sent, bounded in total bytes per store.
 pub struct LogSink {
