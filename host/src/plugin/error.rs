@@ -206,6 +206,32 @@ pub(crate) fn panic_message(stderr: &str) -> Option<String> {
     })
 }
 
+/// A guest-reported error as the host's typed error, naming the plugin.
+pub(crate) fn guest_error(
+    plugin: &str,
+    error: crate::plugin::bindings::types::PluginError,
+) -> PluginError {
+    let plugin = plugin.to_string();
+    match error {
+        crate::plugin::bindings::types::PluginError::InvalidConfig(field) => {
+            PluginError::InvalidConfig {
+                plugin,
+                field: field.path,
+                message: field.message,
+            }
+        }
+        crate::plugin::bindings::types::PluginError::InvalidInput(fields) => {
+            PluginError::InvalidInput {
+                plugin,
+                errors: fields.into_iter().map(|f| (f.path, f.message)).collect(),
+            }
+        }
+        crate::plugin::bindings::types::PluginError::Failed(message) => {
+            PluginError::Guest { plugin, message }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -9,9 +9,9 @@ use wasmtime::Store;
 
 use super::bindings::types::PluginError as GuestError;
 use super::error::PluginError;
+use super::error::guest_error;
 use super::grants::Grants;
 use super::limits::Limits;
-use super::oneshot::guest_error;
 use super::runtime::{Plugin, PluginPre, arm, classify};
 use super::store_state::StoreState;
 

@@ -38,6 +38,7 @@ pub mod notice;
 pub mod oneshot;
 pub mod packs;
 pub mod preset;
+mod preset_pre;
 pub mod provider;
 pub mod registry;
 pub mod runtime;

@@ -9,130 +9,16 @@
 use std::sync::Arc;
 
 use wasmtime::Store;
-use wasmtime::component::InstancePre;
 
 use super::bindings::preset_api::{self, CasePlan, CaseRun, Collected, PresetInfo, Verdict};
-use super::bindings::preset_contract;
 use super::error::PluginError;
 use super::grants::Grants;
 use super::limits::Limits;
 use super::live::LiveInstance;
+pub use super::preset_pre::PresetDescription;
 use super::runtime::{Plugin, PluginPre};
 use super::store_state::StoreState;
 use super::{Description, PluginKind};
-use crate::fixture::{SuiteContract, SuiteField};
-
-/// A preset component ready to instantiate: its `preset-api`, and its
-/// `preset-contract` when it was built against a contract that has one.
-#[derive(Clone)]
-pub(crate) struct PresetPre {
-    pre: InstancePre<StoreState>,
-    api: preset_api::GuestIndices,
-    /// `None`: no `preset-contract` export (a preset built against 0.1.0);
-    /// `Some(Err)`: an export this host cannot use (said at `describe`).
-    contract: Option<Result<preset_contract::GuestIndices, String>>,
-}
-
-/// The interface a preset declares its suite contract through.
-const CONTRACT_EXPORT: &str = "cautilus:plugin/preset-contract@0.1.1";
-
-impl PresetPre {
-    pub(crate) fn new(pre: InstancePre<StoreState>) -> wasmtime::Result<Self> {
-        let api = preset_api::GuestIndices::new(&pre)?;
-        // Absent from presets built against 0.1.0: they declare nothing.
-        let contract = pre
-            .component()
-            .get_export_index(None, CONTRACT_EXPORT)
-            .map(|_| {
-                preset_contract::GuestIndices::new(&pre)
-                    .map_err(|e| format!("its `preset-contract` export is unusable: {e:#}"))
-            });
-        Ok(Self { pre, api, contract })
-    }
-
-    pub(crate) fn engine(&self) -> &wasmtime::Engine {
-        self.pre.engine()
-    }
-
-    pub(crate) fn instantiate(
-        &self,
-        store: &mut Store<StoreState>,
-    ) -> wasmtime::Result<preset_api::Guest> {
-        let instance = self.pre.instantiate(&mut *store)?;
-        self.api.load(&mut *store, &instance)
-    }
-
-    /// `describe` and the suite contract, from one instance. A trap is the
-    /// outer error; a contract the host cannot use is the inner one (what
-    /// is wrong with it).
-    pub(crate) fn describe(
-        &self,
-        store: &mut Store<StoreState>,
-    ) -> wasmtime::Result<(PresetInfo, Result<SuiteContract, String>)> {
-        let instance = self.pre.instantiate(&mut *store)?;
-        let info = self
-            .api
-            .load(&mut *store, &instance)?
-            .call_describe(&mut *store)?;
-        let contract = match &self.contract {
-            None => Ok(SuiteContract {
-                undeclared: true,
-                ..SuiteContract::default()
-            }),
-            Some(Err(why)) => Err(why.clone()),
-            Some(Ok(indices)) => match indices.load(&mut *store, &instance) {
-                Err(e) => Err(format!(
-                    "its `preset-contract` export has the wrong types: {e:#}"
-                )),
-                Ok(api) => contract_of(api.call_contract(&mut *store)?),
-            },
-        };
-        Ok((info, contract))
-    }
-}
-
-/// The declared contract as the host's type; a schema that is not JSON is
-/// an error naming the field.
-fn contract_of(declared: preset_contract::SuiteContract) -> Result<SuiteContract, String> {
-    let parse = |what: &str, text: &str| {
-        serde_json::from_str(text).map_err(|e| format!("gives {what} that is not JSON: {e}"))
-    };
-    let mut fields = Vec::with_capacity(declared.fields.len());
-    for field in declared.fields {
-        fields.push(SuiteField {
-            schema: parse(
-                &format!("the schema of field `{}`", field.name),
-                &field.schema,
-            )?,
-            name: field.name,
-            description: field.description,
-            default_from: field.default_from,
-            header: field.header,
-            overridable: field.overridable,
-        });
-    }
-    let mut schemas = Vec::with_capacity(declared.schemas.len());
-    for document in declared.schemas {
-        schemas.push((
-            document.id.clone(),
-            parse(&format!("schema `{}`", document.id), &document.schema)?,
-        ));
-    }
-    Ok(SuiteContract {
-        fields,
-        case_schema: parse("the case schema", &declared.case_schema)?,
-        snapshots: declared.snapshots,
-        schemas,
-        undeclared: false,
-    })
-}
-
-/// What a preset said about itself: `describe`, and its suite contract.
-#[derive(Debug, Clone)]
-pub struct PresetDescription {
-    pub info: PresetInfo,
-    pub contract: SuiteContract,
-}
 
 /// A preset bound to a run.
 pub struct PresetSession {

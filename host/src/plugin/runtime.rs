@@ -136,7 +136,7 @@ impl Plugin {
 #[derive(Clone)]
 pub(crate) enum PluginPre {
     Scorer(ScorerPre<StoreState>),
-    Preset(super::preset::PresetPre),
+    Preset(super::preset_pre::PresetPre),
     Provider(ProviderPre<StoreState>),
 }
 
@@ -326,7 +326,7 @@ impl Runtime {
                     .preset_linker
                     .instantiate_pre(component)
                     .map_err(link_error)?;
-                PluginPre::Preset(super::preset::PresetPre::new(pre).map_err(link_error)?)
+                PluginPre::Preset(super::preset_pre::PresetPre::new(pre).map_err(link_error)?)
             }
             PluginKind::Provider => {
                 let pre = self
@@ -514,7 +514,7 @@ fn describe(pre: &PluginPre, label: &str) -> Result<Description, PluginError> {
                 plugin: label.to_string(),
                 message,
             })?;
-            Description::Preset(Box::new(super::preset::PresetDescription {
+            Description::Preset(Box::new(super::preset_pre::PresetDescription {
                 info,
                 contract,
             }))

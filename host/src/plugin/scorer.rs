@@ -113,7 +113,7 @@ impl GraderSpec {
     }
 
     pub(crate) fn guest_error(&self, error: GuestError) -> PluginError {
-        super::oneshot::guest_error(&self.scorer, error)
+        super::error::guest_error(&self.scorer, error)
     }
 
     /// Checks the output size and applies negation.
