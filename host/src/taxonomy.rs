@@ -87,6 +87,21 @@ pub fn valid_pairs() -> String {
         .join(", ")
 }
 
+/// The mode of every pair on `surface` (one mode per surface, pinned by a
+/// test); `None` for a surface outside the taxonomy.
+pub fn surface_mode(surface: &str) -> Option<Mode> {
+    TAXONOMY
+        .iter()
+        .find(|p| p.surface == surface)
+        .map(|p| p.mode)
+}
+
+/// Whether the run of a suite or packet on `surface` is a coding agent's
+/// work in a workspace (which cannot be replayed from its outputs).
+pub fn works_in_a_workspace(surface: &str) -> bool {
+    surface_mode(surface) == Some(Mode::Workspace)
+}
+
 /// Looks up a pair; the error names what is wrong and lists the valid pairs.
 pub fn lookup(surface: &str, preset: &str) -> Result<&'static Pair, TaxonomyError> {
     if let Some(pair) = TAXONOMY
@@ -145,6 +160,16 @@ mod tests {
                 ("app", "prompt", "messaging"),
             ]
         );
+    }
+
+    #[test]
+    fn every_pair_of_a_surface_has_the_surfaces_mode() {
+        for pair in TAXONOMY {
+            assert_eq!(surface_mode(pair.surface), Some(pair.mode), "{pair}");
+        }
+        assert!(works_in_a_workspace("repo"));
+        assert!(!works_in_a_workspace("app"));
+        assert!(!works_in_a_workspace("nope"));
     }
 
     #[test]

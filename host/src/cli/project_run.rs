@@ -176,7 +176,10 @@ fn suites_at_once(
                 &records, &s.id,
             ))
         });
-    let agents = options.concurrency.is_none() && suites.iter().any(|s| s.surface == "repo");
+    let agents = options.concurrency.is_none()
+        && suites
+            .iter()
+            .any(|s| crate::taxonomy::works_in_a_workspace(&s.surface));
     match asked {
         _ if shared_cassette => 1,
         Some(n) => n.min(budget),

@@ -201,10 +201,15 @@ pub fn run_suites(
             };
             events(Event::Starting(suite));
             let options = match app_share {
-                Some(share) if suite.surface == "app" => TestOptions {
-                    concurrency: Some(share),
-                    ..options.clone()
-                },
+                Some(share)
+                    if crate::taxonomy::surface_mode(&suite.surface)
+                        == Some(crate::taxonomy::Mode::Messaging) =>
+                {
+                    TestOptions {
+                        concurrency: Some(share),
+                        ..options.clone()
+                    }
+                }
                 _ => options.clone(),
             };
             let result = run_one(registry, root, suite, &options, dir);

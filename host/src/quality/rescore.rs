@@ -61,7 +61,10 @@ pub fn rescore(
             "has no `evaluations` list: not an observed packet".into(),
         ));
     }
-    if observed["surface"] == "repo" {
+    if observed["surface"]
+        .as_str()
+        .is_some_and(crate::taxonomy::works_in_a_workspace)
+    {
         return Err(input_error(
             input,
             "--fixture re-scores app packets; a coding agent's work in its workspace cannot be replayed from its outputs (score the packet without --fixture, or run the suite again)".into(),

@@ -39,7 +39,10 @@ pub fn prepare(source_dir: &Path, group_dir: &Path) -> Result<std::path::PathBuf
     })?;
     let observed: Value = serde_json::from_str(&text)
         .map_err(|e| error(&packet, format!("not an observed packet: {e}")))?;
-    if observed["surface"] == "repo" {
+    if observed["surface"]
+        .as_str()
+        .is_some_and(crate::taxonomy::works_in_a_workspace)
+    {
         return Err(error(
             &packet,
             "--reuse-outputs re-scores app suites; a coding agent's work in its workspace cannot be replayed from its outputs (record a cassette and replay it instead)",
