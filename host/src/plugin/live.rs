@@ -11,8 +11,9 @@ use super::bindings::types::PluginError as GuestError;
 use super::error::PluginError;
 use super::error::guest_error;
 use super::grants::Grants;
+use super::guest_call::{arm, classify};
 use super::limits::Limits;
-use super::runtime::{Plugin, PluginPre, arm, classify};
+use super::runtime::{Plugin, PluginPre};
 use super::store_state::StoreState;
 
 /// A plugin's store and its bindings `B`, kept between calls.

@@ -29,6 +29,7 @@ mod capture;
 pub mod engine;
 pub mod error;
 pub mod grants;
+mod guest_call;
 pub mod imports;
 pub mod io;
 pub mod limits;
@@ -46,6 +47,7 @@ pub mod scorer;
 pub mod scorer_instance;
 pub mod scorer_session;
 pub mod store_state;
+mod world;
 
 pub use bindings::types::{CaseView, Observation, Score, Usage};
 pub use cache::CacheStatus;

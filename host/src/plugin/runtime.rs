@@ -9,21 +9,23 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use wasmtime::component::{Component, Linker, types::ComponentItem};
-use wasmtime::{Engine, Store, Trap};
+use wasmtime::component::{Component, Linker};
+use wasmtime::{Engine, Store};
 
 use super::bindings::types::Capability;
 use super::bindings::{ProviderPre, ScorerPre};
 use super::cache::{CacheStatus, CompiledCache, sha256_hex};
 use super::capability::{Ceiling, Requested};
-use super::engine::{build_engine, deadline_ticks};
-use super::error::{PluginError, panic_message};
+use super::engine::build_engine;
+use super::error::PluginError;
 use super::grants::Grants;
+use super::guest_call::{arm, classify, new_store};
 use super::imports::{preset_linker, provider_linker, scorer_linker};
 use super::limits::Limits;
 use super::notice::CompileNotice;
 use super::store_state::StoreState;
-use super::{Description, PluginKind, WIT_PACKAGE, WIT_VERSION};
+use super::world::detect_world;
+use super::{Description, PluginKind, WIT_VERSION};
 
 /// Where a component comes from.
 #[derive(Debug, Clone)]
@@ -341,136 +343,6 @@ impl Runtime {
 
 fn host_error(e: wasmtime::Error) -> PluginError {
     PluginError::Host(format!("{e:#}"))
-}
-
-/// Finds which cautilus world a component implements from its exports.
-fn detect_world(
-    engine: &Engine,
-    component: &Component,
-    label: &str,
-) -> Result<PluginKind, PluginError> {
-    let mut names = Vec::new();
-    for (name, item) in component.component_type().exports(engine) {
-        if !matches!(item.ty, ComponentItem::ComponentInstance(_)) {
-            names.push(name.to_string());
-            continue;
-        }
-        let Some(rest) = name
-            .strip_prefix(WIT_PACKAGE)
-            .and_then(|r| r.strip_prefix('/'))
-        else {
-            names.push(name.to_string());
-            continue;
-        };
-        let (interface, version) = rest.split_once('@').unwrap_or((rest, ""));
-        let kind = match interface {
-            "scorer-api" => PluginKind::Scorer,
-            "preset-api" => PluginKind::Preset,
-            "provider-api" => PluginKind::Provider,
-            _ => {
-                names.push(name.to_string());
-                continue;
-            }
-        };
-        if let Err(why) = crate::contract::compatible(version, WIT_VERSION) {
-            return Err(PluginError::WitVersion {
-                plugin: label.to_string(),
-                found: if version.is_empty() {
-                    "(unversioned)".into()
-                } else {
-                    version.into()
-                },
-                expected: WIT_VERSION,
-                advice: if why.contains("upgrade cautilus") {
-                    "it is newer: upgrade cautilus".to_string()
-                } else {
-                    format!("rebuild it against cautilus-sdk {WIT_VERSION}")
-                },
-            });
-        }
-        return Ok(kind);
-    }
-    Err(PluginError::NotAPlugin {
-        plugin: label.to_string(),
-        found: if names.is_empty() {
-            "none".into()
-        } else {
-            names.join(", ")
-        },
-        expected_version: WIT_VERSION,
-    })
-}
-
-/// A fresh store for one plugin: limits installed, no capabilities beyond `grants`.
-pub(crate) fn new_store(
-    engine: &Engine,
-    plugin: Arc<str>,
-    limits: &Limits,
-    grants: Arc<Grants>,
-    requested: Requested,
-) -> Store<StoreState> {
-    let mut store = Store::new(engine, StoreState::new(plugin, limits, grants, requested));
-    store.limiter(|state| &mut state.memory);
-    store.epoch_deadline_trap();
-    store
-}
-
-/// Arms the per-call deadline and fuel budget before a guest call.
-pub(crate) fn arm(store: &mut Store<StoreState>, limits: &Limits) {
-    store.set_epoch_deadline(deadline_ticks(limits.timeout));
-    let now = std::time::Instant::now();
-    store.data_mut().start_call(now + limits.timeout);
-    // Without a budget, a metered engine gets effectively unlimited fuel. An
-    // unmetered one has none to set (`armed_store` refuses a budget there);
-    // asking would build an error, with a backtrace under RUST_BACKTRACE.
-    if store.engine().get_consume_fuel() {
-        let _ = store.set_fuel(limits.fuel.unwrap_or(u64::MAX));
-    }
-}
-
-/// Turns a failed guest call into a typed error naming the cause.
-pub(crate) fn classify(
-    error: wasmtime::Error,
-    store: &Store<StoreState>,
-    limits: &Limits,
-    plugin: &str,
-) -> PluginError {
-    let plugin = plugin.to_string();
-    if let Some(trap) = error.downcast_ref::<Trap>() {
-        match trap {
-            Trap::Interrupt => {
-                return PluginError::Deadline {
-                    plugin,
-                    limit_ms: u64::try_from(limits.timeout.as_millis()).unwrap_or(u64::MAX),
-                };
-            }
-            Trap::OutOfFuel => {
-                return PluginError::FuelExhausted {
-                    plugin,
-                    fuel: limits.fuel.unwrap_or(u64::MAX),
-                };
-            }
-            _ => {}
-        }
-    }
-    let state = store.data();
-    if state.memory_refused() {
-        return PluginError::MemoryLimit {
-            plugin,
-            limit_bytes: limits.memory_bytes,
-        };
-    }
-    let stderr = state.stderr_text();
-    if let Some(message) = panic_message(&stderr) {
-        return PluginError::Panic { plugin, message };
-    }
-    let mut message = format!("{error:#}");
-    let stderr = stderr.trim();
-    if !stderr.is_empty() {
-        message.push_str("; stderr: ");
-        message.push_str(&super::excerpt(stderr, 500));
-    }
-    PluginError::Trap { plugin, message }
 }
 
 /// Calls `describe` in a throwaway store with default limits.
