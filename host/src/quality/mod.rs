@@ -22,6 +22,7 @@ pub mod baseline;
 pub mod check;
 pub mod experiment;
 pub mod field_scan;
+pub mod gate_spec;
 pub mod gates;
 pub mod merge;
 pub mod outcome;
