@@ -11,5 +11,6 @@ pub mod judge;
 pub mod kinds;
 pub mod outcome;
 pub mod scorer_pool;
+pub mod scoring;
 pub mod snapshots;
 pub mod syntax;

@@ -22,7 +22,8 @@ use std::path::Path;
 use std::sync::{Arc, mpsc};
 
 use crate::eval::EvalError;
-use crate::eval::assert::assertions::{CaseExtras, ScorerPool};
+use crate::eval::assert::assertions::ScorerPool;
+use crate::eval::assert::scoring::CaseExtras;
 use crate::eval::assert::snapshots;
 use crate::eval::interrupt;
 use crate::eval::options::{TestOptions, batch_size, preset_limits};
