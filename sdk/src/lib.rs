@@ -140,12 +140,7 @@ pub mod json {
 
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::bindings::preset as preset_bindings;
-    pub use crate::bindings::preset::__export_preset_world;
-    pub use crate::bindings::provider as provider_bindings;
-    pub use crate::bindings::provider::__export_provider_world;
-    pub use crate::bindings::scorer as scorer_bindings;
-    pub use crate::bindings::scorer::__export_scorer_world;
+    pub use crate::bindings::macro_support::*;
     pub use crate::preset::PresetExport;
     pub use crate::provider::ProviderExport;
     pub use crate::scorer::PackExport;

@@ -1,8 +1,8 @@
 //! Logging through the host (plugin stdout is discarded; stderr is kept
 //! only for panic messages). Lines show with `CAUTILUS_PLUGIN_LOG=debug`.
 
-use crate::bindings::scorer::cautilus::plugin::log::log;
-use crate::bindings::scorer::cautilus::plugin::types::LogLevel;
+use crate::bindings::log::log;
+use crate::bindings::types::LogLevel;
 
 pub fn trace(message: &str) {
     log(LogLevel::Trace, message);

@@ -4,16 +4,16 @@
 //! `export_scorers!(MyJudge; capabilities = [Capability::Model])`; the host
 //! allows the call only when the user's run also configured a judge model.
 
-pub use crate::bindings::scorer::cautilus::plugin::model::{
+pub use crate::bindings::model::{
     EmbedRequest, EmbedResponse, GenerateRequest, GenerateResponse, ModelError,
 };
 
 /// Asks the host's model for a completion.
 pub fn generate(request: &GenerateRequest) -> Result<GenerateResponse, ModelError> {
-    crate::bindings::scorer::cautilus::plugin::model::generate(request)
+    crate::bindings::model::generate(request)
 }
 
 /// Asks the host for embedding vectors of texts, one per input.
 pub fn embed(request: &EmbedRequest) -> Result<EmbedResponse, ModelError> {
-    crate::bindings::scorer::cautilus::plugin::model::embed(request)
+    crate::bindings::model::embed(request)
 }

@@ -7,10 +7,10 @@
 
 use std::marker::PhantomData;
 
-use crate::bindings::provider::exports::cautilus::plugin::provider_api;
+use crate::bindings::provider_api;
 use crate::types::{Observation, PluginError};
 
-pub use crate::bindings::provider::cautilus::plugin::{http, process};
+pub use crate::bindings::{http, process};
 pub use provider_api::{Invocation, ProviderInfo};
 
 /// A provider plugin.

@@ -4,9 +4,7 @@ use std::marker::PhantomData;
 
 use serde::de::DeserializeOwned;
 
-use crate::bindings::scorer::exports::cautilus::plugin::scorer_api::{
-    self, Grader, GuestGrader, ScorerInfo,
-};
+use crate::bindings::scorer_api::{self, Grader, GuestGrader, ScorerInfo};
 use crate::types::{ConfigSchema, CostClass, PluginError, PluginInfo, Score, ScoreInput};
 
 /// A scorer: parses its config once into `Self`, then scores many inputs.

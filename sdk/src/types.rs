@@ -2,8 +2,8 @@
 
 use serde_json::Value;
 
-use crate::bindings::scorer::cautilus::plugin::types as wit;
-use crate::bindings::scorer::exports::cautilus::plugin::scorer_api;
+use crate::bindings::scorer_api;
+use crate::bindings::types as wit;
 
 pub use scorer_api::ScoreInput;
 pub use wit::{

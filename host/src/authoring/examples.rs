@@ -31,7 +31,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use crate::fixture::limits::Syntax;
+use crate::fixture::nesting::Syntax;
 
 /// The largest examples file read.
 pub const MAX_BYTES: u64 = 1024 * 1024;

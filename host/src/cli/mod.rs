@@ -5,14 +5,12 @@
 
 mod eval_cmd;
 mod inputs;
-mod list_cmd;
 mod pack_build;
 mod pack_cmd;
 mod pack_new;
 mod pack_test;
 mod plugin_cmd;
 mod plugin_test;
-mod project_run;
 mod report_cmd;
 mod scaffold;
 mod scaffold_lang;

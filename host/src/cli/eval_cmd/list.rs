@@ -38,7 +38,7 @@ pub fn list(args: ListArgs) -> anyhow::Result<ExitCode> {
     let cwd = std::env::current_dir()?;
     let (loaded, file) = project::open(&cwd, args.config.as_deref())?;
     let mut manifest = project::manifest::manifest(&loaded, file.as_deref())?;
-    let registry = super::registry()?;
+    let registry = crate::cli::registry()?;
     let _preloading = registry.preload_builtins();
     let default_judge = loaded
         .config

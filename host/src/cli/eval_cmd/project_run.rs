@@ -16,7 +16,7 @@ pub fn run(
     options: TestOptions,
     patterns: &[String],
     json: bool,
-    reports: &super::report_cmd::ReportFiles,
+    reports: &crate::cli::report_cmd::ReportFiles,
     parallel_suites: Option<usize>,
 ) -> anyhow::Result<ExitCode> {
     // `--quiet` (no case lines) keeps the per-suite lines quiet too.
@@ -29,7 +29,7 @@ pub fn run(
     };
     // Every suite that would run is checked before any runs: nothing is
     // set up, called or written while one is invalid.
-    let registry = super::registry_for(&options.limits)?;
+    let registry = crate::cli::registry_for(&options.limits)?;
     let _preloading = registry.preload_builtins();
     let check = crate::quality::check::CheckOptions {
         path_root: options.path_root.as_deref(),
