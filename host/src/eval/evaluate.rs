@@ -134,7 +134,9 @@ pub fn evaluate(registry: &Registry, options: &EvaluateOptions) -> Result<SuiteO
         },
         other => other,
     })?;
-    summary_out.finish(&tally.trailer(files::now_rfc3339()))?;
+    summary_out.finish(&crate::schema::object_of(
+        &tally.trailer(files::now_rfc3339()),
+    ))?;
     let total = evaluations.len();
     Ok(SuiteOutcome {
         tally,

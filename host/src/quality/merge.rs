@@ -16,7 +16,7 @@ use super::aggregate::CellFacts;
 use super::baseline::{self, Baseline};
 use super::gates;
 use super::outcome::{ExperimentOutcome, FILE, SCHEMA};
-use super::record::{Judging, conclude, members};
+use super::record::{Judging, conclude};
 use crate::eval::EvalError;
 use crate::eval::files::PacketWriter;
 use crate::schema::experiment as record;
@@ -232,7 +232,7 @@ pub fn merge(dirs: &[PathBuf], output_dir: &Path) -> Result<ExperimentOutcome, E
             .unwrap_or_default()
             .to_string(),
     );
-    let header = members(&header);
+    let header = crate::schema::object_of(&header);
     let record = output_dir.join(FILE);
     let mut out = PacketWriter::create(&record, &header, "cells")?;
     let mut facts: Vec<Vec<CellFacts>> = vec![Vec::new(); names.len()];
@@ -264,7 +264,7 @@ pub fn merge(dirs: &[PathBuf], output_dir: &Path) -> Result<ExperimentOutcome, E
         .max()
         .unwrap_or_default()
         .to_string();
-    let trailer = members(&trailer);
+    let trailer = crate::schema::object_of(&trailer);
     out.finish(&trailer)?;
     Ok(ExperimentOutcome {
         output_dir: output_dir.to_path_buf(),

@@ -9,7 +9,7 @@
 
 use std::path::{Path, PathBuf};
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::aggregate::{self, Aggregate, CellFacts, Comparison};
 use super::baseline::{self, Baseline};
@@ -207,14 +207,6 @@ fn header(
     }
 }
 
-/// A record part as the JSON object a [`PacketWriter`] starts or ends with.
-pub(crate) fn members<T: serde::Serialize>(part: &T) -> Map<String, Value> {
-    match serde_json::to_value(part) {
-        Ok(Value::Object(members)) => members,
-        _ => unreachable!("record parts are structs of plain data"),
-    }
-}
-
 /// Writes the record of a run's groups and returns what it concluded.
 pub fn write(
     context: &RecordContext<'_>,
@@ -240,7 +232,7 @@ pub fn write(
         );
     }
     let record = root.join(FILE);
-    let header = members(&header(context, drift, started_at));
+    let header = crate::schema::object_of(&header(context, drift, started_at));
     let mut out = PacketWriter::create(&record, &header, "cells")?;
     let mut facts: Vec<Vec<CellFacts>> = vec![Vec::new(); plan.variants.len()];
     for run in groups {
@@ -290,7 +282,7 @@ pub fn write(
         },
         &facts,
     );
-    let trailer = members(&conclusion.trailer(interrupted, (config, task)));
+    let trailer = crate::schema::object_of(&conclusion.trailer(interrupted, (config, task)));
     out.finish(&trailer)?;
     Ok(ExperimentOutcome {
         output_dir: root.to_path_buf(),

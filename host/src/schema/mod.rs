@@ -20,6 +20,15 @@ use serde_json::{Map, Value, json};
 use crate::fixture::SuiteContract;
 use crate::taxonomy::Mode;
 
+/// A record part (a packet's header or trailer, an experiment record's) as
+/// the JSON object a packet writer starts or ends with.
+pub fn object_of<T: serde::Serialize>(part: &T) -> Map<String, Value> {
+    match serde_json::to_value(part) {
+        Ok(Value::Object(members)) => members,
+        _ => unreachable!("record parts are structs of plain data"),
+    }
+}
+
 /// The fixture schema's id.
 const FIXTURE: &str = "cautilus.evaluation_input.v1";
 /// Shared by the repo/whole-repo summary and the multi-step summary.

@@ -4,24 +4,42 @@
 //! publishes its packets' full schemas in its suite contract (generated
 //! from types in `tests/integration/preset_schemas.rs` over these).
 
-use std::collections::BTreeMap;
-
 use schemars::JsonSchema;
 use serde::Serialize;
-use serde_json::Value;
+use serde_json::{Map, Value};
 
-/// Fields every packet starts with.
+use super::ordered_map::OrderedMap;
+
+/// Fields every packet starts with, in the order they are written: the
+/// host's identity fields (each as the suite or the scored packet gave it;
+/// absent when it gave none), then those the preset's contract declares as
+/// identity.
 #[derive(Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Header {
     /// The packet's schema id.
     pub schema_version: String,
-    pub surface: String,
-    pub preset: String,
-    pub suite_id: String,
-    pub suite_display_name: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String", required)]
+    pub surface: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String", required)]
+    pub preset: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String", required)]
+    pub suite_id: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<String>")]
+    pub suite_display_name: Option<Value>,
     /// The fixture's path relative to the workspace (`/`-separated).
-    pub fixture_ref: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<String>")]
+    pub fixture_ref: Option<Value>,
+    /// The identity fields the preset's contract declares (`skillId`, …):
+    /// each preset's packet schemas describe its own.
+    #[serde(flatten)]
+    #[schemars(skip)]
+    pub declared: Map<String, Value>,
 }
 
 /// Fields a summary adds after its evaluations.
@@ -51,16 +69,17 @@ pub struct Interrupted {
 }
 
 /// Case counts: `total` plus one key per status (`passed`, `failed`, …) and
-/// tag, and `assertionsErrored` (assertions that could not be carried out,
-/// over all cases) when there are any.
+/// tag, in the order the tally keeps them, and `assertionsErrored`
+/// (assertions that could not be carried out, over all cases) when there
+/// are any.
 #[derive(Serialize, JsonSchema)]
 pub struct EvaluationCounts {
     pub total: u64,
     #[serde(flatten)]
-    pub by_key: BTreeMap<String, u64>,
+    pub by_key: OrderedMap<u64>,
 }
 
-#[derive(Serialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Recommendation {
     AcceptNow,
@@ -248,8 +267,11 @@ pub struct StepEntry {
     /// What later steps read as `${steps[i].output…}` (null if not run).
     pub output: Value,
     /// The step's records, relative to the run directory.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub output_dir: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub summary_file: Option<String>,
     /// Why the step could not run.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
 }

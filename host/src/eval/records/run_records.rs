@@ -9,7 +9,7 @@ use std::io::Write;
 use std::ops::Range;
 use std::path::Path;
 
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 use crate::eval::EvalError;
 use crate::eval::files::PacketWriter;
@@ -17,6 +17,7 @@ use crate::eval::records::journal::{Finished, Journal, JournalWriter};
 use crate::eval::records::terminal_summary;
 use crate::eval::verdict::tally::{CaseLine, Tally};
 use crate::plugin::bindings::preset_api::{Recommendation, Verdict};
+use crate::schema::packets::Interrupted;
 
 /// A case this run ran to the end.
 pub struct RanCase {
@@ -208,17 +209,13 @@ impl RunRecords {
         if interrupted.is_some() {
             self.tally.at_least(Recommendation::Defer);
         }
-        let mut trailer: Map<String, Value> = self.tally.trailer(evaluated_at);
-        if let Some(signal) = interrupted {
-            trailer.insert(
-                "interrupted".into(),
-                json!({
-                    "signal": signal,
-                    "finishedCases": self.summary.len(),
-                    "totalCases": total,
-                }),
-            );
-        }
+        let mut trailer = self.tally.trailer(evaluated_at);
+        trailer.interrupted = interrupted.map(|signal| Interrupted {
+            signal: signal.to_string(),
+            finished_cases: self.summary.len(),
+            total_cases: total as u64,
+        });
+        let trailer = crate::schema::object_of(&trailer);
         self.observed.finish(&Map::new())?;
         self.summary.finish(&trailer)?;
         Ok((self.tally, self.outputs))

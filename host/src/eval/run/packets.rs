@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 use crate::eval::EvalError;
 use crate::eval::files::PacketWriter;
@@ -12,6 +12,7 @@ use crate::eval::verdict::tally::Tally;
 use crate::fixture::SuiteContract;
 use crate::plugin::Plugin;
 use crate::plugin::bindings::preset_api::{PresetInfo, Verdict};
+use crate::schema::packets::Header;
 
 /// The header every packet of a run starts with: the host's identity
 /// fields, then those the preset's contract marks as identity.
@@ -20,14 +21,23 @@ pub(crate) fn header(
     fields: &Map<String, Value>,
     contract: &SuiteContract,
 ) -> Map<String, Value> {
-    let mut header = Map::new();
-    header.insert("schemaVersion".into(), json!(schema));
-    for key in header_keys(contract) {
-        if let Some(value) = fields.get(key).filter(|v| !v.is_null()) {
-            header.insert(key.to_string(), value.clone());
-        }
-    }
-    header
+    let field = |key: &str| fields.get(key).filter(|v| !v.is_null()).cloned();
+    // A declared field the host writes itself (or the schema id) is the
+    // host's: it is written once, where the host's identity fields are.
+    let declared = contract
+        .header_fields()
+        .filter(|key| *key != "schemaVersion" && !HEADER_KEYS.contains(key))
+        .filter_map(|key| Some((key.to_string(), field(key)?)))
+        .collect();
+    crate::schema::object_of(&Header {
+        schema_version: schema.to_string(),
+        surface: field("surface"),
+        preset: field("preset"),
+        suite_id: field("suiteId"),
+        suite_display_name: field("suiteDisplayName"),
+        fixture_ref: field("fixtureRef"),
+        declared,
+    })
 }
 
 /// Suite identity carried from packet to packet: the host's, then the

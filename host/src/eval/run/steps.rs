@@ -21,6 +21,7 @@ use crate::eval::run::suite_run::run_suite;
 use crate::eval::verdict::tally::Tally;
 use crate::fixture::StepsFixture;
 use crate::plugin::Registry;
+use crate::schema::packets::{StepEntry, StepsCounts, StepsSummary};
 
 /// The schema of the run's summary.
 pub const SUMMARY_SCHEMA: &str = "cautilus.evaluation_summary.v1";
@@ -228,36 +229,37 @@ fn summary(fixture: &StepsFixture, reports: &[StepReport], recommendation: &str)
             *slot += tally.counts().get(key).and_then(Value::as_u64).unwrap_or(0);
         }
     }
-    let steps: Vec<Value> = reports
+    let steps = reports
         .iter()
-        .map(|r| {
-            let mut step = json!({
-                "stepIndex": r.index,
-                "surface": r.surface,
-                "preset": r.preset,
-                "suiteId": r.suite_id,
-                "status": r.status.as_str(),
-                "output": r.output,
-            });
-            if let Some(dir) = &r.output_dir {
-                step["outputDir"] = json!(dir);
-                step["summaryFile"] = json!(format!("{dir}/eval-summary.json"));
-            }
-            if let Some(error) = &r.error {
-                step["error"] = json!(error);
-            }
-            step
+        .map(|r| StepEntry {
+            step_index: r.index as u64,
+            surface: r.surface.clone(),
+            preset: r.preset.clone(),
+            suite_id: r.suite_id.clone(),
+            status: r.status.as_str().to_string(),
+            output: r.output.clone(),
+            output_dir: r.output_dir.clone(),
+            summary_file: r
+                .output_dir
+                .as_ref()
+                .map(|dir| format!("{dir}/eval-summary.json")),
+            error: r.error.clone(),
         })
         .collect();
-    json!({
-        "schemaVersion": SUMMARY_SCHEMA,
-        "suiteId": fixture.suite_id,
-        "suiteDisplayName": fixture.suite_display_name,
-        "recommendation": recommendation,
-        "evaluationCounts": {"total": counts[0], "passed": counts[1], "failed": counts[2]},
-        "steps": steps,
-        "evaluatedAt": files::now_rfc3339(),
-    })
+    let summary = StepsSummary {
+        schema_version: SUMMARY_SCHEMA.to_string(),
+        suite_id: fixture.suite_id.clone(),
+        suite_display_name: fixture.suite_display_name.clone(),
+        recommendation: recommendation.to_string(),
+        evaluation_counts: StepsCounts {
+            total: counts[0],
+            passed: counts[1],
+            failed: counts[2],
+        },
+        steps,
+        evaluated_at: files::now_rfc3339(),
+    };
+    Value::Object(crate::schema::object_of(&summary))
 }
 
 /// A step's output: its last case's node, and every case's under `cases`

@@ -6,6 +6,7 @@
 use serde_json::{Map, Value, json};
 
 use crate::plugin::bindings::preset_api::{CaseStatus, Recommendation, Verdict};
+use crate::schema::packets::{self as record, EvaluationCounts, SummaryTrailer};
 
 pub use crate::eval::verdict::status_names::{
     recommendation_from_name, recommendation_name, status_from_name, status_name,
@@ -196,16 +197,28 @@ impl Tally {
         &self.cases
     }
 
-    /// The summary packet's trailing fields.
-    pub fn trailer(&self, evaluated_at: String) -> Map<String, Value> {
-        let mut trailer = Map::new();
-        trailer.insert(
-            "evaluationCounts".into(),
-            Value::Object(self.counts.clone()),
-        );
-        trailer.insert("recommendation".into(), json!(self.recommendation()));
-        trailer.insert("evaluatedAt".into(), json!(evaluated_at));
-        trailer
+    /// The summary packet's trailing fields (a run that was interrupted
+    /// adds how far it got).
+    pub fn trailer(&self, evaluated_at: String) -> SummaryTrailer {
+        let count = |value: &Value| value.as_u64().unwrap_or(0);
+        SummaryTrailer {
+            evaluation_counts: EvaluationCounts {
+                total: self.total(),
+                by_key: self
+                    .counts
+                    .iter()
+                    .filter(|(key, _)| *key != "total")
+                    .map(|(key, value)| (key.clone(), count(value)))
+                    .collect(),
+            },
+            recommendation: match self.recommendation {
+                Recommendation::AcceptNow => record::Recommendation::AcceptNow,
+                Recommendation::Defer => record::Recommendation::Defer,
+                Recommendation::Reject => record::Recommendation::Reject,
+            },
+            evaluated_at,
+            interrupted: None,
+        }
     }
 }
 
