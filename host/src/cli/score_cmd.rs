@@ -15,7 +15,9 @@ use serde::Serialize;
 
 use super::inputs::{json_arg, text_arg};
 use super::{LimitArgs, registry_for};
-use crate::eval::assert::judge::{JudgeConfig, JudgeModel, Spend};
+use crate::eval::assert::judge::JudgeModel;
+use crate::eval::assert::judge_config::JudgeConfig;
+use crate::eval::assert::judge_spend::Spend;
 use crate::eval::provider::cassette::{Cassette, ReplayMode};
 use crate::plugin::{
     Grants, Limits, Plugin, PluginError, Registry, Score, ScoreInput, ScorerSession,
@@ -194,9 +196,9 @@ pub fn run(args: ScoreArgs) -> anyhow::Result<ExitCode> {
         expected,
         input,
     };
-    crate::eval::assert::judge::take_spend();
+    crate::eval::assert::judge_spend::take_spend();
     let scored = score_answer(plugin, &scorer, &config, limits, grants, answer);
-    let spend = crate::eval::assert::judge::take_spend();
+    let spend = crate::eval::assert::judge_spend::take_spend();
     // What was recorded is kept whatever the score.
     if let Some(cassette) = judged.as_ref().and_then(|j| j.cassette.as_deref()) {
         cassette.save()?;

@@ -193,7 +193,8 @@ pub struct TestArgs {
 }
 
 fn parse_judge(value: &str) -> Result<(String, String), String> {
-    eval::assert::judge::JudgeConfig::parse_flag(value).map(|judge| (judge.provider, judge.model))
+    eval::assert::judge_config::JudgeConfig::parse_flag(value)
+        .map(|judge| (judge.provider, judge.model))
 }
 
 fn parse_redact(value: &str) -> Result<String, String> {

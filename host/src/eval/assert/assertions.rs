@@ -32,7 +32,8 @@ use serde_json::Value;
 
 use crate::eval::EvalError;
 use crate::eval::assert::host_checks::{CodeGrader, Metrics};
-use crate::eval::assert::judge::{HOW_TO_CONFIGURE, JudgeModel};
+use crate::eval::assert::judge::JudgeModel;
+use crate::eval::assert::judge_config::HOW_TO_CONFIGURE;
 use crate::eval::assert::kinds::{CaseAssertion, Check, ScorerCheck, Spec};
 pub use crate::eval::assert::outcome::Outcome;
 pub use crate::eval::assert::scorer_pool::ScorerPool;

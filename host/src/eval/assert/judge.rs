@@ -13,6 +13,8 @@ use std::sync::{Arc, Mutex};
 use serde_json::{Map, Value, json};
 
 use crate::eval::EvalError;
+use crate::eval::assert::judge_config::JudgeConfig;
+use crate::eval::assert::judge_spend::SPEND;
 use crate::plugin::bindings::model::{
     EmbedRequest, EmbedResponse, GenerateRequest, GenerateResponse, ModelError,
 };
@@ -20,128 +22,6 @@ use crate::plugin::bindings::provider_api::Invocation;
 use crate::plugin::bindings::types::{Message, Usage};
 use crate::plugin::provider::ProviderSession;
 use crate::plugin::{Grants, Limits, ModelBackend, Observation, Plugin, Registry};
-
-/// What judge calls cost, gathered per thread: a judge scorer's calls
-/// run on the thread that scores the case (one input per guest call), so
-/// [`take_spend`] after the call is that case's judge spend.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct Spend {
-    pub calls: u32,
-    pub cost_usd: Option<f64>,
-    pub input_tokens: u64,
-    pub output_tokens: u64,
-}
-
-impl Spend {
-    pub fn is_empty(&self) -> bool {
-        self.calls == 0
-    }
-
-    fn add(&mut self, response: &GenerateResponse) {
-        self.calls += 1;
-        if let Some(usd) = response.cost_usd {
-            self.cost_usd = Some(self.cost_usd.unwrap_or(0.0) + usd);
-        }
-        if let Some(usage) = &response.usage {
-            self.input_tokens += usage.input_tokens.unwrap_or(0);
-            self.output_tokens += usage.output_tokens.unwrap_or(0);
-        }
-    }
-
-    /// Adds `other` (a case's several judged assertions).
-    pub fn plus(self, other: Spend) -> Spend {
-        Spend {
-            calls: self.calls + other.calls,
-            cost_usd: match (self.cost_usd, other.cost_usd) {
-                (None, None) => None,
-                (a, b) => Some(a.unwrap_or(0.0) + b.unwrap_or(0.0)),
-            },
-            input_tokens: self.input_tokens + other.input_tokens,
-            output_tokens: self.output_tokens + other.output_tokens,
-        }
-    }
-}
-
-thread_local! {
-    static SPEND: std::cell::Cell<Spend> = const { std::cell::Cell::new(Spend { calls: 0, cost_usd: None, input_tokens: 0, output_tokens: 0 }) };
-}
-
-/// What this thread's judge calls cost since the last call, and resets it.
-pub fn take_spend() -> Spend {
-    SPEND.with(|spend| spend.take())
-}
-
-/// What a suite's `judge:` says.
-#[derive(Debug, Clone, PartialEq)]
-pub struct JudgeConfig {
-    pub provider: String,
-    pub model: String,
-}
-
-/// How to configure a judge, for messages.
-pub const HOW_TO_CONFIGURE: &str = "configure a judge model at suite level, e.g. `judge: {provider: <provider id or .wasm path>, model: <model name>}`, or `[judge]` in cautilus.toml (the `fixture` provider is a deterministic stand-in for tests)";
-
-/// How to give a judge on the command line, for messages.
-pub const FLAG_USAGE: &str = "give the judge as PROVIDER/MODEL or PROVIDER:MODEL, e.g. `openai/gpt-5-mini`, `anthropic:claude-sonnet-4-5` or `fixture/fixture` (a .wasm provider: `./judge.wasm:MODEL`)";
-
-impl JudgeConfig {
-    /// Parses a `--judge` value: `PROVIDER:MODEL`, or `PROVIDER/MODEL` when
-    /// the provider is a plain id. A provider before `:` may be a `.wasm`
-    /// path; a model may hold `/` or `:` (`openai/meta-llama/x`,
-    /// `openai/llama3:8b`).
-    pub fn parse_flag(value: &str) -> Result<Self, String> {
-        let plain_id = |p: &str| {
-            !p.is_empty()
-                && p.chars()
-                    .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
-        };
-        let split = value
-            .split_once(':')
-            .filter(|(p, _)| plain_id(p) || p.contains(".wasm"))
-            .or_else(|| value.split_once('/').filter(|(p, _)| plain_id(p)));
-        match split {
-            Some((provider, model)) if !model.trim().is_empty() => Ok(Self {
-                provider: provider.to_string(),
-                model: model.to_string(),
-            }),
-            _ => Err(format!("`{value}`: {FLAG_USAGE}")),
-        }
-    }
-
-    /// The fixture-level `judge` value this stands for.
-    pub fn to_value(&self) -> Value {
-        json!({"provider": self.provider, "model": self.model})
-    }
-
-    /// Parses a suite's `judge` value.
-    pub fn parse(value: &Value) -> Result<Self, (String, String)> {
-        let Some(object) = value.as_object() else {
-            return Err((
-                "judge".into(),
-                format!("must be an object; {HOW_TO_CONFIGURE}"),
-            ));
-        };
-        for key in object.keys() {
-            if key != "provider" && key != "model" {
-                return Err((
-                    format!("judge.{key}"),
-                    "unknown judge field; a judge has `provider` and `model`".into(),
-                ));
-            }
-        }
-        let field = |key: &str| match object.get(key) {
-            Some(Value::String(s)) if !s.trim().is_empty() => Ok(s.clone()),
-            _ => Err((
-                format!("judge.{key}"),
-                format!("is missing or empty; {HOW_TO_CONFIGURE}"),
-            )),
-        };
-        Ok(Self {
-            provider: field("provider")?,
-            model: field("model")?,
-        })
-    }
-}
 
 /// A judge model served by a provider component. Sessions are pooled, one
 /// per concurrent caller.

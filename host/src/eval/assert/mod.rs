@@ -8,6 +8,8 @@
 pub mod assertions;
 pub mod host_checks;
 pub mod judge;
+pub mod judge_config;
+pub mod judge_spend;
 pub mod kinds;
 pub mod outcome;
 pub mod scorer_pool;

@@ -25,7 +25,7 @@ pub struct Outcome {
     pub required: bool,
     pub weight: f64,
     /// What its judge calls cost (a model-backed scorer).
-    pub spend: crate::eval::assert::judge::Spend,
+    pub spend: crate::eval::assert::judge_spend::Spend,
 }
 
 impl Outcome {

@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use crate::eval::assert::assertions::{Assertions, BatchPlan};
 use crate::eval::assert::host_checks::{Checked, GraderCase};
-use crate::eval::assert::judge::Spend;
+use crate::eval::assert::judge_spend::Spend;
 use crate::eval::assert::kinds::{CaseAssertion, Check, ScorerCheck, Spec};
 use crate::eval::assert::outcome::Outcome;
 use crate::eval::assert::scorer_pool::{InstanceKey, ScorerPool, group};
@@ -96,9 +96,9 @@ impl Assertions {
                 Ok(instance) if check.calls_model => batch
                     .iter()
                     .map(|input| {
-                        crate::eval::assert::judge::take_spend();
+                        crate::eval::assert::judge_spend::take_spend();
                         let result = instance.score(&check.grader, input);
-                        (result, crate::eval::assert::judge::take_spend())
+                        (result, crate::eval::assert::judge_spend::take_spend())
                     })
                     .collect(),
                 Ok(instance) => instance

@@ -16,7 +16,8 @@ use sha2::{Digest, Sha256};
 
 use crate::eval::EvalError;
 use crate::eval::assert::assertions::{Assertions, ScorerPool, Source};
-use crate::eval::assert::judge::{JudgeConfig, JudgeModel};
+use crate::eval::assert::judge::JudgeModel;
+use crate::eval::assert::judge_config::JudgeConfig;
 use crate::eval::cases::origins;
 use crate::eval::files::PacketWriter;
 use crate::eval::options::{SuiteOptions, batch_size, preset_limits};

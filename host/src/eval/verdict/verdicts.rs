@@ -156,11 +156,10 @@ pub fn apply(verdict: &mut Verdict, outcomes: &[Outcome]) -> bool {
         fields.push((ASSERTIONS_ERRORED, json_text(&assertions_errored)));
     }
     // A judge's calls count toward the case's cost.
-    let spend = outcomes
-        .iter()
-        .fold(crate::eval::assert::judge::Spend::default(), |total, o| {
-            total.plus(o.spend)
-        });
+    let spend = outcomes.iter().fold(
+        crate::eval::assert::judge_spend::Spend::default(),
+        |total, o| total.plus(o.spend),
+    );
     if !spend.is_empty() {
         fields.push((
             "judgeUsage",
