@@ -34,8 +34,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use serde_json::{Map, Value, json};
-use sha2::{Digest, Sha256};
+use serde_json::{Value, json};
 
 use crate::eval::EvalError;
 use crate::eval::files;
@@ -45,6 +44,7 @@ use crate::plugin::bindings::provider_api::Invocation;
 use crate::plugin::bindings::types::Observation;
 use crate::secrets::credential_field;
 
+pub use crate::eval::provider::call_key::call_key;
 pub use crate::eval::provider::cassette_file::SCHEMA;
 
 /// Past this age a cassette is reported stale (its model may have changed).
@@ -81,47 +81,6 @@ impl ReplayMode {
             Self::Refresh => "refresh",
         }
     }
-}
-
-/// Provider options that do not change the answer.
-const VOLATILE_OPTIONS: &[&str] = &[
-    "timeoutMs",
-    "baseUrl",
-    "apiKeySecret",
-    "maxRetries",
-    // How the answer travels (whole or streamed), not what it says.
-    "stream",
-    // A coding agent's workspace copy: a new temporary directory each time.
-    "workspaceDir",
-];
-
-/// The normalized request of a provider call and its key.
-pub fn call_key(kind: &str, adapter: &str, request: &Invocation, sample: usize) -> (String, Value) {
-    let parse = |text: &Option<String>| {
-        text.as_deref()
-            .map(|t| serde_json::from_str::<Value>(t).unwrap_or_else(|_| json!(t)))
-    };
-    let mut settings = match parse(&request.options) {
-        Some(Value::Object(options)) => options,
-        _ => Map::new(),
-    };
-    settings.retain(|k, _| !VOLATILE_OPTIONS.contains(&k.as_str()));
-    let normalized = json!({
-        "kind": kind,
-        "adapter": adapter,
-        "mode": request.mode,
-        "model": request.model,
-        "system": request.system,
-        "messages": request.messages.iter().map(|m| json!({"role": m.role, "content": m.content})).collect::<Vec<_>>(),
-        "input": parse(&request.input),
-        "settings": settings,
-        // Repeated samples of a case are distinct calls: each is recorded.
-        "sample": sample,
-    });
-    // serde_json keeps insertion order, and every map above is built in a
-    // fixed order, so equal requests serialize to equal bytes.
-    let key = hex::encode(Sha256::digest(normalized.to_string().as_bytes()));
-    (key, normalized)
 }
 
 /// What a live call gave, and how long it took: in all, and to the first

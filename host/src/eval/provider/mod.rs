@@ -3,6 +3,7 @@
 //! cassette ([`cassette`], its file [`cassette_file`]), the observation's
 //! JSON form and its scrubbing, prices, and the judge's embedding calls.
 
+pub mod call_key;
 pub mod calls;
 pub mod cassette;
 pub mod cassette_file;

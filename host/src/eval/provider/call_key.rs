@@ -1,0 +1,50 @@
+//! The key of a recorded call: the request normalized (the options that
+//! do not change the answer left out: timeouts, endpoints, secret names,
+//! streaming, a workspace copy's directory) and hashed, so equal requests
+//! find the same recording.
+
+use serde_json::{Map, Value, json};
+use sha2::{Digest, Sha256};
+
+use crate::plugin::bindings::provider_api::Invocation;
+
+/// Provider options that do not change the answer.
+const VOLATILE_OPTIONS: &[&str] = &[
+    "timeoutMs",
+    "baseUrl",
+    "apiKeySecret",
+    "maxRetries",
+    // How the answer travels (whole or streamed), not what it says.
+    "stream",
+    // A coding agent's workspace copy: a new temporary directory each time.
+    "workspaceDir",
+];
+
+/// The normalized request of a provider call and its key.
+pub fn call_key(kind: &str, adapter: &str, request: &Invocation, sample: usize) -> (String, Value) {
+    let parse = |text: &Option<String>| {
+        text.as_deref()
+            .map(|t| serde_json::from_str::<Value>(t).unwrap_or_else(|_| json!(t)))
+    };
+    let mut settings = match parse(&request.options) {
+        Some(Value::Object(options)) => options,
+        _ => Map::new(),
+    };
+    settings.retain(|k, _| !VOLATILE_OPTIONS.contains(&k.as_str()));
+    let normalized = json!({
+        "kind": kind,
+        "adapter": adapter,
+        "mode": request.mode,
+        "model": request.model,
+        "system": request.system,
+        "messages": request.messages.iter().map(|m| json!({"role": m.role, "content": m.content})).collect::<Vec<_>>(),
+        "input": parse(&request.input),
+        "settings": settings,
+        // Repeated samples of a case are distinct calls: each is recorded.
+        "sample": sample,
+    });
+    // serde_json keeps insertion order, and every map above is built in a
+    // fixed order, so equal requests serialize to equal bytes.
+    let key = hex::encode(Sha256::digest(normalized.to_string().as_bytes()));
+    (key, normalized)
+}
