@@ -16,6 +16,7 @@ pub mod check_pass;
 pub mod entry;
 pub mod packets;
 pub mod provider_choice;
+pub mod resume;
 pub mod run_pass;
 pub mod steps;
 pub mod suite_outcome;

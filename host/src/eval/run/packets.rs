@@ -14,6 +14,10 @@ use crate::plugin::Plugin;
 use crate::plugin::bindings::preset_api::{PresetInfo, Verdict};
 use crate::schema::packets::Header;
 
+/// The packets a run writes, by file name.
+pub const CASES: &str = "eval-cases.json";
+pub const OBSERVED: &str = "eval-observed.json";
+pub const SUMMARY: &str = "eval-summary.json";
 /// The header every packet of a run starts with: the host's identity
 /// fields, then those the preset's contract marks as identity.
 pub(crate) fn header(

@@ -20,7 +20,7 @@ use std::sync::Arc;
 use serde_json::{Map, Value, json};
 
 use crate::eval::EvalError;
-use crate::eval::files::{self, PacketWriter, partial_path};
+use crate::eval::files::{self, PacketWriter};
 use crate::eval::interrupt;
 use crate::eval::options::{DEFAULT_CONCURRENCY, SuiteOptions, TestOptions, default_jobs};
 use crate::eval::provider::calls::{AgentWorkspaces, ProviderCalls};
@@ -28,12 +28,15 @@ use crate::eval::provider::cassette::{Cassette, ReplayMode};
 use crate::eval::records::journal::{self, Journal};
 use crate::eval::records::run_dir::{Inputs, RunDir};
 use crate::eval::records::run_records::{CaseLines, RunRecords};
-use crate::eval::records::run_state::{RunOptions, RunState, RunStatus};
+use crate::eval::records::run_state::{RunState, RunStatus};
 use crate::eval::run::canned::read_fixture_results;
 use crate::eval::run::case_run::RunContext;
 use crate::eval::run::check_pass::validate_suite;
-use crate::eval::run::packets::{fixture_ref, header, header_keys, preset_info};
+use crate::eval::run::packets::{
+    CASES, OBSERVED, SUMMARY, fixture_ref, header, header_keys, preset_info,
+};
 use crate::eval::run::provider_choice::RunProvider;
+use crate::eval::run::resume::{clean_partials, resume_state, run_options};
 use crate::eval::run::run_pass::{self, RunPass};
 use crate::eval::run::suite_outcome::SuiteOutcome;
 use crate::eval::verdict::tally::Tally;
@@ -41,10 +44,6 @@ use crate::fixture::Suite;
 use crate::plugin::Registry;
 use crate::plugin::provider::ProviderSession;
 
-/// The packets a run writes, by file name.
-const CASES: &str = "eval-cases.json";
-const OBSERVED: &str = "eval-observed.json";
-const SUMMARY: &str = "eval-summary.json";
 /// Most bytes of a coding agent's output read (its event stream, which
 /// carries the tool output it saw).
 const AGENT_OUTPUT_BYTES: usize = 8 * 1024 * 1024;
@@ -120,36 +119,15 @@ pub fn run_suite(
         None
     };
 
-    let mut limits = options.limits.clone();
-    if run_provider.setup.agent {
-        // An agent's event stream carries its tool output: allow more of it.
-        limits.output_bytes = limits.output_bytes.max(AGENT_OUTPUT_BYTES);
-    }
-    let mut calls = ProviderCalls::new(
-        provider.clone(),
-        limits,
-        grants.clone(),
-        cassette.clone(),
-        secrets,
-    )
-    .with_run_dir(&output_dir)
-    .with_redaction(redaction.clone())
-    .with_pricing(run_provider.setup.pricing.clone());
-    if run_provider.setup.agent {
-        calls = calls.with_agent_workspaces(AgentWorkspaces {
-            source: options.workspace.clone(),
-            keep: options.keep_workspaces,
-            skip: vec![options.records_root(), output_dir.clone()],
-        });
-    }
-    let calls = Arc::new(calls);
-    // A provider that waits on the network or a program overlaps its calls
-    // on the messaging surface (see `concurrency` below): its sessions are
-    // made ready while the checking pass runs.
     let messaging = suite.pair.mode == crate::taxonomy::Mode::Messaging;
-    if provider.waits_on_io() && messaging && run_provider.replay != ReplayMode::ReplayStrict {
-        calls.prewarm(options.concurrency.unwrap_or(DEFAULT_CONCURRENCY));
-    }
+    let calls = provider_calls(
+        options,
+        &run_provider,
+        &grants,
+        secrets,
+        &output_dir,
+        messaging,
+    );
 
     // The checking pass writes eval-cases.json; an invalid suite leaves nothing.
     let mut cases_out = PacketWriter::create(
@@ -217,21 +195,8 @@ pub fn run_suite(
     drop(case_ids);
     cases_out.finish(&Map::new())?;
 
-    let (mut state, journal) = match resumed {
-        Some((mut state, journal)) => {
-            state.status = RunStatus::Running;
-            state.resumed += 1;
-            state.ended_at = None;
-            state.interrupted_by = None;
-            state.error = None;
-            eprintln!(
-                "resuming {}: {} of {total} cases finished earlier; running the other {}",
-                crate::term::shown(output_dir.display()),
-                journal.finished(),
-                total - journal.finished()
-            );
-            (state, Some(journal))
-        }
+    let (state, journal) = match resumed {
+        Some((state, journal)) => resume_state(state, journal, &output_dir, total),
         None => {
             std::fs::File::create(&journal_path).map_err(|source| EvalError::Write {
                 path: journal_path.clone(),
@@ -309,13 +274,7 @@ pub fn run_suite(
     // cases run one at a time, inline; a coding agent works in copies of its
     // own, so its cases overlap when asked (`--concurrency`; an agent run is
     // heavy and costs money, so one at a time by default).
-    let concurrency = if provider.waits_on_io() && messaging {
-        Some(options.concurrency.unwrap_or(DEFAULT_CONCURRENCY))
-    } else if run_provider.setup.agent {
-        options.concurrency.filter(|&slots| slots > 1)
-    } else {
-        None
-    };
+    let concurrency = concurrency(options, &run_provider, messaging);
     let kept = validated.kept.take();
     let pass = RunPass {
         registry,
@@ -329,20 +288,123 @@ pub fn run_suite(
         calls,
     };
     let worked = interrupt::announcing(|| run_pass::run(&pass, kept, &mut records));
+    let settings_not_applied = settings_not_applied
+        .into_inner()
+        .unwrap_or_else(|p| p.into_inner());
+    finish(
+        Ended {
+            worked,
+            records,
+            state,
+            settings_not_applied,
+            cassette: cassette.as_deref(),
+            total,
+        },
+        output_dir,
+        claim,
+    )
+}
+
+/// A run's provider calls: a session pool with its limits (a coding
+/// agent's event stream carries its tool output, so more of it is read),
+/// grants, cassette, secrets, records directory, redaction and pricing; a
+/// coding agent's samples each in a fresh workspace copy. A provider that
+/// waits on the network or a program overlaps its calls on the messaging
+/// surface (see [`concurrency`]): its sessions are made ready while the
+/// checking pass runs.
+fn provider_calls(
+    options: &TestOptions,
+    run_provider: &RunProvider,
+    grants: &Arc<crate::plugin::Grants>,
+    secrets: Vec<String>,
+    output_dir: &Path,
+    messaging: bool,
+) -> Arc<ProviderCalls> {
+    let provider = &run_provider.setup.plugin;
+    let mut limits = options.limits.clone();
+    if run_provider.setup.agent {
+        limits.output_bytes = limits.output_bytes.max(AGENT_OUTPUT_BYTES);
+    }
+    let mut calls = ProviderCalls::new(
+        provider.clone(),
+        limits,
+        grants.clone(),
+        run_provider.cassette.clone(),
+        secrets,
+    )
+    .with_run_dir(output_dir)
+    .with_redaction(options.redact.clone())
+    .with_pricing(run_provider.setup.pricing.clone());
+    if run_provider.setup.agent {
+        calls = calls.with_agent_workspaces(AgentWorkspaces {
+            source: options.workspace.clone(),
+            keep: options.keep_workspaces,
+            skip: vec![options.records_root(), output_dir.to_path_buf()],
+        });
+    }
+    let calls = Arc::new(calls);
+    if provider.waits_on_io() && messaging && run_provider.replay != ReplayMode::ReplayStrict {
+        calls.prewarm(options.concurrency.unwrap_or(DEFAULT_CONCURRENCY));
+    }
+    calls
+}
+
+/// Provider calls in flight at once. A provider that waits on the network
+/// or a program overlaps its calls on the messaging surface. On the repo
+/// surface a provider that works in the workspace itself would overlap the
+/// previous case's graders, so its cases run one at a time, inline; a
+/// coding agent works in copies of its own, so its cases overlap when asked
+/// (`--concurrency`; an agent run is heavy and costs money, so one at a
+/// time by default).
+fn concurrency(
+    options: &TestOptions,
+    run_provider: &RunProvider,
+    messaging: bool,
+) -> Option<usize> {
+    if run_provider.setup.plugin.waits_on_io() && messaging {
+        Some(options.concurrency.unwrap_or(DEFAULT_CONCURRENCY))
+    } else if run_provider.setup.agent {
+        options.concurrency.filter(|&slots| slots > 1)
+    } else {
+        None
+    }
+}
+
+/// How the run pass ended, and what the run still holds.
+struct Ended<'a> {
+    worked: Result<(), EvalError>,
+    records: RunRecords,
+    state: RunState,
+    settings_not_applied: std::collections::BTreeSet<String>,
+    cassette: Option<&'a Cassette>,
+    total: usize,
+}
+
+/// Ends a run: the settings its provider did not apply added to those of
+/// an earlier part, what was recorded kept whatever happened, the records
+/// finished (or, when the run pass failed, `run.json` saying so), and
+/// `run.json` saying how it ended.
+fn finish(
+    ended: Ended<'_>,
+    output_dir: std::path::PathBuf,
+    claim: RunDir,
+) -> Result<SuiteOutcome, EvalError> {
+    let Ended {
+        worked,
+        records,
+        mut state,
+        settings_not_applied,
+        cassette,
+        total,
+    } = ended;
     let interrupted = interrupt::signal_name();
     // A resumed run keeps what its earlier part recorded.
     let mut not_applied: std::collections::BTreeSet<String> =
         state.settings_not_applied.drain(..).collect();
-    not_applied.extend(
-        settings_not_applied
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .iter()
-            .cloned(),
-    );
+    not_applied.extend(settings_not_applied);
     state.settings_not_applied = not_applied.into_iter().collect();
     // What was recorded is kept whatever happened to the run.
-    let saved = cassette.as_deref().map_or(Ok(()), Cassette::save);
+    let saved = cassette.map_or(Ok(()), Cassette::save);
     if let Err(error) = worked {
         let written = records.written();
         drop(records);
@@ -373,102 +435,4 @@ pub fn run_suite(
         _scratch: None,
         _claim: Some(claim),
     })
-}
-
-/// What `run.json` records of the options (what `--resume` reuses).
-fn run_options(options: &TestOptions, reference: &str, replay: ReplayMode) -> RunOptions {
-    let absolute = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
-    RunOptions {
-        fixture: absolute(&options.fixture),
-        path_root: options.path_root.as_deref().map(absolute),
-        workspace: absolute(&options.workspace),
-        provider: reference.to_string(),
-        grants: options.grants.clone(),
-        // What the run used, so `--resume` uses it whatever its source.
-        replay: (replay != ReplayMode::Live || options.replay.is_some())
-            .then(|| replay.as_str().to_string()),
-        cassette: options.cassette.clone(),
-        fixture_results: options.fixture_results.as_deref().map(absolute),
-        jobs: options.jobs,
-        concurrency: options.concurrency,
-        timeout_ms: u64::try_from(options.limits.timeout.as_millis()).unwrap_or(u64::MAX),
-        memory_bytes: options.limits.memory_bytes,
-        fuel: options.limits.fuel,
-        update_snapshots: options.update_snapshots,
-        keep_workspaces: options.keep_workspaces,
-        records: options.records.as_deref().map(absolute),
-        redact: options.redact.clone(),
-        default_judge: options.default_judge.clone(),
-        judge: options.judge.clone(),
-        provider_env: options.provider_env.clone(),
-    }
-}
-
-/// The options of the run in `dir`, to resume it.
-pub fn resume_options(dir: &Path, case_lines: CaseLines) -> Result<TestOptions, EvalError> {
-    let state = RunState::read(dir)?;
-    if state.status == RunStatus::Completed {
-        return Err(EvalError::Input {
-            path: dir.join(crate::eval::records::run_state::FILE),
-            message: format!(
-                "this run completed ({} of {} cases); there is nothing to resume",
-                state.finished_cases, state.total_cases
-            ),
-        });
-    }
-    let o = state.options;
-    Ok(TestOptions {
-        redact: o.redact,
-        default_judge: o.default_judge,
-        judge: o.judge,
-        provider_env: o.provider_env,
-        fixture: o.fixture,
-        path_root: o.path_root,
-        workspace: o.workspace,
-        output_dir: Some(dir.to_path_buf()),
-        provider: Some(o.provider),
-        grants: o.grants,
-        replay: o
-            .replay
-            .as_deref()
-            .map(ReplayMode::parse)
-            .transpose()
-            .map_err(|message| EvalError::Input {
-                path: dir.join(crate::eval::records::run_state::FILE),
-                message,
-            })?,
-        cassette: o.cassette,
-        // A read limit, not how the run was started: `--max-cassette-mib`
-        // may be given again with `--resume`.
-        max_cassette_mib: None,
-        fixture_results: o.fixture_results,
-        limits: crate::plugin::Limits {
-            timeout: std::time::Duration::from_millis(o.timeout_ms),
-            memory_bytes: o.memory_bytes,
-            fuel: o.fuel,
-            ..crate::plugin::Limits::default()
-        },
-        jobs: o.jobs,
-        concurrency: o.concurrency,
-        update_snapshots: o.update_snapshots,
-        keep_workspaces: o.keep_workspaces,
-        records: o.records,
-        // The provider the run used is in `provider`; the replay mode it
-        // used in `replay`.
-        default_provider: None,
-        default_replay: None,
-        resume: true,
-        case_lines,
-        cells: Default::default(),
-        reuse_outputs: None,
-        require_canned: false,
-        trial: 1,
-    })
-}
-
-/// Removes the partial files a killed run left behind.
-fn clean_partials(dir: &Path) {
-    for name in [CASES, OBSERVED, SUMMARY] {
-        let _ = std::fs::remove_file(partial_path(&dir.join(name)));
-    }
 }
