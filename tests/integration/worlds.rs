@@ -145,6 +145,47 @@ fn a_preset_built_against_an_older_patch_loads_and_translates() {
 }
 
 #[test]
+fn a_provider_built_against_an_older_patch_loads_declaring_nothing() {
+    // provider-v010 is built against the frozen 0.1.0 WIT
+    // (tests/components/wit-0.1.0): no `provider-needs` export.
+    let plugin = registry()
+        .load_path(&cautilus_tests::component("provider-v010"))
+        .unwrap();
+    assert_eq!(plugin.kind, PluginKind::Provider);
+    let Description::Provider(provider) = &plugin.description else {
+        panic!("not a provider")
+    };
+    assert_eq!(provider.plugin.id, "test-provider-v010");
+    let needs = &provider.needs;
+    assert!(needs.endpoint.is_none() && needs.program.is_none() && needs.prices.is_none());
+    assert_eq!(
+        needs.settings_applied, None,
+        "it says nothing about settings"
+    );
+    let mut session = cautilus::plugin::provider::ProviderSession::new(
+        plugin,
+        Default::default(),
+        Default::default(),
+    )
+    .unwrap();
+    let request = cautilus::plugin::bindings::provider_api::Invocation {
+        case_id: "a".into(),
+        mode: "messaging".into(),
+        model: Some("m".into()),
+        system: None,
+        messages: vec![cautilus::plugin::bindings::types::Message {
+            role: "user".into(),
+            content: "hi".into(),
+        }],
+        input: None,
+        expected: None,
+        options: None,
+    };
+    let observation = cautilus::plugin::io::block_on(session.invoke(&request)).unwrap();
+    assert_eq!(observation.final_text.as_deref(), Some("echo: hi"));
+}
+
+#[test]
 fn a_newer_patch_of_the_contract_is_refused_with_upgrade_advice() {
     // The host serves 0.1.0 ..= its own patch of the 0.1 line (see
     // host/src/contract.rs); a component of a newer patch (0.1.2 on this
