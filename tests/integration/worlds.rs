@@ -186,6 +186,31 @@ fn a_provider_built_against_an_older_patch_loads_declaring_nothing() {
 }
 
 #[test]
+fn inspect_shows_what_a_provider_declares_it_needs() {
+    let inspect = |reference: &str| {
+        let (code, stdout, stderr) = run(&["plugin", "inspect", reference, "--json"]);
+        assert_eq!(code, 0, "{stderr}");
+        serde_json::from_str::<serde_json::Value>(&stdout).unwrap()["provider"]["needs"].clone()
+    };
+    let openai = inspect("openai");
+    assert_eq!(openai["endpoint"]["urlVariable"], "OPENAI_BASE_URL");
+    assert_eq!(openai["endpoint"]["keyRequired"], false);
+    assert_eq!(openai["prices"]["family"], "openai");
+    assert_eq!(openai["program"], json!(null));
+    let codex = inspect("codex");
+    assert_eq!(codex["program"]["name"], "codex");
+    assert_eq!(codex["program"]["agent"], true);
+    assert_eq!(codex["program"]["home"]["variable"], "CODEX_HOME");
+    assert_eq!(codex["settingsApplied"], json!([]));
+    // Built against 0.1.0: nothing declared, nothing said about settings.
+    let old = inspect(&component("provider-v010"));
+    assert_eq!(
+        old,
+        json!({"endpoint": null, "program": null, "prices": null, "settingsApplied": null})
+    );
+}
+
+#[test]
 fn a_newer_patch_of_the_contract_is_refused_with_upgrade_advice() {
     // The host serves 0.1.0 ..= its own patch of the 0.1 line (see
     // host/src/contract.rs); a component of a newer patch (0.1.2 on this
