@@ -24,8 +24,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 use crate::eval::EvalError;
-use crate::eval::provider::pricing::{Pricing, parse_prices, prices_variable};
-use crate::plugin::bindings::provider_needs::{Endpoint, Needs, PriceFamily, Program};
+use crate::eval::provider::endpoint::api_endpoint;
+use crate::eval::provider::pricing::{Pricing, program_pricing};
+use crate::plugin::bindings::provider_needs::{Needs, Program};
 use crate::plugin::{Description, Grants, Plugin, PluginSource, Registry};
 
 /// Capabilities the user grants a run's provider on the command line.
@@ -91,168 +92,6 @@ fn granted_needs(plugin: &Plugin) -> Option<&Needs> {
     match (&plugin.source, &plugin.description) {
         (PluginSource::Builtin(_), Description::Provider(provider)) => Some(&provider.needs),
         _ => None,
-    }
-}
-
-/// What an API provider is granted and told.
-#[derive(Debug, PartialEq)]
-struct ApiGrant {
-    /// The base URL's host.
-    host: String,
-    /// Whether the base URL is `https://`.
-    tls: bool,
-    /// The key's secret name (= its environment variable), when set.
-    secret: Option<String>,
-    options: Map<String, Value>,
-    pricing: Pricing,
-}
-
-/// The grant of a provider calling `endpoint`, priced as `family`, or what
-/// to set.
-fn api_endpoint(
-    endpoint: &Endpoint,
-    family: Option<&PriceFamily>,
-    timeout_ms: u64,
-    env: &dyn Fn(&str) -> Option<String>,
-) -> Result<ApiGrant, String> {
-    let base = env(&endpoint.url_variable)
-        .filter(|v| !v.trim().is_empty())
-        .unwrap_or_else(|| endpoint.default_url.clone());
-    let url = reqwest::Url::parse(base.trim()).map_err(|e| {
-        format!(
-            "{} is not a URL (`{base}`: {e}); set it to the server's base URL, e.g. {}",
-            endpoint.url_variable, endpoint.default_url
-        )
-    })?;
-    if !url.username().is_empty() || url.password().is_some() {
-        return Err(format!(
-            "{} must not carry a user or password (it would be written to records); give the key in {}",
-            endpoint.url_variable, endpoint.key_variable
-        ));
-    }
-    let host = match (url.scheme(), url.host_str()) {
-        ("http" | "https", Some(host)) => host.trim_matches(['[', ']']).to_ascii_lowercase(),
-        _ => {
-            return Err(format!(
-                "{} must be an http(s) URL with a host, got `{base}`",
-                endpoint.url_variable
-            ));
-        }
-    };
-    let has_key = env(&endpoint.key_variable).is_some_and(|k| !k.trim().is_empty());
-    if endpoint.key_required && !has_key {
-        return Err(format!(
-            "set {} (cautilus sends the key itself: the provider component never sees it and no record contains it); or run with `--provider fixture`",
-            endpoint.key_variable
-        ));
-    }
-    let mut options = Map::new();
-    options.insert("baseUrl".into(), json!(url.as_str().trim_end_matches('/')));
-    let secret = has_key.then(|| endpoint.key_variable.clone());
-    if let Some(secret) = &secret {
-        options.insert("apiKeySecret".into(), json!(secret));
-    }
-    options.insert(
-        "timeoutMs".into(),
-        json!(timeout_ms.min(u64::from(u32::MAX))),
-    );
-    if let Some(variable) = &endpoint.stream_variable
-        && stream_asked(variable, env)?
-    {
-        options.insert("stream".into(), json!(true));
-    }
-    // The price table holds the public API's prices: a call to another
-    // server (a local llama.cpp echoing `gpt-4o-mini`) is not priced by it.
-    let official = reqwest::Url::parse(&endpoint.default_url)
-        .ok()
-        .and_then(|u| u.host_str().map(str::to_ascii_lowercase))
-        .is_some_and(|h| h == host);
-    let pricing = match family {
-        Some(family) => Pricing {
-            table_applies: official,
-            configured: configured_prices(&family.name, env)?,
-        },
-        None => Pricing::default(),
-    };
-    Ok(ApiGrant {
-        host,
-        tls: url.scheme() == "https",
-        secret,
-        options,
-        pricing,
-    })
-}
-
-/// Whether `variable` asks for streamed answers (`true`/`false`, `1`/`0`,
-/// `yes`/`no`, `on`/`off`; unset or empty: no).
-fn stream_asked(variable: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<bool, String> {
-    let Some(value) = env(variable) else {
-        return Ok(false);
-    };
-    match value.trim().to_ascii_lowercase().as_str() {
-        "" | "0" | "false" | "no" | "off" => Ok(false),
-        "1" | "true" | "yes" | "on" => Ok(true),
-        _ => Err(format!(
-            "{variable} must be true or false, got `{}`",
-            crate::term::inline(&value)
-        )),
-    }
-}
-
-/// The prices configured for provider family `family`
-/// (`[providers.<family>.prices]`, or its variable).
-fn configured_prices(
-    family: &str,
-    env: &dyn Fn(&str) -> Option<String>,
-) -> Result<crate::eval::provider::pricing::PriceTable, String> {
-    let variable = prices_variable(family);
-    match env(&variable) {
-        Some(text) if !text.trim().is_empty() => parse_prices(&text, &variable),
-        _ => Ok(Default::default()),
-    }
-}
-
-/// How the calls of a CLI running `program` are priced: by its family's
-/// table only while it talks to the family's API (its redirect variable
-/// unset, and its home's setting naming no other API), with the family's
-/// configured prices.
-fn cli_pricing(
-    program: &Program,
-    family: Option<&PriceFamily>,
-    env: &dyn Fn(&str) -> Option<String>,
-) -> Result<Pricing, String> {
-    let Some(family) = family else {
-        return Ok(Pricing::default());
-    };
-    Ok(Pricing {
-        table_applies: talks_to_family(program, family, env),
-        configured: configured_prices(&family.name, env)?,
-    })
-}
-
-fn talks_to_family(
-    program: &Program,
-    family: &PriceFamily,
-    env: &dyn Fn(&str) -> Option<String>,
-) -> bool {
-    if let Some(variable) = &family.redirect_variable
-        && env(variable).is_some_and(|u| !u.trim().is_empty())
-    {
-        return false;
-    }
-    let (Some(setting), Some(home)) = (&family.home_setting, program_home(program, env)) else {
-        return true;
-    };
-    let Ok(text) = std::fs::read_to_string(home.join(&setting.file)) else {
-        return true;
-    };
-    match toml::from_str::<toml::Table>(&text) {
-        Ok(config) => config
-            .get(&setting.key)
-            .and_then(toml::Value::as_str)
-            .is_none_or(|p| p == family.name),
-        // A config the program itself would refuse: no cost is better than a guess.
-        Err(_) => false,
     }
 }
 
@@ -469,7 +308,11 @@ fn grant_needs(
             program.name, program.install_hint
         ));
     }
-    setup.pricing = cli_pricing(program, needs.prices.as_ref(), env)?;
+    setup.pricing = program_pricing(
+        needs.prices.as_ref(),
+        program_home(program, env).as_deref(),
+        env,
+    )?;
     setup.grants.programs.push(program.name.clone());
     setup
         .grants
@@ -496,105 +339,15 @@ fn grant_needs(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plugin::bindings::provider_needs::{HomeSetting, ProgramHome};
 
-    fn env_of(pairs: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> {
-        move |name| {
-            pairs
-                .iter()
-                .find(|(k, _)| *k == name)
-                .map(|(_, v)| v.to_string())
-        }
-    }
-
-    /// The declarations of the built-in API providers
-    /// (`plugins/providers-core/src/needs.rs`), as the host receives them.
-    fn openai() -> (Endpoint, PriceFamily) {
-        (
-            Endpoint {
-                url_variable: "OPENAI_BASE_URL".into(),
-                default_url: "https://api.openai.com/v1".into(),
-                key_variable: "OPENAI_API_KEY".into(),
-                key_required: false,
-                stream_variable: Some("CAUTILUS_OPENAI_STREAM".into()),
-            },
-            family("openai"),
-        )
-    }
-
-    fn anthropic() -> (Endpoint, PriceFamily) {
-        (
-            Endpoint {
-                url_variable: "ANTHROPIC_BASE_URL".into(),
-                default_url: "https://api.anthropic.com".into(),
-                key_variable: "ANTHROPIC_API_KEY".into(),
-                key_required: true,
-                stream_variable: None,
-            },
-            family("anthropic"),
-        )
-    }
-
-    fn family(name: &str) -> PriceFamily {
-        PriceFamily {
-            name: name.into(),
-            redirect_variable: None,
-            home_setting: None,
-        }
-    }
-
-    fn grant(
-        api: fn() -> (Endpoint, PriceFamily),
-        env: &dyn Fn(&str) -> Option<String>,
-    ) -> Result<ApiGrant, String> {
-        let (endpoint, family) = api();
-        api_endpoint(&endpoint, Some(&family), 5000, env)
-    }
-
-    #[test]
-    fn the_price_table_prices_only_calls_to_the_public_api() {
-        let priced = |pairs: &'static [(&'static str, &'static str)]| {
-            grant(openai, &env_of(pairs)).unwrap().pricing
-        };
-        assert!(priced(&[]).table_applies);
-        assert!(priced(&[("OPENAI_BASE_URL", "https://API.openai.com/v1")]).table_applies);
-        for local in [
-            "http://127.0.0.1:8080/v1",
-            "https://api.openai.com.evil.test/v1",
-            "https://openai.example/v1",
-        ] {
-            let pairs: &'static [(&'static str, &'static str)] =
-                Box::leak(Box::new([("OPENAI_BASE_URL", local)]));
-            assert!(!priced(pairs).table_applies, "{local}");
-        }
-        let configured = priced(&[(
-            "CAUTILUS_OPENAI_PRICES",
-            r#"{"smollm2": {"input": 0.1, "output": 0.2}}"#,
-        )]);
-        assert_eq!(configured.configured["smollm2"].output, 0.2);
-        let bad = grant(
-            openai,
-            &env_of(&[(
-                "CAUTILUS_OPENAI_PRICES",
-                r#"{"m": {"input": -1, "output": 0}}"#,
-            )]),
-        )
-        .unwrap_err();
-        assert!(bad.contains("CAUTILUS_OPENAI_PRICES: `m.input`"), "{bad}");
-        // An endpoint of no price family: its costs stand as given.
-        let (endpoint, _) = openai();
-        let unpriced = api_endpoint(&endpoint, None, 5000, &env_of(&[])).unwrap();
-        assert_eq!(unpriced.pricing, Pricing::default());
-    }
-
-    /// Codex's declaration: priced as OpenAI while it talks to OpenAI.
+    /// Codex's declaration (its home, for [`program_home`]).
     fn codex(agent: bool) -> Program {
         Program {
             name: "codex".into(),
             environment: vec!["HOME".into(), "CODEX_HOME".into()],
             install_hint: "install Codex".into(),
             agent,
-            home: Some(ProgramHome {
+            home: Some(crate::plugin::bindings::provider_needs::ProgramHome {
                 variable: "CODEX_HOME".into(),
                 default_dir: ".codex".into(),
                 files: vec!["auth.json".into(), "config.toml".into()],
@@ -602,149 +355,34 @@ mod tests {
         }
     }
 
-    fn codex_family() -> PriceFamily {
-        PriceFamily {
-            redirect_variable: Some("OPENAI_BASE_URL".into()),
-            home_setting: Some(HomeSetting {
-                file: "config.toml".into(),
-                key: "model_provider".into(),
-            }),
-            ..family("openai")
-        }
-    }
-
     #[test]
-    fn codex_prices_from_the_table_only_when_it_talks_to_openai() {
-        let home = tempfile::tempdir().unwrap();
-        let dir = home.path().to_str().unwrap().to_string();
-        let check = |config: Option<&str>, base: Option<&str>| {
-            if let Some(text) = config {
-                std::fs::write(home.path().join("config.toml"), text).unwrap();
+    fn a_programs_home_is_its_variable_else_its_directory_under_home() {
+        let env = |pairs: &'static [(&'static str, &'static str)]| {
+            move |name: &str| {
+                pairs
+                    .iter()
+                    .find(|(k, _)| *k == name)
+                    .map(|(_, v)| v.to_string())
             }
-            let dir = dir.clone();
-            let base = base.map(str::to_string);
-            talks_to_family(&codex(false), &codex_family(), &move |name| match name {
-                "CODEX_HOME" => Some(dir.clone()),
-                "OPENAI_BASE_URL" => base.clone(),
-                _ => None,
-            })
         };
-        assert!(check(None, None), "no config: Codex's default, OpenAI");
-        assert!(!check(None, Some("http://127.0.0.1:9/v1")));
-        assert!(check(Some("model = \"gpt-5\"\n"), None));
-        assert!(check(Some("model_provider = \"openai\"\n"), None));
-        assert!(!check(
-            Some(
-                "model_provider = \"loopback\"\n[model_providers.loopback]\nbase_url = \"http://x\"\n"
-            ),
-            None
-        ));
-        assert!(
-            !check(Some("model_provider = ["), None),
-            "unreadable: no guess"
-        );
-        // The home falls back to its directory under HOME.
-        let operator = tempfile::tempdir().unwrap();
-        std::fs::create_dir(operator.path().join(".codex")).unwrap();
-        std::fs::write(
-            operator.path().join(".codex/config.toml"),
-            "model_provider = \"ollama\"\n",
-        )
-        .unwrap();
-        let home_dir = operator.path().to_str().unwrap().to_string();
-        let env = move |name: &str| (name == "HOME").then(|| home_dir.clone());
-        assert!(!talks_to_family(&codex(false), &codex_family(), &env));
-        // A family that declares neither: its table always applies (Claude's).
-        assert!(talks_to_family(&codex(false), &family("anthropic"), &env));
-        let priced = cli_pricing(&codex(false), None, &env).unwrap();
-        assert_eq!(priced, Pricing::default(), "no family: costs as given");
-    }
-
-    #[test]
-    fn openai_is_granted_its_base_urls_host_and_the_key_only_when_set() {
-        let grant_of = |env: &dyn Fn(&str) -> Option<String>| grant(openai, env).unwrap();
-        let granted = grant_of(&env_of(&[]));
-        assert_eq!(granted.host, "api.openai.com");
-        assert!(granted.tls);
-        assert_eq!(granted.secret, None);
-        assert_eq!(granted.options["baseUrl"], "https://api.openai.com/v1");
-        assert!(!granted.options.contains_key("apiKeySecret"));
-
-        let env = env_of(&[
-            ("OPENAI_BASE_URL", "http://127.0.0.1:8080/v1/"),
-            ("OPENAI_API_KEY", "sk-test"),
-        ]);
-        let granted = grant_of(&env);
-        assert_eq!(granted.host, "127.0.0.1");
-        assert!(!granted.tls, "a local server needs no certificate store");
-        assert_eq!(granted.secret.as_deref(), Some("OPENAI_API_KEY"));
-        assert_eq!(granted.options["baseUrl"], "http://127.0.0.1:8080/v1");
-        assert_eq!(granted.options["apiKeySecret"], "OPENAI_API_KEY");
-        assert!(
-            !serde_json::to_string(&granted.options)
-                .unwrap()
-                .contains("sk-test"),
-            "the key itself never reaches the component"
-        );
-    }
-
-    #[test]
-    fn openai_streams_only_when_asked() {
-        let stream = |value: Option<&str>| {
-            let env = |name: &str| {
-                value
-                    .filter(|_| name == "CAUTILUS_OPENAI_STREAM")
-                    .map(str::to_string)
-            };
-            grant(openai, &env).map(|granted| granted.options.get("stream").cloned())
-        };
-        assert_eq!(stream(None), Ok(None));
-        for yes in ["1", "true", "TRUE", " yes ", "on"] {
-            assert_eq!(stream(Some(yes)), Ok(Some(json!(true))), "{yes}");
-        }
-        for no in ["", "0", "false", "No", "off"] {
-            assert_eq!(stream(Some(no)), Ok(None), "{no}");
-        }
-        let bad = stream(Some("sometimes")).unwrap_err();
+        let home = |pairs| program_home(&codex(true), &env(pairs));
+        assert_eq!(home(&[]), None);
         assert_eq!(
-            bad,
-            "CAUTILUS_OPENAI_STREAM must be true or false, got `sometimes`"
+            home(&[("HOME", "/h")]),
+            Some(std::path::PathBuf::from("/h/.codex"))
         );
-        // Anthropic's provider does not stream: the variable is not its.
-        let env = env_of(&[("ANTHROPIC_API_KEY", "k"), ("CAUTILUS_OPENAI_STREAM", "1")]);
-        assert!(
-            !grant(anthropic, &env)
-                .unwrap()
-                .options
-                .contains_key("stream")
+        assert_eq!(
+            home(&[("HOME", "/h"), ("CODEX_HOME", "/c")]),
+            Some(std::path::PathBuf::from("/c"))
         );
-    }
-
-    #[test]
-    fn anthropic_needs_its_key_and_a_usable_url() {
-        let missing = grant(anthropic, &env_of(&[])).unwrap_err();
-        assert!(missing.contains("set ANTHROPIC_API_KEY"), "{missing}");
-        let env = env_of(&[
-            ("ANTHROPIC_API_KEY", "k"),
-            ("ANTHROPIC_BASE_URL", "ftp://x"),
-        ]);
-        let bad = grant(anthropic, &env).unwrap_err();
-        assert!(
-            bad.contains("ANTHROPIC_BASE_URL must be an http(s) URL"),
-            "{bad}"
+        assert_eq!(
+            home(&[("HOME", "/h"), ("CODEX_HOME", " ")]),
+            Some(std::path::PathBuf::from("/h/.codex")),
+            "blank: unset"
         );
-        let env = env_of(&[
-            ("ANTHROPIC_API_KEY", "k"),
-            ("ANTHROPIC_BASE_URL", "http://[::1]:9/"),
-        ]);
-        assert_eq!(grant(anthropic, &env).unwrap().host, "::1");
-        let env = env_of(&[("OPENAI_BASE_URL", "http://me:pw@127.0.0.1/v1")]);
-        let leaky = grant(openai, &env).unwrap_err();
-        assert!(
-            leaky.contains("must not carry a user or password"),
-            "{leaky}"
-        );
-        assert!(!leaky.contains("pw"), "{leaky}");
+        let mut claude = codex(true);
+        claude.home = None;
+        assert_eq!(program_home(&claude, &env(&[("HOME", "/h")])), None);
     }
 
     /// A registry of the built-in plugins, compiled once per test binary.
