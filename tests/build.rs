@@ -20,6 +20,7 @@ fn main() {
             "test-preset-outside",
             "test-preset-exact",
             "test-preset-v010",
+            "test-provider-v010",
             "test-preset-bad-contract",
             "test-provider-probe",
             "test-wit-v2",

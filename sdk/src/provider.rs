@@ -7,16 +7,37 @@
 
 use std::marker::PhantomData;
 
-use crate::bindings::provider_api;
+use crate::bindings::{provider_api, provider_needs};
 use crate::types::{Observation, PluginError};
 
 pub use crate::bindings::{http, process};
 pub use provider_api::{Invocation, ProviderInfo};
+pub use provider_needs::{Endpoint, HomeSetting, Needs, PriceFamily, Program, ProgramHome};
 
 /// A provider plugin.
 pub trait Provider: 'static {
     fn info() -> ProviderInfo;
     fn invoke(request: Invocation) -> Result<Observation, PluginError>;
+
+    /// What it needs from the machine (the model API it calls, the program
+    /// it runs, its price family, the generation settings it applies); the
+    /// host grants a built-in provider exactly that. Nothing by default: a
+    /// provider then gets what the user grants (`--grant-http`, …).
+    fn needs() -> Needs {
+        Needs::default()
+    }
+}
+
+impl Default for Needs {
+    /// Nothing needed, nothing said about generation settings.
+    fn default() -> Self {
+        Self {
+            endpoint: None,
+            program: None,
+            prices: None,
+            settings_applied: None,
+        }
+    }
 }
 
 #[doc(hidden)]
@@ -29,6 +50,12 @@ impl<P: Provider> provider_api::Guest for ProviderExport<P> {
 
     fn invoke(request: Invocation) -> Result<Observation, PluginError> {
         P::invoke(request)
+    }
+}
+
+impl<P: Provider> provider_needs::Guest for ProviderExport<P> {
+    fn declare() -> Needs {
+        P::needs()
     }
 }
 

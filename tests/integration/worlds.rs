@@ -145,6 +145,72 @@ fn a_preset_built_against_an_older_patch_loads_and_translates() {
 }
 
 #[test]
+fn a_provider_built_against_an_older_patch_loads_declaring_nothing() {
+    // provider-v010 is built against the frozen 0.1.0 WIT
+    // (tests/components/wit-0.1.0): no `provider-needs` export.
+    let plugin = registry()
+        .load_path(&cautilus_tests::component("provider-v010"))
+        .unwrap();
+    assert_eq!(plugin.kind, PluginKind::Provider);
+    let Description::Provider(provider) = &plugin.description else {
+        panic!("not a provider")
+    };
+    assert_eq!(provider.plugin.id, "test-provider-v010");
+    let needs = &provider.needs;
+    assert!(needs.endpoint.is_none() && needs.program.is_none() && needs.prices.is_none());
+    assert_eq!(
+        needs.settings_applied, None,
+        "it says nothing about settings"
+    );
+    let mut session = cautilus::plugin::provider::ProviderSession::new(
+        plugin,
+        Default::default(),
+        Default::default(),
+    )
+    .unwrap();
+    let request = cautilus::plugin::bindings::provider_api::Invocation {
+        case_id: "a".into(),
+        mode: "messaging".into(),
+        model: Some("m".into()),
+        system: None,
+        messages: vec![cautilus::plugin::bindings::types::Message {
+            role: "user".into(),
+            content: "hi".into(),
+        }],
+        input: None,
+        expected: None,
+        options: None,
+    };
+    let observation = cautilus::plugin::io::block_on(session.invoke(&request)).unwrap();
+    assert_eq!(observation.final_text.as_deref(), Some("echo: hi"));
+}
+
+#[test]
+fn inspect_shows_what_a_provider_declares_it_needs() {
+    let inspect = |reference: &str| {
+        let (code, stdout, stderr) = run(&["plugin", "inspect", reference, "--json"]);
+        assert_eq!(code, 0, "{stderr}");
+        serde_json::from_str::<serde_json::Value>(&stdout).unwrap()["provider"]["needs"].clone()
+    };
+    let openai = inspect("openai");
+    assert_eq!(openai["endpoint"]["urlVariable"], "OPENAI_BASE_URL");
+    assert_eq!(openai["endpoint"]["keyRequired"], false);
+    assert_eq!(openai["prices"]["family"], "openai");
+    assert_eq!(openai["program"], json!(null));
+    let codex = inspect("codex");
+    assert_eq!(codex["program"]["name"], "codex");
+    assert_eq!(codex["program"]["agent"], true);
+    assert_eq!(codex["program"]["home"]["variable"], "CODEX_HOME");
+    assert_eq!(codex["settingsApplied"], json!([]));
+    // Built against 0.1.0: nothing declared, nothing said about settings.
+    let old = inspect(&component("provider-v010"));
+    assert_eq!(
+        old,
+        json!({"endpoint": null, "program": null, "prices": null, "settingsApplied": null})
+    );
+}
+
+#[test]
 fn a_newer_patch_of_the_contract_is_refused_with_upgrade_advice() {
     // The host serves 0.1.0 ..= its own patch of the 0.1 line (see
     // host/src/contract.rs); a component of a newer patch (0.1.2 on this

@@ -276,7 +276,9 @@ fn inspect(args: InspectArgs) -> anyhow::Result<ExitCode> {
             }));
         }
         Description::Provider(p) => {
-            view.provider = Some(serde_json::json!({ "harness": p.harness, "modes": p.modes }));
+            view.provider = Some(serde_json::json!({
+                "harness": p.harness, "modes": p.modes, "needs": needs_json(&p.needs),
+            }));
             view.granted = provider_grants(registry, &args.reference);
         }
     }
@@ -341,6 +343,36 @@ fn inspect(args: InspectArgs) -> anyhow::Result<ExitCode> {
         crate::term_println!("  provider: {provider}");
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// What a provider declares it needs (`provider-needs`), for `inspect`.
+fn needs_json(needs: &crate::plugin::bindings::provider_needs::Needs) -> serde_json::Value {
+    let endpoint = needs.endpoint.as_ref().map(|e| {
+        serde_json::json!({
+            "urlVariable": e.url_variable, "defaultUrl": e.default_url,
+            "keyVariable": e.key_variable, "keyRequired": e.key_required,
+            "streamVariable": e.stream_variable,
+        })
+    });
+    let program = needs.program.as_ref().map(|p| {
+        serde_json::json!({
+            "name": p.name, "environment": p.environment, "installHint": p.install_hint,
+            "agent": p.agent,
+            "home": p.home.as_ref().map(|h| serde_json::json!({
+                "variable": h.variable, "defaultDir": h.default_dir, "files": h.files,
+            })),
+        })
+    });
+    let prices = needs.prices.as_ref().map(|f| {
+        serde_json::json!({
+            "family": f.name, "redirectVariable": f.redirect_variable,
+            "homeSetting": f.home_setting.as_ref().map(|s| serde_json::json!({"file": s.file, "key": s.key})),
+        })
+    });
+    serde_json::json!({
+        "endpoint": endpoint, "program": program, "prices": prices,
+        "settingsApplied": needs.settings_applied,
+    })
 }
 
 /// What `eval test --provider <reference>` would grant here (without

@@ -67,6 +67,9 @@ pub enum PluginError {
     #[error("preset plugin `{plugin}`'s suite contract {message}; the host refuses it")]
     BadContract { plugin: String, message: String },
 
+    #[error("provider plugin `{plugin}`'s declared needs {message}; the host refuses it")]
+    BadNeeds { plugin: String, message: String },
+
     #[error("plugin `{plugin}` has no scorer `{scorer}`; it provides: {available}")]
     UnknownScorer {
         plugin: String,
@@ -141,6 +144,7 @@ impl PluginError {
                 | Self::UnknownScorer { .. }
                 | Self::OutsideTaxonomy { .. }
                 | Self::BadContract { .. }
+                | Self::BadNeeds { .. }
                 | Self::InvalidConfig { .. }
                 | Self::Pack(_)
         )

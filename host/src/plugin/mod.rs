@@ -16,6 +16,7 @@
 //! - `live`: one live instance serving many calls (preset and provider sessions);
 //! - [`preset`]: preset sessions (one store serving a run's batches);
 //! - [`provider`]: provider sessions (one store serving a run's cases);
+//! - `provider_pre`: a provider ready to instantiate, and its declared needs;
 //! - [`builtin`]: the components compiled into this binary;
 //! - [`registry`]: resolving `<id|pack/id|path>` references;
 //! - [`packs`]: a pack's components, checked against its manifest;
@@ -41,6 +42,7 @@ pub mod packs;
 pub mod preset;
 mod preset_pre;
 pub mod provider;
+mod provider_pre;
 pub mod registry;
 pub mod runtime;
 pub mod scorer;
@@ -54,6 +56,7 @@ pub use cache::CacheStatus;
 pub use error::PluginError;
 pub use grants::{Grants, ModelBackend};
 pub use limits::Limits;
+pub use provider_pre::ProviderDescription;
 pub use registry::{Registry, reference_in, split_path_reference};
 pub use runtime::{Plugin, PluginSource, Runtime, RuntimeConfig};
 pub use scorer::{GraderSpec, ScoreInput};
@@ -91,7 +94,7 @@ impl std::fmt::Display for PluginKind {
 pub enum Description {
     Scorer(bindings::scorer_api::ScorerPack),
     Preset(Box<preset::PresetDescription>),
-    Provider(bindings::provider_api::ProviderInfo),
+    Provider(Box<provider_pre::ProviderDescription>),
 }
 
 impl Description {

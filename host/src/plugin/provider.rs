@@ -11,8 +11,7 @@ use std::sync::Arc;
 
 use wasmtime::Store;
 
-use super::bindings::Provider;
-use super::bindings::provider_api::Invocation;
+use super::bindings::provider_api::{Guest, Invocation};
 use super::bindings::types::Observation;
 use super::error::PluginError;
 use super::error::guest_error;
@@ -30,7 +29,7 @@ pub struct ProviderSession {
     grants: Arc<Grants>,
     /// The workspace of the case being served, if it has its own.
     case_workspace: Option<PathBuf>,
-    live: Option<(Store<StoreState>, Provider)>,
+    live: Option<(Store<StoreState>, Guest)>,
     /// When the last call's answer started ([`Self::first_content`]).
     first_content: Option<std::time::Instant>,
 }
@@ -109,10 +108,7 @@ impl ProviderSession {
         let (store, bindings) = self.live.as_mut().expect("just set");
         arm(store, &self.limits);
         store.data_mut().set_case_workspace(&self.case_workspace);
-        let called = bindings
-            .cautilus_plugin_provider_api()
-            .call_invoke(&mut *store, request)
-            .await;
+        let called = bindings.call_invoke(&mut *store, request).await;
         self.first_content = store.data().first_content();
         let observation = match called {
             Ok(Ok(observation)) => observation,

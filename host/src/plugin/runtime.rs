@@ -12,8 +12,8 @@ use std::sync::{Arc, Mutex};
 use wasmtime::component::{Component, Linker};
 use wasmtime::{Engine, Store};
 
+use super::bindings::ScorerPre;
 use super::bindings::types::Capability;
-use super::bindings::{ProviderPre, ScorerPre};
 use super::cache::{CacheStatus, CompiledCache, sha256_hex};
 use super::capability::{Ceiling, Requested};
 use super::engine::build_engine;
@@ -139,7 +139,7 @@ impl Plugin {
 pub(crate) enum PluginPre {
     Scorer(ScorerPre<StoreState>),
     Preset(super::preset_pre::PresetPre),
-    Provider(ProviderPre<StoreState>),
+    Provider(super::provider_pre::ProviderPre),
 }
 
 impl PluginPre {
@@ -335,7 +335,7 @@ impl Runtime {
                     .provider_linker
                     .instantiate_pre(component)
                     .map_err(link_error)?;
-                PluginPre::Provider(ProviderPre::new(pre).map_err(link_error)?)
+                PluginPre::Provider(super::provider_pre::ProviderPre::new(pre).map_err(link_error)?)
             }
         })
     }
@@ -393,16 +393,17 @@ fn describe(pre: &PluginPre, label: &str) -> Result<Description, PluginError> {
         }
         PluginPre::Provider(pre) => super::io::block_on(async {
             let mut store = fresh(pre.engine());
-            let instance = pre
-                .instantiate_async(&mut store)
+            let (info, needs) = pre
+                .describe(&mut store)
                 .await
                 .map_err(|e| classify(e, &store, &limits, label))?;
-            let info = instance
-                .cautilus_plugin_provider_api()
-                .call_describe(&mut store)
-                .await
-                .map_err(|e| classify(e, &store, &limits, label))?;
-            Ok::<_, PluginError>(Description::Provider(info))
+            let needs = needs.map_err(|message| PluginError::BadNeeds {
+                plugin: label.to_string(),
+                message,
+            })?;
+            Ok::<_, PluginError>(Description::Provider(Box::new(
+                super::provider_pre::ProviderDescription::new(info, needs),
+            )))
         })?,
     })
 }

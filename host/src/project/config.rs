@@ -82,8 +82,9 @@ pub struct ProjectConfig {
     pub providers: ConfigProviders,
 }
 
-/// The variable `[providers.openai] stream` stands for.
-pub use crate::eval::provider::setup::STREAM_VARIABLE;
+/// The variable `[providers.openai] stream` stands for (the `openai`
+/// provider declares it as its endpoint's stream variable).
+pub const STREAM_VARIABLE: &str = "CAUTILUS_OPENAI_STREAM";
 
 /// `[providers.openai]`, `[providers.anthropic]`.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize, JsonSchema)]

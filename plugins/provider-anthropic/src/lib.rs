@@ -16,7 +16,7 @@
 
 use cautilus_providers_core::Api;
 use cautilus_providers_core::anthropic::{self, NAME};
-use cautilus_sdk::provider::{Invocation, Provider, ProviderInfo};
+use cautilus_sdk::provider::{Invocation, Needs, Provider, ProviderInfo};
 use cautilus_sdk::{Capability, Observation, PluginError, export_provider, plugin_info};
 
 struct Anthropic;
@@ -44,6 +44,10 @@ impl Provider for Anthropic {
             harness: "anthropic-api".into(),
             modes: vec!["messaging".into()],
         }
+    }
+
+    fn needs() -> Needs {
+        cautilus_providers_core::needs::anthropic()
     }
 
     fn invoke(request: Invocation) -> Result<Observation, PluginError> {

@@ -9,7 +9,7 @@
 
 use cautilus_providers_core::claude_cli::{self, NAME, PROGRAM};
 use cautilus_providers_core::cli::Cli;
-use cautilus_sdk::provider::{Invocation, Provider, ProviderInfo};
+use cautilus_sdk::provider::{Invocation, Needs, Provider, ProviderInfo};
 use cautilus_sdk::{Capability, Observation, PluginError, export_provider, plugin_info};
 
 struct ClaudeCli;
@@ -30,6 +30,10 @@ impl Provider for ClaudeCli {
             harness: claude_cli::HARNESS.into(),
             modes: vec!["messaging".into()],
         }
+    }
+
+    fn needs() -> Needs {
+        cautilus_providers_core::needs::claude(false)
     }
 
     fn invoke(request: Invocation) -> Result<Observation, PluginError> {

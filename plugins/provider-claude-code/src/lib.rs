@@ -11,7 +11,7 @@
 
 use cautilus_providers_core::claude_code::{self, NAME, PROGRAM};
 use cautilus_providers_core::cli::Cli;
-use cautilus_sdk::provider::{Invocation, Provider, ProviderInfo};
+use cautilus_sdk::provider::{Invocation, Needs, Provider, ProviderInfo};
 use cautilus_sdk::{Capability, Observation, PluginError, export_provider, plugin_info};
 
 struct ClaudeCode;
@@ -32,6 +32,10 @@ impl Provider for ClaudeCode {
             harness: claude_code::HARNESS.into(),
             modes: vec!["workspace".into()],
         }
+    }
+
+    fn needs() -> Needs {
+        cautilus_providers_core::needs::claude(true)
     }
 
     fn invoke(request: Invocation) -> Result<Observation, PluginError> {

@@ -10,7 +10,7 @@
 
 use cautilus_providers_core::cli::Cli;
 use cautilus_providers_core::codex_cli::{self, NAME, PROGRAM};
-use cautilus_sdk::provider::{Invocation, Provider, ProviderInfo};
+use cautilus_sdk::provider::{Invocation, Needs, Provider, ProviderInfo};
 use cautilus_sdk::{Capability, Observation, PluginError, export_provider, plugin_info};
 
 struct CodexCli;
@@ -31,6 +31,10 @@ impl Provider for CodexCli {
             harness: codex_cli::HARNESS.into(),
             modes: vec!["messaging".into()],
         }
+    }
+
+    fn needs() -> Needs {
+        cautilus_providers_core::needs::codex(false)
     }
 
     fn invoke(request: Invocation) -> Result<Observation, PluginError> {

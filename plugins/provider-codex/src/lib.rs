@@ -11,7 +11,7 @@
 
 use cautilus_providers_core::cli::Cli;
 use cautilus_providers_core::codex_agent::{self, NAME, PROGRAM};
-use cautilus_sdk::provider::{Invocation, Provider, ProviderInfo};
+use cautilus_sdk::provider::{Invocation, Needs, Provider, ProviderInfo};
 use cautilus_sdk::{Capability, Observation, PluginError, export_provider, plugin_info};
 
 struct Codex;
@@ -32,6 +32,10 @@ impl Provider for Codex {
             harness: codex_agent::HARNESS.into(),
             modes: vec!["workspace".into()],
         }
+    }
+
+    fn needs() -> Needs {
+        cautilus_providers_core::needs::codex(true)
     }
 
     fn invoke(request: Invocation) -> Result<Observation, PluginError> {

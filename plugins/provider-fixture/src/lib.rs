@@ -28,7 +28,7 @@
 //! This is a stand-in that makes judge runs reproducible in tests and smoke
 //! runs, not a semantic judgement.
 
-use cautilus_sdk::provider::{Invocation, Provider, ProviderInfo};
+use cautilus_sdk::provider::{Invocation, Needs, Provider, ProviderInfo};
 use cautilus_sdk::{
     Message, Observation, PluginError, ToolCall, Usage, export_provider, plugin_info,
 };
@@ -347,6 +347,14 @@ impl Provider for Fixture {
             plugin: plugin_info!(),
             harness: "fixture-backend".into(),
             modes: vec!["messaging".into(), "workspace".into()],
+        }
+    }
+
+    fn needs() -> Needs {
+        // Canned answers: no generation setting reaches them.
+        Needs {
+            settings_applied: Some(Vec::new()),
+            ..Needs::default()
         }
     }
 

@@ -15,7 +15,7 @@
 
 use cautilus_providers_core::Api;
 use cautilus_providers_core::openai::{self, NAME};
-use cautilus_sdk::provider::{Invocation, Provider, ProviderInfo};
+use cautilus_sdk::provider::{Invocation, Needs, Provider, ProviderInfo};
 use cautilus_sdk::{Capability, Observation, PluginError, export_provider, plugin_info};
 
 struct OpenAi;
@@ -40,6 +40,10 @@ impl Provider for OpenAi {
             harness: "openai-api".into(),
             modes: vec!["messaging".into()],
         }
+    }
+
+    fn needs() -> Needs {
+        cautilus_providers_core::needs::openai()
     }
 
     fn invoke(request: Invocation) -> Result<Observation, PluginError> {

@@ -10,7 +10,9 @@
 //!   from [`prices`];
 //! - [`claude_code`]: Claude Code as a coding agent in the workspace, observed
 //!   from its event stream, and [`codex_agent`], Codex likewise
-//!   ([`agent_trace`]: what agents' traces share).
+//!   ([`agent_trace`]: what agents' traces share);
+//! - [`needs`]: what each built-in provider needs from the machine (its
+//!   endpoint or program, price family, generation settings).
 
 pub mod agent_trace;
 pub mod anthropic;
@@ -21,6 +23,7 @@ pub mod cli;
 pub mod codex_agent;
 pub mod codex_cli;
 pub mod codex_turns;
+pub mod needs;
 pub mod openai;
 pub mod prices;
 pub mod prompt;

@@ -17,6 +17,8 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::plugin::Observation;
+use crate::plugin::bindings::provider_needs::PriceFamily;
+use std::path::Path;
 
 /// USD per million tokens of one model.
 #[derive(Debug, Clone, Copy, PartialEq, Deserialize, Serialize, schemars::JsonSchema)]
@@ -122,9 +124,134 @@ impl Pricing {
     }
 }
 
+/// The prices configured for provider family `family`
+/// (`[providers.<family>.prices]`, or its variable).
+pub(super) fn configured_prices(
+    family: &str,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<PriceTable, String> {
+    let variable = prices_variable(family);
+    match env(&variable) {
+        Some(text) if !text.trim().is_empty() => parse_prices(&text, &variable),
+        _ => Ok(Default::default()),
+    }
+}
+
+/// How the calls of a program (a CLI) of price family `family`, whose home
+/// is `home`, are priced: by the family's table only while it talks to the
+/// family's API (its redirect variable unset, and its home's setting naming
+/// no other API), with the family's configured prices; as given when it
+/// declares no family.
+pub(super) fn program_pricing(
+    family: Option<&PriceFamily>,
+    home: Option<&Path>,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Pricing, String> {
+    let Some(family) = family else {
+        return Ok(Pricing::default());
+    };
+    Ok(Pricing {
+        table_applies: talks_to_family(family, home, env),
+        configured: configured_prices(&family.name, env)?,
+    })
+}
+
+fn talks_to_family(
+    family: &PriceFamily,
+    home: Option<&Path>,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> bool {
+    if let Some(variable) = &family.redirect_variable
+        && env(variable).is_some_and(|u| !u.trim().is_empty())
+    {
+        return false;
+    }
+    let (Some(setting), Some(home)) = (&family.home_setting, home) else {
+        return true;
+    };
+    let Ok(text) = std::fs::read_to_string(home.join(&setting.file)) else {
+        return true;
+    };
+    match toml::from_str::<toml::Table>(&text) {
+        Ok(config) => config
+            .get(&setting.key)
+            .and_then(toml::Value::as_str)
+            .is_none_or(|p| p == family.name),
+        // A config the program itself would refuse: no cost is better than a guess.
+        Err(_) => false,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn family(name: &str) -> PriceFamily {
+        PriceFamily {
+            name: name.into(),
+            redirect_variable: None,
+            home_setting: None,
+        }
+    }
+
+    /// Codex's declaration: priced as OpenAI while it talks to OpenAI.
+    fn codex_family() -> PriceFamily {
+        PriceFamily {
+            redirect_variable: Some("OPENAI_BASE_URL".into()),
+            home_setting: Some(crate::plugin::bindings::provider_needs::HomeSetting {
+                file: "config.toml".into(),
+                key: "model_provider".into(),
+            }),
+            ..family("openai")
+        }
+    }
+
+    #[test]
+    fn codex_prices_from_the_table_only_when_it_talks_to_openai() {
+        let home = tempfile::tempdir().unwrap();
+        let check = |config: Option<&str>, base: Option<&str>| {
+            if let Some(text) = config {
+                std::fs::write(home.path().join("config.toml"), text).unwrap();
+            }
+            let base = base.map(str::to_string);
+            talks_to_family(&codex_family(), Some(home.path()), &move |name| {
+                (name == "OPENAI_BASE_URL").then(|| base.clone()).flatten()
+            })
+        };
+        assert!(check(None, None), "no config: Codex's default, OpenAI");
+        assert!(!check(None, Some("http://127.0.0.1:9/v1")));
+        assert!(check(Some("model = \"gpt-5\"\n"), None));
+        assert!(check(Some("model_provider = \"openai\"\n"), None));
+        assert!(!check(
+            Some(
+                "model_provider = \"loopback\"\n[model_providers.loopback]\nbase_url = \"http://x\"\n"
+            ),
+            None
+        ));
+        assert!(
+            !check(Some("model_provider = ["), None),
+            "unreadable: no guess"
+        );
+        // A family that declares neither: its table always applies (Claude's).
+        let none = |_: &str| None;
+        assert!(talks_to_family(
+            &family("anthropic"),
+            Some(home.path()),
+            &none
+        ));
+        assert!(
+            talks_to_family(&codex_family(), None, &none),
+            "no home: the default"
+        );
+        let priced = program_pricing(None, Some(home.path()), &none).unwrap();
+        assert_eq!(priced, Pricing::default(), "no family: costs as given");
+        let configured = program_pricing(Some(&family("anthropic")), None, &|name: &str| {
+            (name == "CAUTILUS_ANTHROPIC_PRICES")
+                .then(|| r#"{"m": {"input": 1, "output": 2}}"#.to_string())
+        })
+        .unwrap();
+        assert_eq!(configured.configured["m"].output, 2.0);
+    }
     use crate::plugin::Usage;
 
     fn observed(model: &str, source: Option<&str>, cost: Option<f64>) -> Observation {

@@ -36,7 +36,7 @@ pub struct RunContext<'a> {
     /// a case's own win key by key.
     pub settings: &'a Map<String, Value>,
     /// Which settings the provider applies (`None`: it does not say).
-    pub settings_applied: Option<&'a [&'static str]>,
+    pub settings_applied: Option<&'a [String]>,
     /// Settings the cases asked for that the provider does not apply
     /// (each warned about once, then recorded in `run.json`).
     pub settings_not_applied: &'a std::sync::Mutex<std::collections::BTreeSet<String>>,
@@ -103,7 +103,7 @@ pub fn requests(
 ) -> Vec<Invocation> {
     let settings = crate::fixture::settings::merged(context.settings, own);
     if let Some(applied) = context.settings_applied {
-        for name in settings.keys().filter(|k| !applied.contains(&k.as_str())) {
+        for name in settings.keys().filter(|k| !applied.contains(k)) {
             let mut not_applied = context
                 .settings_not_applied
                 .lock()

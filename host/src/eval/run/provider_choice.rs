@@ -127,8 +127,8 @@ impl RunProvider {
             .and_then(|a| a.get("codexHome"))
             .and_then(Value::as_str)
             == Some("isolated");
-        if isolated && reference == "codex" && !strict {
-            setup::isolate_codex_home(&mut setup, &env)?;
+        if isolated && !strict {
+            setup::isolate_home(&mut setup, &reference, &env)?;
         }
         if let Some(cassette) = &cassette {
             cassette.add_secrets(setup.secret_values());

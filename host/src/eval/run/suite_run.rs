@@ -264,7 +264,7 @@ pub fn run_suite(
         // could reach them, and none is said to be missing.
         settings_applied: match canned {
             Some(_) => None,
-            None => crate::eval::provider::setup::settings_applied(&run_provider.reference),
+            None => crate::eval::provider::setup::settings_applied(&run_provider.setup.plugin),
         },
         settings_not_applied: &settings_not_applied,
     };
