@@ -10,6 +10,7 @@
 
 use std::path::{Path, PathBuf};
 
+use serde::Deserialize;
 use serde_json::Value;
 
 use super::aggregate::CellFacts;
@@ -196,13 +197,8 @@ pub fn merge(dirs: &[PathBuf], output_dir: &Path) -> Result<ExperimentOutcome, E
 
     // The first shard's header, with what the shards say together.
     let mut header: record::ExperimentHeader =
-        serde_json::from_value(first.clone()).map_err(not_a_record)?;
-    header.started_at = shards
-        .iter()
-        .filter_map(|s| s.record["startedAt"].as_str())
-        .min()
-        .unwrap_or_default()
-        .to_string();
+        record::ExperimentHeader::deserialize(first).map_err(not_a_record)?;
+    header.started_at = times(&shards, "startedAt").min().unwrap_or_default().into();
     header.trials = shards
         .iter()
         .filter_map(|s| s.record["trials"].as_u64())
@@ -213,7 +209,7 @@ pub fn merge(dirs: &[PathBuf], output_dir: &Path) -> Result<ExperimentOutcome, E
     header.shard = None;
     header.skipped = skipped
         .into_iter()
-        .map(|s| serde_json::from_value(s.clone()))
+        .map(record::Skipped::deserialize)
         .collect::<Result<_, _>>()
         .map_err(not_a_record)?;
     header.merged_from = Some(
@@ -258,12 +254,10 @@ pub fn merge(dirs: &[PathBuf], output_dir: &Path) -> Result<ExperimentOutcome, E
         &facts,
     );
     let mut trailer = conclusion.trailer(None, fingerprints);
-    trailer.finished_at = shards
-        .iter()
-        .filter_map(|s| s.record["finishedAt"].as_str())
+    trailer.finished_at = times(&shards, "finishedAt")
         .max()
         .unwrap_or_default()
-        .to_string();
+        .into();
     let trailer = crate::schema::object_of(&trailer);
     out.finish(&trailer)?;
     Ok(ExperimentOutcome {
@@ -279,4 +273,9 @@ pub fn merge(dirs: &[PathBuf], output_dir: &Path) -> Result<ExperimentOutcome, E
         filtered,
         _claim: Some(claim),
     })
+}
+
+/// The shards' RFC 3339 times of `key` (they sort as text).
+fn times<'a>(shards: &'a [Shard], key: &'a str) -> impl Iterator<Item = &'a str> {
+    shards.iter().filter_map(move |s| s.record[key].as_str())
 }

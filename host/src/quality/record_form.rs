@@ -4,7 +4,7 @@
 //! and the file cannot drift apart.
 
 use crate::schema::experiment as record;
-use crate::schema::ordered_map::OrderedMap;
+use indexmap::IndexMap;
 
 use super::aggregate::{Aggregate, Comparison};
 use super::stats;
@@ -14,7 +14,7 @@ impl Aggregate {
     /// how many cells it dropped out of; a score every cell dropped is
     /// still listed, with no mean.
     pub fn to_record(&self) -> record::Aggregate {
-        let mut scores: OrderedMap<record::MeanSem> = self
+        let mut scores: IndexMap<String, record::MeanSem> = self
             .scores
             .iter()
             .map(|(name, s)| {
@@ -30,19 +30,16 @@ impl Aggregate {
             })
             .collect();
         for (name, dropped) in &self.dropped {
-            if !scores.0.iter().any(|(n, _)| n == name) {
-                scores.0.push((
-                    name.clone(),
-                    record::MeanSem {
-                        n: 0,
-                        mean: None,
-                        sem: None,
-                        dropped: *dropped as u64,
-                    },
-                ));
-            }
+            scores
+                .entry(name.clone())
+                .or_insert_with(|| record::MeanSem {
+                    n: 0,
+                    mean: None,
+                    sem: None,
+                    dropped: *dropped as u64,
+                });
         }
-        let by_k = |list: &[(u32, f64)]| -> OrderedMap<f64> {
+        let by_k = |list: &[(u32, f64)]| -> IndexMap<String, f64> {
             list.iter().map(|(k, v)| (k.to_string(), *v)).collect()
         };
         let latency = |l: &super::aggregate::Latency| record::Latency {

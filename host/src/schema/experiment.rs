@@ -7,7 +7,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::ordered_map::OrderedMap;
+use indexmap::IndexMap;
 
 /// The whole record as its schema describes it: the header, the cells
 /// (streamed one per line between them), then the trailer.
@@ -45,7 +45,7 @@ pub struct ExperimentHeader {
     pub filtered: bool,
     /// The suite's `tags` (every cell's `tags` starts with them).
     #[serde(default)]
-    #[schemars(required, default = "no_tags")]
+    #[schemars(required)]
     pub suite_tags: Vec<String>,
     /// `--shard K/N`: `{index, count}` (gates informational); null for a
     /// whole or merged run.
@@ -60,12 +60,6 @@ pub struct ExperimentHeader {
     pub merged_from: Option<Vec<String>>,
 }
 
-/// Merged records written before suite tags existed read as having none;
-/// the schema still requires the field (every record since writes it).
-fn no_tags() -> Option<()> {
-    None
-}
-
 /// What the record ends with, after its cells.
 #[derive(Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -77,7 +71,7 @@ pub struct ExperimentTrailer {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub interrupted_by: Option<String>,
     /// By variant name, in the run's order of variants.
-    pub aggregates: OrderedMap<Aggregate>,
+    pub aggregates: IndexMap<String, Aggregate>,
     /// Each candidate against the baseline.
     pub comparison: Vec<Comparison>,
     pub gates: Vec<Gate>,
@@ -152,7 +146,7 @@ pub struct Cell {
     pub output: Option<Value>,
     /// By assertion name (several of one name: their mean), in the order
     /// first seen.
-    pub scores: OrderedMap<f64>,
+    pub scores: IndexMap<String, f64>,
     /// The assertion ledger, in order: name, status (`passed`, `failed`,
     /// `uncaptured`, `errored`, `not-evaluated`), score, required, weight, detail.
     #[schemars(with = "Vec<Value>")]
@@ -195,18 +189,18 @@ pub struct Aggregate {
     pub cells: u64,
     pub cases: u64,
     /// Cells by status, in the order first seen.
-    pub statuses: OrderedMap<u64>,
+    pub statuses: IndexMap<String, u64>,
     pub pass_rate: Option<f64>,
     /// Assertions that could not be carried out (an optional one, or one
     /// beside a failure, included), and the cells holding them.
     pub assertions_errored: AssertionsErrored,
     /// By assertion name, in the order first seen.
-    pub scores: OrderedMap<MeanSem>,
+    pub scores: IndexMap<String, MeanSem>,
     pub trials: u32,
     /// By k (1..=trials): the unbiased pass@k over cases that ran k trials.
-    pub pass_at_k: OrderedMap<f64>,
+    pub pass_at_k: IndexMap<String, f64>,
     /// By k: pass^k (all k drawn trials pass).
-    pub pass_hat_k: OrderedMap<f64>,
+    pub pass_hat_k: IndexMap<String, f64>,
     pub all_trials_passed: Option<f64>,
     pub latency: Option<Latency>,
     /// The same of the cells' `firstByteMs`, over the cells that have one.
@@ -260,7 +254,7 @@ pub struct Comparison {
     pub pass_rate: Option<Paired>,
     pub mcnemar: McNemar,
     /// Per score present in both cells of a pair, in the order first seen.
-    pub scores: OrderedMap<Paired>,
+    pub scores: IndexMap<String, Paired>,
 }
 
 #[derive(Serialize, JsonSchema)]
@@ -336,7 +330,7 @@ pub struct BaselineCell {
     pub trial: u32,
     pub status: String,
     pub recommendation: String,
-    pub scores: OrderedMap<f64>,
+    pub scores: IndexMap<String, f64>,
     pub duration_ms: Option<f64>,
     pub cost_usd: Option<f64>,
 }

@@ -11,7 +11,6 @@
 
 pub mod experiment;
 pub mod fixture;
-pub mod ordered_map;
 pub mod packets;
 
 use schemars::{JsonSchema, schema_for};

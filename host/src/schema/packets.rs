@@ -8,7 +8,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use super::ordered_map::OrderedMap;
+use indexmap::IndexMap;
 
 /// Fields every packet starts with, in the order they are written: the
 /// host's identity fields (each as the suite or the scored packet gave it;
@@ -76,7 +76,7 @@ pub struct Interrupted {
 pub struct EvaluationCounts {
     pub total: u64,
     #[serde(flatten)]
-    pub by_key: OrderedMap<u64>,
+    pub by_key: IndexMap<String, u64>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
