@@ -117,3 +117,29 @@ fn paired(p: &stats::Paired) -> record::Paired {
         ci_method: p.ci_method.as_str().to_string(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::quality::aggregate::{aggregate, tests::cell};
+
+    #[test]
+    fn the_record_keeps_the_order_scores_and_statuses_were_first_seen() {
+        let mut dropped = cell("c", 2, "errored", &[("zeta", 0.5)]);
+        dropped.unscored = vec!["alpha".into()];
+        let cells = [
+            cell("a", 1, "passed", &[("zeta", 1.0), ("beta", 0.0)]),
+            cell("b", 1, "failed", &[("zeta", 0.0)]),
+            dropped,
+        ];
+        let json = serde_json::to_string(&aggregate(&cells).to_record()).unwrap();
+        let at = |key: &str| json.find(&format!("\"{key}\"")).unwrap();
+        assert!(
+            at("passed") < at("failed") && at("failed") < at("errored"),
+            "{json}"
+        );
+        assert!(
+            at("zeta") < at("beta") && at("beta") < at("alpha"),
+            "{json}"
+        );
+    }
+}
