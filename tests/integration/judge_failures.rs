@@ -174,6 +174,88 @@ fn a_failed_case_with_an_errored_judge_alone_still_shows_the_errored_judge() {
     );
 }
 
+#[test]
+fn a_case_its_preset_failed_still_names_the_judge_that_errored_beside_it() {
+    // The preset's own expectation fails (no assertion does): the errored
+    // required judge, and a failed assertion, are named after its reason.
+    let server = judge(bad_verdicts()[0].clone());
+    let dir = tempfile::tempdir().unwrap();
+    let fixture = dir.path().join("preset-failed.fixture.json");
+    std::fs::write(
+        &fixture,
+        json!({
+            "schemaVersion": "cautilus.evaluation_input.v1",
+            "surface": "app", "preset": "prompt", "suiteId": "preset-failed",
+            "provider": "fixture", "model": "canned",
+            "judge": {"provider": "openai", "model": "judge-model"},
+            "cases": [
+                {"caseId": "judge-only", "input": "Say bye.",
+                 "expected": {"finalText": "Berlin"},
+                 "assertions": [{"type": "judge", "criteria": "a farewell", "name": "farewell"}]},
+                {"caseId": "judge-and-assertion", "input": "Say bye.",
+                 "expected": {"finalText": "Berlin"},
+                 "assertions": [
+                    {"type": "contains", "value": "London", "name": "london"},
+                    {"type": "judge", "criteria": "a farewell", "name": "farewell"},
+                    {"type": "judge", "criteria": "polite", "name": "polite", "required": false}]}
+            ]
+        })
+        .to_string(),
+    )
+    .unwrap();
+    // The system under test says goodbye, not Berlin.
+    let answers = dir.path().join("answers.json");
+    std::fs::write(
+        &answers,
+        json!({"judge-only": "Goodbye!", "judge-and-assertion": "Goodbye!"}).to_string(),
+    )
+    .unwrap();
+    let answers = answers.to_str().unwrap();
+    let run = eval_run_with(&fixture, &["--fixture-results", answers], |c| {
+        c.env("OPENAI_BASE_URL", &server.url)
+            .env("OPENAI_API_KEY", KEY);
+    });
+    let out = format!("{}\n{}", run.stdout, run.stderr);
+    assert_eq!(run.code, 1, "{out}");
+    let summary = run.packet("eval-summary.json");
+    for id in ["judge-only", "judge-and-assertion"] {
+        let line = line(&run.stdout, id);
+        assert!(line.starts_with("  FAIL "), "{id}: {out}");
+        assert!(
+            line.contains("Berlin"),
+            "the preset's reason stays first: {out}"
+        );
+        assert!(
+            line.contains("assertion `farewell` could not be checked"),
+            "{id}: {out}"
+        );
+        assert_eq!(case(&summary, id)["status"], "failed", "{out}");
+        assert!(
+            case(&summary, id)["summary"]
+                .as_str()
+                .unwrap()
+                .contains("assertion `farewell` could not be checked"),
+            "{id}: {out}"
+        );
+    }
+    let both = line(&run.stdout, "judge-and-assertion");
+    assert!(both.contains("assertion `london` failed"), "{out}");
+    assert!(
+        both.contains("optional assertion `polite` could not be checked"),
+        "{out}"
+    );
+    assert_eq!(
+        case(&summary, "judge-and-assertion")["assertionsErrored"],
+        2
+    );
+    assert!(
+        run.stdout.contains(
+            "recommendation: reject (2 cases: 0 passed, 2 failed, 0 errored; 3 assertions errored)"
+        ),
+        "{out}"
+    );
+}
+
 fn line_with<'a>(stdout: &'a str, what: &str) -> &'a str {
     stdout
         .lines()

@@ -119,6 +119,19 @@ pub fn apply(verdict: &mut Verdict, outcomes: &[Outcome]) -> bool {
             verdict.recommendation = Recommendation::Reject;
             verdict.summary = why(&errored, "could not be checked").join("; ");
         }
+    } else if verdict.status == CaseStatus::Failed {
+        // The preset's own expectation failed: the assertions that failed
+        // or could not be checked beside it are named after its reason, so
+        // a broken required judge is never hidden behind the preset.
+        let mut reasons = why(&failed, "failed");
+        reasons.extend(why(&errored, "could not be checked"));
+        if !reasons.is_empty() {
+            verdict.summary = if verdict.summary.is_empty() {
+                reasons.join("; ")
+            } else {
+                format!("{}; {}", verdict.summary, reasons.join("; "))
+            };
+        }
     }
     // An optional check that could not be carried out changes no status,
     // but it is never silent: the case's summary (its line on the
@@ -414,6 +427,38 @@ mod tests {
         apply(&mut v, &[outcome("a", true, true)]);
         let body: Value = serde_json::from_str(&v.body).unwrap();
         assert!(body.get("assertionsErrored").is_none());
+    }
+
+    #[test]
+    fn a_preset_failure_names_the_assertions_that_failed_or_errored_beside_it() {
+        let broken = Outcome {
+            errored: true,
+            passed: false,
+            score: None,
+            detail: Some("score \"1.5\" is not a number".into()),
+            ..outcome("judge", false, true)
+        };
+        let failed_case = || Verdict {
+            status: CaseStatus::Failed,
+            recommendation: Recommendation::Reject,
+            summary: "final text does not contain \"Paris\"".into(),
+            ..verdict(r#"{"caseId":"c","status":"failed"}"#)
+        };
+        let mut v = failed_case();
+        apply(&mut v, &[broken.clone(), outcome("a", false, true)]);
+        assert_eq!(v.status, CaseStatus::Failed);
+        assert_eq!(
+            v.summary,
+            "final text does not contain \"Paris\"; assertion `a` failed: why \"quoted\"; \
+             assertion `judge` could not be checked: score \"1.5\" is not a number"
+        );
+        let body: Value = serde_json::from_str(&v.body).unwrap();
+        assert_eq!(body["summary"], v.summary.as_str());
+        assert_eq!(body["assertionsErrored"], 1);
+        // Nothing beside it: the preset's reason alone.
+        let mut v = failed_case();
+        apply(&mut v, &[outcome("a", true, true)]);
+        assert_eq!(v.summary, "final text does not contain \"Paris\"");
     }
 
     #[test]
