@@ -77,6 +77,34 @@ fn inspect_shows_each_world() {
 }
 
 #[test]
+fn inspect_takes_a_built_in_preset_by_its_pair_and_shows_its_inputs_and_answer() {
+    for (pair, inputs, answer) in [
+        (
+            "app/prompt",
+            json!(["input"]),
+            json!(["/observed/finalText"]),
+        ),
+        (
+            "app/chat",
+            json!(["messages"]),
+            json!(["/observed/finalText"]),
+        ),
+        ("repo/skill", json!(["prompt", "turns"]), json!([])),
+        ("repo/whole-repo", json!(["prompt"]), json!([])),
+    ] {
+        let (code, stdout, stderr) = run(&["plugin", "inspect", pair, "--json"]);
+        assert_eq!(code, 0, "{pair}: {stderr}");
+        let view: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+        assert_eq!(view["kind"], "preset", "{pair}");
+        assert_eq!(view["preset"]["inputFields"], inputs, "{pair}");
+        assert_eq!(view["preset"]["answer"], answer, "{pair}");
+    }
+    // A pair no preset serves is still read as a pack reference.
+    let (code, _, stderr) = run(&["plugin", "inspect", "app/nothing"]);
+    assert_eq!(code, 2, "{stderr}");
+}
+
+#[test]
 fn a_preset_whose_contract_redeclares_a_host_field_is_refused_at_load() {
     let error = registry()
         .load_path(&cautilus_tests::component("preset-bad-contract"))
@@ -132,6 +160,13 @@ fn a_preset_built_against_an_older_patch_loads_and_translates() {
     };
     assert_eq!(preset.info.plugin.id, "test-preset-v010");
     assert!(preset.contract.undeclared && preset.contract.fields.is_empty());
+    // It gets what hosts did before contracts: ids derived from the
+    // input-like fields, the answer looked for where it used to be.
+    assert_eq!(
+        preset.contract.input_fields,
+        ["input", "messages", "prompt", "turns"]
+    );
+    assert_eq!(preset.contract.answer, ["/observed/finalText", "/output"]);
     let mut session =
         cautilus::plugin::preset::PresetSession::new(plugin, Default::default()).unwrap();
     let plans = session

@@ -273,6 +273,7 @@ fn inspect(args: InspectArgs) -> anyhow::Result<ExitCode> {
                 "casesSchema": info.cases_schema, "observedSchema": info.observed_schema, "summarySchema": info.summary_schema,
                 "suiteFields": fields, "snapshots": contract.snapshots,
                 "schemas": contract.schemas.iter().map(|(id, _)| id).collect::<Vec<_>>(),
+                "inputFields": contract.input_fields, "answer": contract.answer,
             }));
         }
         Description::Provider(p) => {

@@ -66,6 +66,8 @@ impl PresetPre {
         let contract = match &self.contract {
             None => Ok(SuiteContract {
                 undeclared: true,
+                input_fields: LEGACY_INPUT_FIELDS.iter().map(|f| f.to_string()).collect(),
+                answer: LEGACY_ANSWER.iter().map(|p| p.to_string()).collect(),
                 ..SuiteContract::default()
             }),
             Some(Err(why)) => Err(why.clone()),
@@ -112,9 +114,20 @@ fn contract_of(declared: preset_contract::SuiteContract) -> Result<SuiteContract
         case_schema: parse("the case schema", &declared.case_schema)?,
         snapshots: declared.snapshots,
         schemas,
+        input_fields: declared.input_fields,
+        answer: declared.answer.into_iter().collect(),
         undeclared: false,
     })
 }
+
+/// A preset built against 0.1.0 declares no contract: a case's id is
+/// derived from the first of these it has, as the host did before presets
+/// declared their input fields.
+const LEGACY_INPUT_FIELDS: &[&str] = &["input", "messages", "prompt", "turns"];
+
+/// And its evaluations' answer is looked for where the host looked for it
+/// then.
+const LEGACY_ANSWER: &[&str] = &["/observed/finalText", "/output"];
 
 /// What a preset said about itself: `describe`, and its suite contract.
 #[derive(Debug, Clone)]

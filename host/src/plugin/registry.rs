@@ -292,9 +292,18 @@ impl Registry {
         Ok(plugin)
     }
 
-    /// Resolves a reference to a component: a path, a built-in component id,
-    /// or the id of a scorer inside a built-in component.
+    /// Resolves a reference to a component: a path, a built-in component id
+    /// (a preset's is its pair, `app/prompt`), a pack's component, or the id
+    /// of a scorer inside a built-in component.
     pub fn resolve_plugin(&self, reference: &str) -> Result<Arc<Plugin>, PluginError> {
+        // A built-in preset's id is its pair (`app/prompt`, as `plugin list`
+        // shows it), which reads like a pack reference.
+        if let Some((surface, preset)) = reference.split_once('/')
+            && let Ok(pair) = crate::taxonomy::lookup(surface, preset)
+            && let Ok(plugin) = self.preset_for(pair, None)
+        {
+            return Ok(plugin);
+        }
         if split_pack_reference(reference).is_some() {
             return self.resolve_scorer(reference).map(|(plugin, _)| plugin);
         }

@@ -105,7 +105,8 @@ fn check(
     // The experiment fields, the cases' own trials/tags/skip/only, and the
     // suite as each variant runs it.
     let spec = super::plan::take_spec(&mut suite)?;
-    let plan = super::plan::plan(&suite, spec, &options.cells, false)?;
+    let contract = crate::eval::run::check_pass::declared_contract(registry, &suite);
+    let plan = super::plan::plan(&suite, spec, &options.cells, false, &contract.input_fields)?;
     let mut cases = 0;
     for group in plan.groups.iter().filter(|g| g.trial == 1) {
         cases = validate(plan.suite_of(&suite, group))?.case_count;

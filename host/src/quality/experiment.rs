@@ -80,7 +80,8 @@ fn run(registry: &Registry, options: &TestOptions) -> Result<Run, EvalError> {
         })
         .or(options.default_replay);
     let strict = replay == Some(ReplayMode::ReplayStrict);
-    let plan = plan::plan(&suite, spec, &options.cells, strict)?;
+    let contract = eval::run::check_pass::declared_contract(registry, &suite);
+    let plan = plan::plan(&suite, spec, &options.cells, strict, &contract.input_fields)?;
     // A promoted baseline makes every run of the suite a comparison.
     let committed = baseline::read(&options.records_root(), &suite.suite_id)?;
     if !plan.is_experiment()
@@ -96,7 +97,7 @@ fn run(registry: &Registry, options: &TestOptions) -> Result<Run, EvalError> {
             registry, &options, suite, false,
         )?)));
     }
-    run_experiment(registry, options, &suite, &plan, committed).map(Run::Experiment)
+    run_experiment(registry, options, &suite, &plan, committed, &contract).map(Run::Experiment)
 }
 
 /// Refuses `--resume` of an experiment's run directory, which a plain
@@ -121,6 +122,7 @@ fn run_experiment(
     suite: &Suite,
     plan: &Plan,
     committed: Option<Baseline>,
+    contract: &crate::fixture::SuiteContract,
 ) -> Result<ExperimentOutcome, EvalError> {
     let started_at = files::now_rfc3339();
     // Every variant's suite fields are checked before anything is written or run.
@@ -230,7 +232,7 @@ fn run_experiment(
         if let Some(source) = &options.reuse_outputs {
             // The same group of the earlier run answers, through the fixture backend.
             let relative = dir.strip_prefix(&root).unwrap_or(Path::new(""));
-            let reused = super::reuse::prepare(&source.join(relative), &dir)?;
+            let reused = super::reuse::prepare(&source.join(relative), &dir, contract)?;
             group_options.provider = Some("fixture".into());
             group_options.fixture_results = Some(reused);
             group_options.replay = Some(ReplayMode::Live);
@@ -273,6 +275,7 @@ fn run_experiment(
         root: &root,
         options,
         committed: committed.as_ref(),
+        contract,
     };
     let mut outcome = record::write(&context, &groups, interrupted, started_at)?;
     outcome._claim = Some(claim);

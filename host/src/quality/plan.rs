@@ -289,6 +289,7 @@ fn select_cases(
     filters: &CellFilters,
     uniform: u32,
     strict: bool,
+    inputs: &[String],
 ) -> Result<Selected, EvalError> {
     let mut selected = Selected {
         trials: None,
@@ -310,7 +311,10 @@ fn select_cases(
     let mut any_tagged = false;
     for (i, case) in suite.cases.open().enumerate() {
         let crate::fixture::SourcedCase { case, origin } = case.map_err(EvalError::from)?;
-        let id = case.as_object().map(case_fields::id_of).unwrap_or_default();
+        let id = case
+            .as_object()
+            .map(|case| case_fields::id_of(case, inputs))
+            .unwrap_or_default();
         let id = id.as_str();
         let fields = match case.as_object().map(case_fields::read) {
             Some(Ok(fields)) => fields,
@@ -403,12 +407,14 @@ fn select_cases(
 }
 
 /// Plans the cells of `suite` (whose spec was taken) under `filters`;
-/// `strict` (replay-strict) collapses trials to 1.
+/// `strict` (replay-strict) collapses trials to 1. A case without a
+/// `caseId` is known by the id derived from its preset's `inputs`.
 pub fn plan(
     suite: &Suite,
     spec: Spec,
     filters: &CellFilters,
     strict: bool,
+    inputs: &[String],
 ) -> Result<Plan, EvalError> {
     let uniform = if strict {
         1
@@ -424,7 +430,7 @@ pub fn plan(
         skipped,
         tags,
         any_only,
-    } = select_cases(suite, &spec.tags, filters, uniform, strict)?;
+    } = select_cases(suite, &spec.tags, filters, uniform, strict, inputs)?;
     let max_trials = trials
         .as_ref()
         .map_or(uniform, |t| t.iter().copied().max().map_or(0, u32::from));

@@ -142,6 +142,9 @@ pub struct RecordContext<'a> {
     pub root: &'a Path,
     pub options: &'a TestOptions,
     pub committed: Option<&'a Baseline>,
+    /// What the suite's preset declared: where its evaluations hold the
+    /// answer (a cell's `output`).
+    pub contract: &'a crate::fixture::SuiteContract,
 }
 
 fn header(
@@ -219,6 +222,7 @@ pub fn write(
         plan,
         root,
         committed,
+        contract,
         ..
     } = *context;
     let (config, task) = baseline::fingerprints(suite, &plan.spec)?;
@@ -265,7 +269,9 @@ pub fn write(
                 recommendation_name(verdict.recommendation),
             );
             let position = positions.as_ref().map_or(index, |p| p[index]);
-            let cell_record = cell_record(evaluation, &cell, variant, position, &relative, plan);
+            let cell_record = cell_record(
+                evaluation, &cell, variant, position, &relative, plan, contract,
+            );
             out.push(&crate::json_text::to_text(&cell_record))?;
             facts[group.variant].push(cell);
         }
@@ -308,12 +314,9 @@ fn cell_record(
     position: usize,
     record: &str,
     plan: &Plan,
+    contract: &crate::fixture::SuiteContract,
 ) -> record::Cell {
-    let output = evaluation
-        .get("observed")
-        .and_then(|o| o.get("finalText"))
-        .or_else(|| evaluation.get("output"))
-        .cloned();
+    let output = contract.answer_of(&evaluation).cloned();
     let assertions = evaluation
         .as_object_mut()
         .and_then(|o| o.remove("assertions"));

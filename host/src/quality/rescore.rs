@@ -75,7 +75,19 @@ pub fn rescore(
         source,
     })?;
     let answers = scratch.path().join("answers.json");
-    eval::files::write_json(&answers, &Value::Object(super::reuse::answers(&observed)))?;
+    // The answers are where the fixture's preset says its evaluations
+    // hold them (a fixture that cannot be read is refused by the run below,
+    // which says why).
+    let contract = match crate::fixture::load_fixture_within(fixture, None) {
+        Ok(crate::fixture::Fixture::Suite(suite)) => {
+            eval::run::check_pass::declared_contract(registry, &suite)
+        }
+        _ => crate::fixture::SuiteContract::default(),
+    };
+    eval::files::write_json(
+        &answers,
+        &Value::Object(super::reuse::answers(&observed, &contract)),
+    )?;
     let cwd = std::env::current_dir().map_err(|e| input_error(fixture, e.to_string()))?;
     let test = TestOptions {
         fixture: fixture.to_path_buf(),

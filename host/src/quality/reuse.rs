@@ -16,6 +16,7 @@ use serde_json::{Map, Value, json};
 
 use crate::eval::EvalError;
 use crate::eval::files;
+use crate::fixture::SuiteContract;
 
 /// The reused answers file written into each group's directory.
 pub const FILE: &str = "reused-outputs.json";
@@ -29,7 +30,11 @@ fn error(path: &Path, message: impl Into<String>) -> EvalError {
 
 /// Writes `group_dir/reused-outputs.json` from the observed packet of the
 /// earlier run's group in `source_dir`; returns its path.
-pub fn prepare(source_dir: &Path, group_dir: &Path) -> Result<std::path::PathBuf, EvalError> {
+pub fn prepare(
+    source_dir: &Path,
+    group_dir: &Path,
+    contract: &SuiteContract,
+) -> Result<std::path::PathBuf, EvalError> {
     let packet = source_dir.join("eval-observed.json");
     let text = std::fs::read_to_string(&packet).map_err(|e| {
         error(
@@ -48,33 +53,45 @@ pub fn prepare(source_dir: &Path, group_dir: &Path) -> Result<std::path::PathBuf
             "--reuse-outputs re-scores app suites; a coding agent's work in its workspace cannot be replayed from its outputs (record a cassette and replay it instead)",
         ));
     }
-    let answers = answers(&observed);
+    let answers = answers(&observed, contract);
     let path = group_dir.join(FILE);
     files::write_json(&path, &json!(answers))?;
     Ok(path)
 }
 
 /// The answers of an observed packet, keyed by caseId, as the fixture
-/// backend reads canned answers: each case's final text, messages and tool
-/// calls, and who answered with what usage, cost and time. A case with no
-/// final text (nothing was answered) has none.
-pub fn answers(observed: &Value) -> Map<String, Value> {
+/// backend reads canned answers: each case's final text (where the
+/// preset's `contract` says its evaluations hold the answer), the messages
+/// and tool calls beside it (as the host's observation names them), and
+/// who answered with what usage, cost and time. A case with no final text
+/// (nothing was answered) has none.
+pub fn answers(observed: &Value, contract: &SuiteContract) -> Map<String, Value> {
     let mut answers = Map::new();
     for evaluation in observed["evaluations"].as_array().into_iter().flatten() {
         let Some(case_id) = evaluation["caseId"].as_str() else {
             continue;
         };
-        let seen = &evaluation["observed"];
-        if !seen["finalText"].is_string() {
+        let Some((text, pointer)) = contract.answer.iter().find_map(|pointer| {
+            evaluation
+                .pointer(pointer)
+                .filter(|text| text.is_string())
+                .map(|text| (text, pointer))
+        }) else {
             continue; // nothing was answered: the case fails again
-        }
+        };
         let mut answer = Map::new();
-        answer.insert("finalText".into(), seen["finalText"].clone());
-        if seen["messages"].is_array() {
-            answer.insert("messages".into(), seen["messages"].clone());
-        }
-        if seen["toolCalls"].is_array() {
-            answer.insert("toolCalls".into(), seen["toolCalls"].clone());
+        answer.insert("finalText".into(), text.clone());
+        // The transcript sits beside the answer's text.
+        let beside = pointer
+            .rsplit_once('/')
+            .and_then(|(parent, _)| evaluation.pointer(parent));
+        for key in ["messages", "toolCalls"] {
+            if let Some(list) = beside
+                .and_then(|block| block.get(key))
+                .filter(|v| v.is_array())
+            {
+                answer.insert(key.into(), list.clone());
+            }
         }
         for key in [
             "provider",

@@ -347,7 +347,7 @@ mod tests {
                     "cautilus.app_prompt_evaluation_inputs.v1".into(),
                     json!({"title": "cautilus.app_prompt_evaluation_inputs.v1"}),
                 )],
-                undeclared: false,
+                ..SuiteContract::default()
             },
         }])
     }

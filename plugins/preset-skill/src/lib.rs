@@ -91,10 +91,9 @@ impl Preset for Skill {
                     "how many samples must agree: a whole number from 1 to 100",
                 ),
             ],
-            case_schema: Value::Null,
-            snapshots: false,
-            schemas: Vec::new(),
+            ..SuiteContract::default()
         }
+        .with_input_fields(&["prompt", "turns"])
         .with_case_schema(include_str!(
             "../../../schemas/presets/repo-skill.case.schema.json"
         ))

@@ -63,6 +63,7 @@ impl Preset for WholeRepo {
     /// surface); its case shape and packets' schemas.
     fn contract() -> SuiteContract {
         SuiteContract::default()
+            .with_input_fields(&["prompt"])
             .with_case_schema(include_str!(
                 "../../../schemas/presets/repo-whole-repo.case.schema.json"
             ))

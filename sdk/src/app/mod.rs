@@ -125,14 +125,18 @@ pub fn contract(shape: Shape) -> SuiteContract {
             json!({"type": "string"}),
             "the system prompt of every case unless it gives its own",
         )],
-        case_schema: Value::Null,
         snapshots: true,
-        schemas: Vec::new(),
+        ..SuiteContract::default()
     }
     .with_case_schema(match shape {
         Shape::Prompt => include_str!("../../schemas/app-prompt.case.schema.json"),
         Shape::Chat => include_str!("../../schemas/app-chat.case.schema.json"),
     })
+    .with_input_fields(match shape {
+        Shape::Prompt => &["input"],
+        Shape::Chat => &["messages"],
+    })
+    .with_answer("/observed/finalText")
     .with_schema(
         shape.observed_schema(),
         match shape {

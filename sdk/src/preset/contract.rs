@@ -19,6 +19,13 @@ pub struct SuiteContract {
     pub snapshots: bool,
     /// JSON Schemas the preset publishes, by schema id.
     pub schemas: Vec<(String, Value)>,
+    /// The case fields holding what a case asks, most telling first: a
+    /// case without a `caseId` gets an id derived from the first it has.
+    pub input_fields: Vec<String>,
+    /// Where an evaluation of its packets holds the answer's text, as a
+    /// JSON Pointer into the evaluation (`/observed/finalText`); `None`:
+    /// its evaluations carry none.
+    pub answer: Option<String>,
 }
 
 impl SuiteContract {
@@ -32,6 +39,21 @@ impl SuiteContract {
         let schema = serde_json::from_str(text)
             .unwrap_or_else(|e| panic!("the schema published as `{id}` is not JSON: {e}"));
         self.schemas.push((id, schema));
+        self
+    }
+
+    /// Names the case fields holding what a case asks, most telling first
+    /// (a case without a `caseId` gets an id derived from the first it has).
+    pub fn with_input_fields(mut self, fields: &[&str]) -> Self {
+        self.input_fields = fields.iter().map(|f| (*f).to_string()).collect();
+        self
+    }
+
+    /// Says where an evaluation holds the answer's text: a JSON Pointer into
+    /// the evaluation, e.g. `/observed/finalText`. The host shows it as a
+    /// cell's `output` and hands it back on `--reuse-outputs`.
+    pub fn with_answer(mut self, pointer: impl Into<String>) -> Self {
+        self.answer = Some(pointer.into());
         self
     }
 

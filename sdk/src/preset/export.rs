@@ -45,6 +45,8 @@ impl<P: Preset> preset_contract::Guest for PresetExport<P> {
                     schema: json_text(&schema),
                 })
                 .collect(),
+            input_fields: contract.input_fields,
+            answer: contract.answer,
         }
     }
 }

@@ -95,8 +95,9 @@ pub struct Preparer<'a> {
     pub registry: &'a Registry,
     pub fixture: &'a Path,
     pub assertions: &'a Assertions,
-    /// Golden files exist only on the app surface.
-    pub snapshots: bool,
+    /// What the suite's preset declared: whether its cases name golden
+    /// files, and the fields a case's derived id comes from.
+    pub contract: &'a crate::fixture::SuiteContract,
     pub update_snapshots: bool,
     /// The directory every path the fixture names stays inside.
     pub root: &'a PathRoot,
@@ -138,7 +139,7 @@ impl Preparer<'_> {
                         problems.push((format!("cases[{i}].{field}"), message));
                     }
                 }
-                case_fields::ensure_id(fields);
+                case_fields::ensure_id(fields, &self.contract.input_fields);
                 case_fields::strip(fields);
             }
             // A template leading out of the root is refused before anything runs.
@@ -150,7 +151,7 @@ impl Preparer<'_> {
         if !problems.is_empty() {
             return Err(located(problems));
         }
-        let snapshots = if self.snapshots {
+        let snapshots = if self.contract.snapshots {
             snapshots::resolve(
                 self.fixture,
                 &mut cases,

@@ -172,7 +172,7 @@ pub fn validate_suite(
         registry,
         fixture,
         assertions: &assertions,
-        snapshots: contract.snapshots,
+        contract,
         update_snapshots: options.update_snapshots,
         root: &suite.root,
         run_root: options.run_root.as_deref(),
@@ -410,6 +410,21 @@ pub(in crate::eval) fn preset_applied(
     let contract = &crate::eval::run::packets::preset_description(&preset).contract;
     crate::fixture::apply_contract(suite, contract, preset.id())?;
     Ok(preset)
+}
+
+/// What the preset of `suite` declared (the fields a case's derived id
+/// comes from, where its evaluations hold the answer, …); an empty
+/// contract when the preset cannot be loaded (loading it again to run the
+/// suite says why).
+pub fn declared_contract(registry: &Registry, suite: &Suite) -> crate::fixture::SuiteContract {
+    registry
+        .preset_for(suite.pair, preset_pack(&suite.body))
+        .map(|preset| {
+            crate::eval::run::packets::preset_description(&preset)
+                .contract
+                .clone()
+        })
+        .unwrap_or_default()
 }
 
 /// The installed pack whose preset a suite runs on (`presetPack`), if any.

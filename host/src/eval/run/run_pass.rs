@@ -128,11 +128,10 @@ impl RunPass<'_> {
                     registry: self.registry,
                     fixture: &suite.file,
                     assertions: &self.validated.assertions,
-                    snapshots: crate::eval::run::packets::preset_description(
+                    contract: &crate::eval::run::packets::preset_description(
                         &self.validated.preset,
                     )
-                    .contract
-                    .snapshots,
+                    .contract,
                     update_snapshots: self.options.update_snapshots,
                     root: &suite.root,
                     run_root: None, // checked by the checking pass
