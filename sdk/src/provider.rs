@@ -36,6 +36,8 @@ impl Default for Needs {
             program: None,
             prices: None,
             settings_applied: None,
+            stands_in_for: None,
+            setup_hint: None,
         }
     }
 }

@@ -81,6 +81,7 @@ mod plugin_units;
 mod preset_schemas;
 mod process_trees;
 mod project;
+mod provider_choice;
 mod providers;
 mod quality;
 mod readback;

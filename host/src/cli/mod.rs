@@ -172,10 +172,42 @@ fn registry() -> anyhow::Result<&'static Registry> {
     registry_for(&Limits::default())
 }
 
+/// The variables the project's `[providers.<id>]` tables stand in for,
+/// checked against what the built-in providers declare (read, loading the
+/// built-in pack, only when the config has such a table).
+fn provider_env(
+    registry: &Registry,
+    project: &crate::project::Loaded,
+) -> anyhow::Result<std::collections::BTreeMap<String, String>> {
+    if project.config.providers.is_empty() {
+        return Ok(Default::default());
+    }
+    let declared = crate::eval::provider::declared::Declared::builtin(registry)?;
+    Ok(crate::project::providers::provider_env(project, &declared)?)
+}
+
 /// The registry of this process for plugin calls under `limits`: its
-/// engine counts fuel only when they set a fuel budget.
+/// engine counts fuel only when they set a fuel budget. Made once for each
+/// (a command asking again gets the same registry, its built-ins loaded
+/// once).
 fn registry_for(limits: &Limits) -> anyhow::Result<&'static Registry> {
-    let config = RuntimeConfig::from_env().fuel_metering(limits.fuel.is_some());
+    static MADE: std::sync::Mutex<[Option<&'static Registry>; 2]> =
+        std::sync::Mutex::new([None, None]);
+    let metered = limits.fuel.is_some();
+    let mut made = MADE
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some(registry) = made[usize::from(metered)] {
+        return Ok(registry);
+    }
+    let registry = new_registry(metered)?;
+    made[usize::from(metered)] = Some(registry);
+    Ok(registry)
+}
+
+/// A new registry whose engine counts fuel when `metered`.
+fn new_registry(metered: bool) -> anyhow::Result<&'static Registry> {
+    let config = RuntimeConfig::from_env().fuel_metering(metered);
     let runtime = Runtime::new(config)?;
     let mut registry = Registry::new(Arc::new(runtime));
     let cwd = std::env::current_dir()?;

@@ -370,10 +370,18 @@ fn needs_json(needs: &crate::plugin::bindings::provider_needs::Needs) -> serde_j
             "homeSetting": f.home_setting.as_ref().map(|s| serde_json::json!({"file": s.file, "key": s.key})),
         })
     });
-    serde_json::json!({
+    let mut json = serde_json::json!({
         "endpoint": endpoint, "program": program, "prices": prices,
         "settingsApplied": needs.settings_applied,
-    })
+    });
+    // Said only by providers that stand in for another.
+    if let Some(id) = &needs.stands_in_for {
+        json["standsInFor"] = serde_json::json!(id);
+    }
+    if let Some(hint) = &needs.setup_hint {
+        json["setupHint"] = serde_json::json!(hint);
+    }
+    json
 }
 
 /// What `eval test --provider <reference>` would grant here (without

@@ -225,6 +225,7 @@ fn judge(
 ) -> anyhow::Result<Judged> {
     let cwd = std::env::current_dir()?;
     let (project, config_file) = crate::project::open(&cwd, None)?;
+    let provider_env = crate::cli::provider_env(registry, &project)?;
     let config = match (&args.judge, &project.config.judge) {
         (Some(flag), _) => flag.clone(),
         (None, Some(configured)) => JudgeConfig {
@@ -263,7 +264,7 @@ fn judge(
         &config,
         Some(&limits),
         cassette.clone(),
-        &project.config.providers.as_env(),
+        &provider_env,
     )?;
     Ok(Judged {
         config,

@@ -92,6 +92,8 @@ pub(crate) fn nothing() -> Needs {
         program: None,
         prices: None,
         settings_applied: None,
+        stands_in_for: None,
+        setup_hint: None,
     }
 }
 
@@ -219,6 +221,27 @@ pub(crate) fn check(needs: &Needs) -> Result<(), String> {
             ));
         }
     }
+    if let Some(id) = &needs.stands_in_for
+        && (id.is_empty()
+            || !id
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_'))
+    {
+        return Err(format!(
+            "stand in for `{}`, which is not a provider id (letters, digits, `-` and `_`)",
+            crate::term::inline(id)
+        ));
+    }
+    if needs
+        .setup_hint
+        .as_ref()
+        .is_some_and(|h| h.trim().is_empty())
+    {
+        return Err(
+            "give an empty setup hint (leave it out to have it said from the endpoint or program)"
+                .into(),
+        );
+    }
     if let Some(name) = needs
         .settings_applied
         .iter()
@@ -278,6 +301,8 @@ mod tests {
                 }),
             }),
             settings_applied: Some(vec!["temperature".into()]),
+            stands_in_for: Some("acme-api".into()),
+            setup_hint: Some("install acme".into()),
         };
         edit(&mut needs);
         check(&needs)
@@ -384,6 +409,10 @@ mod tests {
             ),
             (|n| n.program.as_mut().unwrap().home = None, "program home"),
             (|n| n.settings_applied = Some(vec!["temp".into()]), "`temp`"),
+            (|n| n.stands_in_for = Some("./a.wasm".into()), "stand in"),
+            (|n| n.stands_in_for = Some("".into()), "stand in"),
+            (|n| n.stands_in_for = Some("acme/api".into()), "stand in"),
+            (|n| n.setup_hint = Some(" ".into()), "empty"),
         ];
         for (i, (edit, says)) in cases.iter().enumerate() {
             let refused = with(edit).expect_err(&format!("case {i} ({says}) should be refused"));

@@ -20,7 +20,7 @@
 //! programs = ["acme-agent"]
 //! secrets = { ACME_KEY = "ACME_API_KEY" }
 //!
-//! [providers.openai]    # a built-in API provider's settings (its env variable wins)
+//! [providers.openai]    # a built-in API provider's settings, by id (its variable wins)
 //! base_url = "http://127.0.0.1:8080/v1"
 //!
 //! [judge]               # grades plain-string criteria where a fixture names no judge
@@ -29,7 +29,9 @@
 //! ```
 //!
 //! Unknown keys are errors that say which keys exist (and the closest
-//! one); values are checked when the file is read, naming the key.
+//! one); values are checked when the file is read, naming the key. The
+//! `[providers.<id>]` tables are checked against what the built-in
+//! providers declare ([`super::providers`]) by the commands that use them.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -77,71 +79,36 @@ pub struct ProjectConfig {
     /// The judge of suites whose fixture names none (`judge:`).
     #[serde(default)]
     pub judge: Option<ConfigJudge>,
-    /// Settings of the built-in API providers.
+    /// Settings of the built-in providers calling a model API, by
+    /// provider id (`[providers.openai]`); each is checked against what its
+    /// provider declares when a command runs or checks suites.
     #[serde(default)]
-    pub providers: ConfigProviders,
+    #[schemars(with = "BTreeMap<String, ProviderSettings>")]
+    pub providers: BTreeMap<String, toml::Value>,
 }
 
-/// The variable `[providers.openai] stream` stands for (the `openai`
-/// provider declares it as its endpoint's stream variable).
-pub const STREAM_VARIABLE: &str = "CAUTILUS_OPENAI_STREAM";
-
-/// `[providers.openai]`, `[providers.anthropic]`.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ConfigProviders {
-    #[serde(default)]
-    pub openai: Option<ProviderSettings>,
-    #[serde(default)]
-    pub anthropic: Option<ProviderSettings>,
-}
-
-/// One API provider's settings; its environment variable wins over each.
+/// One `[providers.<id>]` table: the settings of a built-in provider
+/// calling a model API; the variable its endpoint declares for each wins
+/// over it. Checked against what that provider declares (the keys it
+/// takes) when a command runs or checks suites.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ProviderSettings {
-    /// The server's base URL (`OPENAI_BASE_URL` / `ANTHROPIC_BASE_URL`
-    /// override it), e.g. a local llama.cpp or vLLM server.
+    /// The server's base URL (its URL variable overrides it:
+    /// `OPENAI_BASE_URL`, `ANTHROPIC_BASE_URL`), e.g. a local llama.cpp or
+    /// vLLM server.
     pub base_url: Option<String>,
     /// Prices of this endpoint's models, USD per million tokens (model →
-    /// `{input, output, cached_input}`); `CAUTILUS_<PROVIDER>_PRICES`
-    /// (JSON) overrides them. Calls to any server but the provider's
-    /// public API get a cost only from these.
+    /// `{input, output, cached_input}`), for a provider with a price
+    /// family; `CAUTILUS_<FAMILY>_PRICES` (JSON) overrides them. Calls to
+    /// any server but the provider's public API get a cost only from these.
     #[serde(default)]
     pub prices: Option<crate::eval::provider::pricing::PriceTable>,
-    /// `openai` only: ask for answers as event streams, so a case's
-    /// `firstByteMs` is the time to the model's first token
-    /// (`CAUTILUS_OPENAI_STREAM` overrides it).
+    /// For a provider that can stream (`openai`): ask for answers as event
+    /// streams, so a case's `firstByteMs` is the time to the model's first
+    /// token (its stream variable, `CAUTILUS_OPENAI_STREAM`, overrides it).
     #[serde(default)]
     pub stream: Option<bool>,
-}
-
-impl ConfigProviders {
-    /// The settings as the environment variables they stand in for (used
-    /// where the variable is not set).
-    pub fn as_env(&self) -> std::collections::BTreeMap<String, String> {
-        let mut env = std::collections::BTreeMap::new();
-        for (variable, settings) in [
-            ("OPENAI_BASE_URL", &self.openai),
-            ("ANTHROPIC_BASE_URL", &self.anthropic),
-        ] {
-            if let Some(url) = settings.as_ref().and_then(|s| s.base_url.clone()) {
-                env.insert(variable.to_string(), url);
-            }
-        }
-        if let Some(stream) = self.openai.as_ref().and_then(|s| s.stream) {
-            env.insert(STREAM_VARIABLE.to_string(), stream.to_string());
-        }
-        for (family, settings) in [("openai", &self.openai), ("anthropic", &self.anthropic)] {
-            if let Some(prices) = settings.as_ref().and_then(|s| s.prices.as_ref()) {
-                env.insert(
-                    crate::eval::provider::pricing::prices_variable(family),
-                    serde_json::to_string(prices).expect("prices serialize"),
-                );
-            }
-        }
-        env
-    }
 }
 
 /// `[judge]`: the model that grades plain-string criteria where a
@@ -260,9 +227,6 @@ const KEYS: &[(&str, &[&str])] = &[
         ],
     ),
     ("judge", &["provider", "model"]),
-    ("providers", &["openai", "anthropic"]),
-    ("providers.openai", &["base_url", "prices", "stream"]),
-    ("providers.anthropic", &["base_url", "prices"]),
     (
         "defaults",
         &[
@@ -277,6 +241,24 @@ const KEYS: &[(&str, &[&str])] = &[
     ),
     ("grants", &["http", "programs", "secrets"]),
 ];
+
+/// The error of `key` in `table` (`""`: the top level), which is none of
+/// `keys`: it names the closest.
+pub(super) fn unknown_key(table: &str, key: &str, keys: &[&str]) -> String {
+    let at = if table.is_empty() {
+        format!("`{key}`")
+    } else {
+        format!("`{table}.{key}`")
+    };
+    let near = keys
+        .iter()
+        .map(|k| (strsim::jaro_winkler(k, key), *k))
+        .filter(|(score, _)| *score > 0.8)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, k)| format!("did you mean `{k}`? "))
+        .unwrap_or_default();
+    format!("unknown key {at}; {near}keys here: {}", keys.join(", "))
+}
 
 /// Reads and checks `file`.
 pub fn load(file: &Path) -> Result<Loaded, ConfigError> {
@@ -299,22 +281,7 @@ pub fn load(file: &Path) -> Result<Loaded, ConfigError> {
         };
         for key in entries.into_iter().flat_map(|t| t.keys()) {
             if !keys.contains(&key.as_str()) {
-                let at = if table.is_empty() {
-                    format!("`{key}`")
-                } else {
-                    format!("`{table}.{key}`")
-                };
-                let near = keys
-                    .iter()
-                    .map(|k| (strsim::jaro_winkler(k, key), *k))
-                    .filter(|(score, _)| *score > 0.8)
-                    .max_by(|a, b| a.0.total_cmp(&b.0))
-                    .map(|(_, k)| format!("did you mean `{k}`? "))
-                    .unwrap_or_default();
-                return Err(error(format!(
-                    "unknown key {at}; {near}keys here: {}",
-                    keys.join(", ")
-                )));
+                return Err(error(unknown_key(table, key, keys)));
             }
         }
     }
@@ -358,34 +325,6 @@ fn check(config: &ProjectConfig) -> Result<(), String> {
         .is_some_and(|n| !(1..=100).contains(&n))
     {
         return Err("`defaults.trials`: must be from 1 to 100".into());
-    }
-    for (id, url) in [
-        ("openai", config.providers.openai.as_ref()),
-        ("anthropic", config.providers.anthropic.as_ref()),
-    ]
-    .into_iter()
-    .filter_map(|(id, s)| Some((id, s?.base_url.as_deref()?)))
-    {
-        match reqwest::Url::parse(url) {
-            Ok(parsed) if matches!(parsed.scheme(), "http" | "https") => {}
-            _ => {
-                return Err(format!(
-                    "`providers.{id}.base_url`: `{url}` is not an http(s) URL"
-                ));
-            }
-        }
-    }
-    for (id, settings) in [
-        ("openai", config.providers.openai.as_ref()),
-        ("anthropic", config.providers.anthropic.as_ref()),
-    ] {
-        if let Some(prices) = settings.and_then(|s| s.prices.as_ref()) {
-            let text = serde_json::to_string(prices).expect("prices serialize");
-            crate::eval::provider::pricing::parse_prices(
-                &text,
-                &format!("`providers.{id}.prices`"),
-            )?;
-        }
     }
     if let Some(judge) = &config.judge {
         for (key, value) in [("provider", &judge.provider), ("model", &judge.model)] {
@@ -458,22 +397,6 @@ secrets = { ACME_KEY = "ACME_API_KEY" }
         assert!(
             error.starts_with("unknown key `defaults.concurency`; did you mean `concurrency`?"),
             "{error}"
-        );
-        // Only the openai provider streams.
-        let error = load_text("[providers.anthropic]\nstream = true").unwrap_err();
-        assert!(
-            error.starts_with("unknown key `providers.anthropic.stream`; keys here"),
-            "{error}"
-        );
-        let streamed = load_text("[providers.openai]\nstream = true").unwrap();
-        assert_eq!(
-            streamed
-                .config
-                .providers
-                .as_env()
-                .get(STREAM_VARIABLE)
-                .map(String::as_str),
-            Some("true")
         );
         let error = load_text("[grants]\nnetwork = []").unwrap_err();
         assert!(

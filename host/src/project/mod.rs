@@ -1,4 +1,5 @@
-//! A project's evaluations: its `cautilus.toml` ([`config`]), its suites
+//! A project's evaluations: its `cautilus.toml` ([`config`], its
+//! `[providers.<id>]` tables: [`providers`]), its suites
 //! ([`manifest`]: discovery by the config's globs, unique ids, and the
 //! manifest `cautilus eval list` prints without running anything), their
 //! check before anything runs ([`check`]), and one run over all of them
@@ -8,6 +9,7 @@ pub mod check;
 pub mod config;
 pub mod latest;
 pub mod manifest;
+pub mod providers;
 pub mod run;
 
 use std::path::{Path, PathBuf};

@@ -1,9 +1,10 @@
 //! What the built-in providers need from the machine they run on
 //! ([`cautilus_sdk::provider::Needs`]): the endpoints of the model APIs,
 //! the programs of the CLIs with the host variables they read and what to
-//! do when they are missing, Codex's home, the price families and the
-//! generation settings each applies. The host grants exactly this and
-//! knows none of it.
+//! do when they are missing, Codex's home, the price families, the
+//! generation settings each applies, the API each messaging CLI stands in
+//! for and what makes each usable. The host grants exactly this, and picks
+//! a stand-in from it, knowing none of it.
 
 use cautilus_sdk::provider::{Endpoint, HomeSetting, Needs, PriceFamily, Program, ProgramHome};
 
@@ -64,6 +65,11 @@ pub fn openai() -> Needs {
         program: None,
         prices: Some(family("openai")),
         settings_applied: Some(strings(ALL_SETTINGS)),
+        stands_in_for: None,
+        setup_hint: Some(
+            "set OPENAI_API_KEY, or OPENAI_BASE_URL for an OpenAI-compatible server such as llama.cpp, vLLM or Ollama"
+                .into(),
+        ),
     }
 }
 
@@ -81,6 +87,9 @@ pub fn anthropic() -> Needs {
         prices: Some(family("anthropic")),
         // The Messages API takes no seed.
         settings_applied: Some(strings(&["temperature", "maxTokens", "topP", "stop"])),
+        stands_in_for: None,
+        // Said from its key variable: "set ANTHROPIC_API_KEY".
+        setup_hint: None,
     }
 }
 
@@ -92,7 +101,14 @@ pub fn claude(agent: bool) -> Needs {
     } else {
         "install Claude Code (`npm install -g @anthropic-ai/claude-code`) and log in, or use `--provider anthropic` with ANTHROPIC_API_KEY"
     };
-    cli("claude", CLAUDE_ENV, hint, agent, None, family("anthropic"))
+    let mut needs = cli("claude", CLAUDE_ENV, hint, agent, None, family("anthropic"));
+    if !agent {
+        // A fixture asking for `anthropic` runs through Claude Code when
+        // no ANTHROPIC_API_KEY is set.
+        needs.stands_in_for = Some("anthropic".into());
+        needs.setup_hint = Some("install and log in to Claude Code so `claude` is on PATH".into());
+    }
+    needs
 }
 
 /// Codex, as a messaging CLI (`codex-cli`) or a coding agent (`codex`).
@@ -116,7 +132,14 @@ pub fn codex(agent: bool) -> Needs {
         }),
         ..family("openai")
     };
-    cli("codex", CODEX_ENV, hint, agent, Some(home), prices)
+    let mut needs = cli("codex", CODEX_ENV, hint, agent, Some(home), prices);
+    if !agent {
+        // A fixture asking for `openai` runs through Codex when no OpenAI
+        // endpoint is set.
+        needs.stands_in_for = Some("openai".into());
+        needs.setup_hint = Some("install and log in to Codex so `codex` is on PATH".into());
+    }
+    needs
 }
 
 fn family(name: &str) -> PriceFamily {
@@ -151,6 +174,8 @@ fn cli(
         prices: Some(prices),
         // The CLIs take none of them.
         settings_applied: Some(Vec::new()),
+        stands_in_for: None,
+        setup_hint: None,
     }
 }
 
@@ -170,6 +195,11 @@ mod tests {
         assert!(!claude(false).program.unwrap().agent);
         assert!(codex(false).program.unwrap().home.is_some());
         assert!(claude(true).program.unwrap().home.is_none());
+        // The messaging CLIs stand in for their API; the agents for nothing.
+        assert_eq!(claude(false).stands_in_for.as_deref(), Some("anthropic"));
+        assert_eq!(codex(false).stands_in_for.as_deref(), Some("openai"));
+        assert_eq!(claude(true).stands_in_for, None);
+        assert_eq!(codex(true).setup_hint, None);
     }
 
     #[test]

@@ -53,6 +53,7 @@ pub(super) fn evaluate(args: EvaluateArgs) -> anyhow::Result<ExitCode> {
         let _preloading = registry.preload_builtins();
         let cwd = std::env::current_dir()?;
         let (project, config) = crate::project::open(&cwd, None)?;
+        let provider_env = crate::cli::provider_env(registry, &project)?;
         let rescored = crate::quality::rescore::rescore(
             registry,
             &args.input,
@@ -63,7 +64,7 @@ pub(super) fn evaluate(args: EvaluateArgs) -> anyhow::Result<ExitCode> {
                 default_judge: config
                     .and(project.config.judge.as_ref())
                     .map(crate::project::config::ConfigJudge::to_fixture_value),
-                provider_env: project.config.providers.as_env(),
+                provider_env,
             },
         )?;
         return finish(&rescored.outcome, args.json);

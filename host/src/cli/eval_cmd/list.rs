@@ -37,8 +37,9 @@ pub struct ListArgs {
 pub fn list(args: ListArgs) -> anyhow::Result<ExitCode> {
     let cwd = std::env::current_dir()?;
     let (loaded, file) = project::open(&cwd, args.config.as_deref())?;
-    let mut manifest = project::manifest::manifest(&loaded, file.as_deref())?;
     let registry = crate::cli::registry()?;
+    let provider_env = crate::cli::provider_env(registry, &loaded)?;
+    let mut manifest = project::manifest::manifest(&loaded, file.as_deref())?;
     let _preloading = registry.preload_builtins();
     let default_judge = loaded
         .config
@@ -47,7 +48,7 @@ pub fn list(args: ListArgs) -> anyhow::Result<ExitCode> {
         .map(project::config::ConfigJudge::to_fixture_value);
     let options = crate::quality::check::CheckOptions {
         default_judge: default_judge.as_ref(),
-        provider_env: loaded.config.providers.as_env(),
+        provider_env,
         ..Default::default()
     };
     project::check::check_suites(registry, &loaded, &mut manifest, &options, |_| true);

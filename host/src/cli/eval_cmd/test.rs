@@ -42,10 +42,19 @@ fn run_test(args: TestArgs) -> anyhow::Result<ExitCode> {
             let cwd = std::env::current_dir()?;
             let (project, config_file) = crate::project::open(&cwd, args.config.as_deref())?;
             let defaults = &project.config.defaults;
+            let limits = args.limits.limits(
+                defaults
+                    .timeout_ms
+                    .unwrap_or(LimitArgs::PROVIDER_TIMEOUT_MS),
+            );
+            // The run's registry (the same for the same limits): the
+            // project's `[providers.<id>]` tables are checked against it.
+            let registry = registry_for(&limits)?;
+            let provider_env = crate::cli::provider_env(registry, &project)?;
             let options = TestOptions {
                 fixture: fixture.unwrap_or_default(),
                 path_root: args.path_root,
-                provider_env: project.config.providers.as_env(),
+                provider_env,
                 judge: args.judge.map(
                     |(provider, model)| serde_json::json!({"provider": provider, "model": model}),
                 ),
@@ -87,11 +96,7 @@ fn run_test(args: TestArgs) -> anyhow::Result<ExitCode> {
                 cassette: args.cassette,
                 max_cassette_mib: args.max_cassette_mib,
                 fixture_results: args.fixture_results,
-                limits: args.limits.limits(
-                    defaults
-                        .timeout_ms
-                        .unwrap_or(LimitArgs::PROVIDER_TIMEOUT_MS),
-                ),
+                limits,
                 jobs: args.jobs.or(defaults.jobs).map(usize::from),
                 concurrency: args.concurrency.or(defaults.concurrency).map(usize::from),
                 update_snapshots: args.update_snapshots,

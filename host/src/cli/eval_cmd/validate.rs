@@ -31,6 +31,8 @@ pub(super) fn validate(args: ValidateArgs) -> anyhow::Result<ExitCode> {
     // The project's `[judge]` stands in where the fixture names none.
     let cwd = std::env::current_dir()?;
     let (project, config) = crate::project::open(&cwd, None)?;
+    // Its `[providers.<id>]` tables are checked as `eval test` checks them.
+    crate::cli::provider_env(registry, &project)?;
     let default_judge = config
         .and(project.config.judge.as_ref())
         .map(crate::project::config::ConfigJudge::to_fixture_value);

@@ -1,4 +1,5 @@
-//! Calling the provider for a case: what a provider is granted and told
+//! Calling the provider for a case: what the built-in providers declare
+//! ([`declared`]), what a provider is granted and told
 //! ([`setup`], an API provider's endpoint: [`endpoint`]), a run's calls (sessions, cassette, redaction: [`calls`]), the
 //! cassette ([`cassette`], its file [`cassette_file`]), the observation's
 //! JSON form and its scrubbing, prices, and the judge's embedding calls.
@@ -9,6 +10,7 @@ pub mod cassette;
 pub mod cassette_file;
 #[cfg(test)]
 mod cassette_fuzz;
+pub mod declared;
 pub mod embeddings;
 mod endpoint;
 pub mod observation_json;

@@ -11,6 +11,7 @@ use serde_json::Value;
 use crate::eval::EvalError;
 use crate::eval::options::TestOptions;
 use crate::eval::provider::cassette::{Cassette, ReplayMode};
+use crate::eval::provider::declared::{Declared, available, way_to_run};
 use crate::eval::provider::setup::{self, ProviderSetup, on_path};
 use crate::fixture::Suite;
 use crate::plugin::{Grants, Registry};
@@ -99,14 +100,17 @@ impl RunProvider {
                 .then(|| options.default_provider.clone())
                 .flatten()
         });
+        let declared = || Declared::builtin(registry).map_err(EvalError::from);
         let reference = match (&flag_or_default, &cassette) {
             (Some(reference), _) => reference.clone(),
-            (None, Some(cassette)) if strict && repo => choose_recorded_agent(&cassette.adapters()),
-            (None, Some(cassette)) if strict => {
-                choose_recorded(fixture_provider, canned, &cassette.adapters())?
+            (None, Some(cassette)) if strict && repo => {
+                choose_recorded_agent(&declared, &cassette.adapters())?
             }
-            (None, _) if repo => choose_agent(&env),
-            (None, _) => choose(fixture_provider, canned, &env)?,
+            (None, Some(cassette)) if strict => {
+                choose_recorded(&declared, fixture_provider, canned, &cassette.adapters())?
+            }
+            (None, _) if repo => choose_agent(&declared, &env)?,
+            (None, _) => choose(&declared, fixture_provider, canned, &env)?,
         };
         let setup = if strict {
             // Every answer comes from the cassette: the provider is granted
@@ -151,49 +155,44 @@ impl RunProvider {
     }
 }
 
+/// What the built-in providers declare, read when a choice needs it.
+pub type Declarations<'a> = dyn Fn() -> Result<Declared, EvalError> + 'a;
+
 /// The provider a run uses when `--provider` does not name one: the fixture
 /// backend for canned results (`--fixture-results`); else what the
-/// fixture's `provider` asks for and this machine can reach: `anthropic`
-/// with `ANTHROPIC_API_KEY` set, else `claude-cli` when `claude` is on
-/// PATH; `openai` with `OPENAI_API_KEY` or `OPENAI_BASE_URL` set, else
-/// `codex-cli` when `codex` is on PATH; any other
-/// id or path as it is. Nothing usable is a definition error listing each
-/// way to run the suite.
+/// fixture's `provider` asks for and this machine can reach: the provider
+/// named when it can run here (an API's key set, or its base URL for one
+/// that needs no key), else the first built-in standing in for it whose
+/// program is on PATH (`anthropic`: `claude-cli`; `openai`: `codex-cli`);
+/// any id nothing stands in for, or a path, as it is. Nothing usable is a
+/// definition error listing each way to run the suite.
 pub fn choose(
+    declared: &Declarations,
     fixture_provider: Option<&str>,
     canned: bool,
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<String, EvalError> {
-    let set = |name: &str| env(name).is_some_and(|v| !v.trim().is_empty());
     let asked = match fixture_provider.map(str::trim).filter(|p| !p.is_empty()) {
         _ if canned => return Ok("fixture".into()),
         None => return Ok("fixture".into()),
         Some(asked) => asked,
     };
-    let (ways, found) = match asked {
-        "anthropic" => (
-            "set ANTHROPIC_API_KEY (the `anthropic` API provider), or install and log in to Claude Code so `claude` is on PATH (`claude-cli`)",
-            if set("ANTHROPIC_API_KEY") {
-                Some("anthropic")
-            } else if on_path("claude", env) {
-                Some("claude-cli")
-            } else {
-                None
-            },
-        ),
-        "openai" => (
-            "set OPENAI_API_KEY, or OPENAI_BASE_URL for an OpenAI-compatible server such as llama.cpp, vLLM or Ollama (the `openai` API provider), or install and log in to Codex so `codex` is on PATH (`codex-cli`)",
-            if set("OPENAI_API_KEY") || set("OPENAI_BASE_URL") {
-                Some("openai")
-            } else if on_path("codex", env) {
-                Some("codex-cli")
-            } else {
-                None
-            },
-        ),
-        other => return Ok(other.to_string()),
+    if !plain_id(asked) {
+        return Ok(asked.to_string());
+    }
+    let declared = declared()?;
+    let Some(family) = declared.family(asked) else {
+        return Ok(asked.to_string());
     };
-    found.map(str::to_string).ok_or_else(|| EvalError::Provider {
+    if let Some((id, _)) = family.iter().find(|(_, needs)| available(needs, env)) {
+        return Ok(id.to_string());
+    }
+    let ways = family
+        .iter()
+        .map(|(id, needs)| way_to_run(id, needs))
+        .collect::<Vec<_>>()
+        .join(", or ");
+    Err(EvalError::Provider {
         provider: asked.to_string(),
         message: format!(
             "the fixture asks for `{asked}` and nothing here can reach it: {ways}; or run without a model: `--provider fixture`"
@@ -201,32 +200,48 @@ pub fn choose(
     })
 }
 
-/// The coding agent of a repo suite without `--provider`: `claude-code`
-/// when `claude` is on PATH, else `codex` when `codex` is, else the fixture backend (whose cases are then
-/// blocked for want of canned observations, saying so).
-pub fn choose_agent(env: &dyn Fn(&str) -> Option<String>) -> String {
-    if on_path("claude", env) {
-        "claude-code".into()
-    } else if on_path("codex", env) {
-        "codex".into()
-    } else {
-        "fixture".into()
-    }
+/// Whether `reference` names a provider by id (not a `.wasm` path nor a
+/// pack's `<pack>/<id>`): only such a name can have stand-ins.
+fn plain_id(reference: &str) -> bool {
+    crate::plugin::split_path_reference(reference).is_none() && !reference.contains('/')
 }
 
-/// The coding agent whose calls a `replay-strict` repo run's cassette holds.
-pub fn choose_recorded_agent(recorded: &std::collections::BTreeSet<String>) -> String {
-    ["claude-code", "codex"]
-        .into_iter()
-        .find(|id| recorded.contains(*id))
-        .unwrap_or("fixture")
-        .to_string()
+/// The coding agent of a repo suite without `--provider`: the first
+/// built-in coding agent whose program is on PATH, in the built-in pack's
+/// order (`claude-code`, then `codex`), else the fixture backend (whose
+/// cases are then blocked for want of canned observations, saying so).
+pub fn choose_agent(
+    declared: &Declarations,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<String, EvalError> {
+    let declared = declared()?;
+    Ok(declared
+        .agents()
+        .find(|(_, program)| on_path(&program.name, env))
+        .map_or("fixture", |(id, _)| id)
+        .to_string())
+}
+
+/// The coding agent whose calls a `replay-strict` repo run's cassette holds
+/// (the first built-in coding agent, in order, it holds calls of).
+pub fn choose_recorded_agent(
+    declared: &Declarations,
+    recorded: &std::collections::BTreeSet<String>,
+) -> Result<String, EvalError> {
+    let declared = declared()?;
+    Ok(declared
+        .agents()
+        .find(|(id, _)| recorded.contains(*id))
+        .map_or("fixture", |(id, _)| id)
+        .to_string())
 }
 
 /// The provider of a `replay-strict` run without `--provider`: the one of
-/// the fixture's provider family (`anthropic`: the API or `claude-cli`;
-/// `openai`: the API or `codex-cli`) whose calls the cassette holds.
+/// the fixture's provider and its stand-ins (`anthropic`: the API or
+/// `claude-cli`; `openai`: the API or `codex-cli`) whose calls the cassette
+/// holds.
 pub fn choose_recorded(
+    declared: &Declarations,
     fixture_provider: Option<&str>,
     canned: bool,
     recorded: &std::collections::BTreeSet<String>,
@@ -236,20 +251,22 @@ pub fn choose_recorded(
         None => return Ok("fixture".into()),
         Some(asked) => asked,
     };
-    let family: &[&str] = match asked {
-        "anthropic" => &["anthropic", "claude-cli"],
-        "openai" => &["openai", "codex-cli"],
-        other => return Ok(other.to_string()),
+    if !plain_id(asked) {
+        return Ok(asked.to_string());
+    }
+    let declared = declared()?;
+    let Some(family) = declared.family(asked) else {
+        return Ok(asked.to_string());
     };
-    family
-        .iter()
+    let ids: Vec<&str> = family.iter().map(|(id, _)| *id).collect();
+    ids.iter()
         .find(|id| recorded.contains(**id))
         .map(|id| id.to_string())
         .ok_or_else(|| EvalError::Provider {
             provider: asked.to_string(),
             message: format!(
                 "the cassette holds no calls of {}; record them with `--replay record-new`, or name the provider with `--provider`",
-                family.join(" or ")
+                ids.join(" or ")
             ),
         })
 }
@@ -257,6 +274,12 @@ pub fn choose_recorded(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::eval::provider::declared::tests::{api, builtin_registry, cli};
+
+    /// What the providers compiled into this binary declare.
+    fn builtin() -> Result<Declared, EvalError> {
+        Ok(Declared::builtin(builtin_registry())?)
+    }
 
     #[test]
     fn the_fixture_provider_picks_what_this_machine_can_reach() {
@@ -278,8 +301,10 @@ mod tests {
             }
         };
         let pick = |asked: Option<&str>, canned: bool, env: &dyn Fn(&str) -> Option<String>| {
-            choose(asked, canned, env).map_err(|e| e.to_string())
+            choose(&builtin, asked, canned, env).map_err(|e| e.to_string())
         };
+        let choose_agent =
+            |env: &dyn Fn(&str) -> Option<String>| choose_agent(&builtin, env).unwrap();
         let none = with(vec![]);
         assert_eq!(
             pick(Some("anthropic"), true, &none).unwrap(),
@@ -307,5 +332,144 @@ mod tests {
         let refused = pick(Some("openai"), false, &none).unwrap_err();
         assert!(refused.contains("OPENAI_BASE_URL"), "{refused}");
         assert!(refused.contains("`codex-cli`"), "{refused}");
+    }
+
+    /// The choices and refusals of the built-in providers, as the host said
+    /// them when it named the providers itself.
+    #[test]
+    fn the_built_in_declarations_give_the_choices_and_words_they_always_did() {
+        let none = |_: &str| None;
+        let refused = |asked: &str| {
+            choose(&builtin, Some(asked), false, &none)
+                .unwrap_err()
+                .to_string()
+        };
+        assert_eq!(
+            refused("anthropic"),
+            "provider `anthropic`: the fixture asks for `anthropic` and nothing here can reach it: set ANTHROPIC_API_KEY (the `anthropic` API provider), or install and log in to Claude Code so `claude` is on PATH (`claude-cli`); or run without a model: `--provider fixture`"
+        );
+        assert_eq!(
+            refused("openai"),
+            "provider `openai`: the fixture asks for `openai` and nothing here can reach it: set OPENAI_API_KEY, or OPENAI_BASE_URL for an OpenAI-compatible server such as llama.cpp, vLLM or Ollama (the `openai` API provider), or install and log in to Codex so `codex` is on PATH (`codex-cli`); or run without a model: `--provider fixture`"
+        );
+        // Nothing stands in for any other provider: it is used as named.
+        for named in [
+            "claude-cli",
+            "codex-cli",
+            "claude-code",
+            "codex",
+            "fixture",
+            "acme/p",
+            "nope",
+        ] {
+            assert_eq!(choose(&builtin, Some(named), false, &none).unwrap(), named);
+        }
+        let key = |name: &str| (name == "OPENAI_API_KEY").then(|| "k".to_string());
+        assert_eq!(
+            choose(&builtin, Some("openai"), false, &key).unwrap(),
+            "openai"
+        );
+        assert_eq!(
+            refused_recorded(&builtin, "anthropic", &[]),
+            "provider `anthropic`: the cassette holds no calls of anthropic or claude-cli; record them with `--replay record-new`, or name the provider with `--provider`"
+        );
+        assert_eq!(
+            refused_recorded(&builtin, "openai", &["codex"]),
+            "provider `openai`: the cassette holds no calls of openai or codex-cli; record them with `--replay record-new`, or name the provider with `--provider`"
+        );
+        let recorded = |ids: &[&str]| ids.iter().map(|id| id.to_string()).collect();
+        for (asked, held, expected) in [
+            ("anthropic", &["claude-cli"][..], "claude-cli"),
+            ("anthropic", &["claude-cli", "anthropic"][..], "anthropic"),
+            ("openai", &["codex-cli", "openai"][..], "openai"),
+            ("openai", &["codex-cli"][..], "codex-cli"),
+            ("claude-cli", &[][..], "claude-cli"),
+        ] {
+            assert_eq!(
+                choose_recorded(&builtin, Some(asked), false, &recorded(held)).unwrap(),
+                expected,
+                "{asked} {held:?}"
+            );
+        }
+        for (held, expected) in [
+            (&["codex", "claude-code"][..], "claude-code"),
+            (&["codex", "openai"][..], "codex"),
+            (&["claude-cli"][..], "fixture"),
+        ] {
+            assert_eq!(
+                choose_recorded_agent(&builtin, &recorded(held)).unwrap(),
+                expected
+            );
+        }
+    }
+
+    fn refused_recorded(declared: &Declarations, asked: &str, held: &[&str]) -> String {
+        choose_recorded(
+            declared,
+            Some(asked),
+            false,
+            &held.iter().map(|id| id.to_string()).collect(),
+        )
+        .unwrap_err()
+        .to_string()
+    }
+
+    /// Any provider may be declared a stand-in; the host holds none of
+    /// their names, variables or programs.
+    #[test]
+    fn stand_ins_and_agents_follow_the_declarations_in_order() {
+        let declared = || {
+            Ok(Declared::new(vec![
+                api("acme", false),
+                cli("acme-cli", "acme-bin", false, Some("acme")),
+                cli("zeta-agent", "zeta", true, None),
+                cli("acme-agent", "acme-bin", true, None),
+            ]))
+        };
+        let bin = tempfile::tempdir().unwrap();
+        for program in ["acme-bin", "zeta"] {
+            let file = bin.path().join(program);
+            std::fs::write(&file, "#!/bin/sh\n").unwrap();
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::PermissionsExt;
+                std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o755)).unwrap();
+            }
+        }
+        let path = bin.path().display().to_string();
+        let on_path = |name: &str| (name == "PATH").then(|| path.clone());
+        let url = |name: &str| (name == "ACME_BASE_URL").then(|| "http://127.0.0.1:9".to_string());
+        let none = |_: &str| None;
+        assert_eq!(
+            choose(&declared, Some("acme"), false, &url).unwrap(),
+            "acme"
+        );
+        assert_eq!(
+            choose(&declared, Some("acme"), false, &on_path).unwrap(),
+            "acme-cli"
+        );
+        let refused = choose(&declared, Some("acme"), false, &none)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            refused.contains(
+                "set ACME_API_KEY, or ACME_BASE_URL for a server that needs no key (the `acme` API provider), or put `acme-bin` on PATH (`acme-cli`); or run without a model"
+            ),
+            "{refused}"
+        );
+        assert_eq!(choose_agent(&declared, &on_path).unwrap(), "zeta-agent");
+        assert_eq!(choose_agent(&declared, &none).unwrap(), "fixture");
+        // A path or a pack's provider is never looked up.
+        let unread = || -> Result<Declared, EvalError> { panic!("read the declarations") };
+        for reference in ["./p.wasm", "acme/p"] {
+            assert_eq!(
+                choose(&unread, Some(reference), false, &none).unwrap(),
+                reference
+            );
+        }
+        assert_eq!(
+            choose(&unread, Some("acme"), true, &none).unwrap(),
+            "fixture"
+        );
     }
 }
