@@ -58,6 +58,7 @@ const COMPONENTS: &[(&str, &str, &str)] = &[
         "cautilus_provider_claude_code",
     ),
     ("provider-codex", "codex", "cautilus_provider_codex"),
+    ("provider-exec", "exec", "cautilus_provider_exec"),
     ("judge", "cautilus-judge", "cautilus_judge"),
 ];
 

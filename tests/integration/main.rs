@@ -17,6 +17,9 @@
 //! - `cli`: commands, output and exit codes;
 //! - `concurrency`: provider calls in flight at once (`--concurrency`), in
 //!   case order, interrupted and resumed;
+//! - `exec_provider`: the `exec` provider: a Python FAQ bot answering as
+//!   text and JSON, its errors, what a fixture may run, granted secrets,
+//!   process trees at its timeout, variants recorded and replayed;
 //! - `eval`: `eval test|evaluate|validate` with proof and negative fixtures;
 //! - `judge_failures`: a judge whose verdicts cannot be used: every
 //!   errored assertion named, counted and in the aggregates;
@@ -71,6 +74,7 @@ mod cli_providers;
 mod compose;
 mod concurrency;
 mod eval;
+mod exec_provider;
 mod first_byte;
 mod hostile_output;
 mod judge_failures;

@@ -47,6 +47,10 @@ pub struct Grants {
     /// Values the host sets for some of `program_env` instead of its own
     /// (an isolated `CODEX_HOME`).
     pub program_env_set: Vec<(String, std::ffi::OsString)>,
+    /// Each `process` call runs in a new empty directory (inside the
+    /// workspace), removed when it ends: no run of a program sees what
+    /// another left (the `exec` provider's).
+    pub fresh_dir: bool,
 }
 
 impl std::fmt::Debug for Grants {
@@ -57,6 +61,7 @@ impl std::fmt::Debug for Grants {
             .field("programs", &self.programs)
             .field("secrets", &self.secrets.keys().collect::<Vec<_>>())
             .field("program_env", &self.program_env)
+            .field("fresh_dir", &self.fresh_dir)
             .finish()
     }
 }

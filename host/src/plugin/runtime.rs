@@ -117,6 +117,32 @@ impl Plugin {
         }
     }
 
+    /// This plugin, requesting also to run `program`: the built-in `exec`
+    /// provider runs the program its fixture names, which its `describe`
+    /// cannot know; the host resolves it and asks on the provider's behalf.
+    /// The run must still grant it ([`super::capability::process`]).
+    pub fn requesting_program(&self, program: String) -> Self {
+        let mut description = self.description.clone();
+        if let super::Description::Provider(provider) = &mut description {
+            provider
+                .plugin
+                .capabilities
+                .push(Capability::Process(vec![program]));
+        }
+        Self {
+            label: self.label.clone(),
+            source: self.source.clone(),
+            sha256: self.sha256.clone(),
+            kind: self.kind,
+            wit_version: self.wit_version,
+            cache: self.cache,
+            size: self.size,
+            description,
+            pre: self.pre.clone(),
+            ceiling: self.ceiling.clone(),
+        }
+    }
+
     /// This plugin, allowed at most `granted` (the install grants of
     /// `pack`, named `name@version`).
     pub fn with_ceiling(&self, granted: Vec<crate::pack::Capability>, pack: String) -> Self {

@@ -232,6 +232,7 @@ fn fixture_schema(presets: &[PresetSchemas]) -> Value {
                 properties.insert("provider".into(), json!({"type": ["string", "null"], "description": "The provider the cases are sent to (`anthropic`, `openai`, a pack's …) unless a case names its own."}));
                 properties.insert("model".into(), json!({"type": ["string", "null"], "description": "The model the cases ask for unless a case names its own."}));
                 properties.insert("settings".into(), settings_schema());
+                properties.insert("exec".into(), exec_schema());
             }
             Err(_) => {}
         }
@@ -319,6 +320,21 @@ fn settings_schema() -> Value {
             "topP": {"type": ["number", "null"], "exclusiveMinimum": 0, "maximum": 1},
             "seed": {"type": ["integer", "null"]},
             "stop": {"anyOf": [stop, {"type": "array", "minItems": 1, "maxItems": 4, "items": stop}, {"type": "null"}]}
+        }
+    })
+}
+
+/// The `exec` field (`crate::fixture::exec_field`).
+fn exec_schema() -> Value {
+    json!({
+        "description": "The program the `exec` provider runs for each case: the case as JSON on stdin, the answer on stdout. `./x` is a file next to the fixture (inside its root); a program on PATH or an absolute path runs only when the run grants it (`--grant-program`).",
+        "type": ["object", "null"],
+        "additionalProperties": false,
+        "required": ["command"],
+        "properties": {
+            "command": {"type": "array", "minItems": 1, "items": {"type": "string"}, "description": "The program, then its arguments."},
+            "output": {"enum": ["text", "json"], "description": "`text` (default): stdout is the answer; `json`: stdout is {finalText, usage?, costUsd?, toolCalls?, model?, structured?}."},
+            "timeoutMs": {"type": "integer", "minimum": 1, "description": "The program's time limit (default: --timeout-ms)."}
         }
     })
 }

@@ -11,6 +11,7 @@
 //! - [`claude_code`]: Claude Code as a coding agent in the workspace, observed
 //!   from its event stream, and [`codex_agent`], Codex likewise
 //!   ([`agent_trace`]: what agents' traces share);
+//! - [`exec`]: the user's own program, the case as JSON on stdin;
 //! - [`needs`]: what each built-in provider needs from the machine (its
 //!   endpoint or program, price family, generation settings).
 
@@ -23,6 +24,7 @@ pub mod cli;
 pub mod codex_agent;
 pub mod codex_cli;
 pub mod codex_turns;
+pub mod exec;
 pub mod needs;
 pub mod openai;
 pub mod prices;

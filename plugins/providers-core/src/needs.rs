@@ -51,6 +51,19 @@ fn strings(list: &[&str]) -> Vec<String> {
     list.iter().map(|s| s.to_string()).collect()
 }
 
+/// The `exec` provider: nothing of the machine's but the program the
+/// fixture names, which the host resolves and grants itself; it passes
+/// every generation setting on to the program (which applies what it
+/// reads).
+pub fn exec() -> Needs {
+    Needs {
+        endpoint: None,
+        program: None,
+        prices: None,
+        settings_applied: Some(strings(ALL_SETTINGS)),
+    }
+}
+
 /// The `openai` API provider: an OpenAI-compatible `chat/completions`.
 pub fn openai() -> Needs {
     Needs {

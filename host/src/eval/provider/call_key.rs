@@ -18,6 +18,9 @@ const VOLATILE_OPTIONS: &[&str] = &[
     "stream",
     // A coding agent's workspace copy: a new temporary directory each time.
     "workspaceDir",
+    // The `exec` program's path on this machine (the command as the
+    // fixture wrote it, option `exec`, is kept).
+    "execArgv",
 ];
 
 /// The normalized request of a provider call and its key.

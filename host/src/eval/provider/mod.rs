@@ -1,6 +1,7 @@
 //! Calling the provider for a case: what the built-in providers declare
 //! ([`declared`]), what a provider is granted and told
-//! ([`setup`], an API provider's endpoint: [`endpoint`]), a run's calls (sessions, cassette, redaction: [`calls`]), the
+//! ([`setup`], an API provider's endpoint: [`endpoint`], the `exec`
+//! provider's program: [`exec`]), a run's calls (sessions, cassette, redaction: [`calls`]), the
 //! cassette ([`cassette`], its file [`cassette_file`]), the observation's
 //! JSON form and its scrubbing, prices, and the judge's embedding calls.
 
@@ -13,6 +14,7 @@ mod cassette_fuzz;
 pub mod declared;
 pub mod embeddings;
 mod endpoint;
+pub mod exec;
 pub mod observation_json;
 pub mod observation_scrub;
 pub mod pricing;

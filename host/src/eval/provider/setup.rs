@@ -470,6 +470,20 @@ mod tests {
             assert_eq!(settings_applied(&cli.plugin), Some(&[][..]), "{reference}");
             assert_eq!(denied(registry(), reference).unwrap().agent, agent);
         }
+        // `exec` needs nothing of the machine: its program is the
+        // fixture's (`super::super::exec`); it passes every setting on.
+        let exec = setup_of("exec");
+        assert!(exec.grants.programs.is_empty() && exec.grants.program_env.is_empty());
+        assert!(exec.grants.http_hosts.is_empty() && exec.grants.workspace.is_none());
+        assert_eq!(
+            settings_applied(&exec.plugin).map(<[String]>::to_vec),
+            Some(
+                crate::fixture::settings::NAMES
+                    .iter()
+                    .map(|n| n.to_string())
+                    .collect()
+            )
+        );
         let fixture = setup_of("fixture");
         assert!(fixture.grants.http_hosts.is_empty() && fixture.grants.program_env.is_empty());
         assert_eq!(settings_applied(&fixture.plugin), Some(&[][..]));

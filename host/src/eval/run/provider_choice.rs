@@ -126,6 +126,13 @@ impl RunProvider {
             )?
         };
         let mut setup = setup;
+        crate::eval::provider::exec::prepare(
+            &mut setup,
+            suite,
+            !strict,
+            u64::try_from(options.limits.timeout.as_millis()).unwrap_or(u64::MAX),
+            &env,
+        )?;
         let isolated = body
             .get("agent")
             .and_then(|a| a.get("codexHome"))

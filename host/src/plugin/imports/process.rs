@@ -26,6 +26,8 @@ pub struct ProcessCtx {
     pub case_workspace: Option<PathBuf>,
     /// Most bytes kept of a program's stdout and of its stderr.
     output_limit: usize,
+    /// Each program runs in a new empty directory inside the workspace.
+    fresh_dir: bool,
 }
 
 impl ProcessCtx {
@@ -37,6 +39,7 @@ impl ProcessCtx {
             workspace: grants.workspace.clone(),
             case_workspace: None,
             output_limit,
+            fresh_dir: grants.fresh_dir,
         }
     }
 
@@ -114,7 +117,23 @@ impl process::Host for ProcessCtxView<'_> {
             .allows(&command.program)
             .and_then(|()| policy.allows_env(&command.env))
             .map_err(process::ProcessError::Denied)?;
-        let cwd = self.ctx.cwd(&command)?;
+        let mut cwd = self.ctx.cwd(&command)?;
+        // Removed when the program (and every process it started) ended.
+        let fresh = match self.ctx.fresh_dir {
+            false => None,
+            true => {
+                let dir = tempfile::Builder::new()
+                    .prefix("run-")
+                    .tempdir_in(&cwd)
+                    .map_err(|e| {
+                        process::ProcessError::Failed(format!(
+                            "cannot create an empty directory to run it in: {e}"
+                        ))
+                    })?;
+                cwd = dir.path().to_path_buf();
+                Some(dir)
+            }
+        };
         let timeout = self.call.bounded(Duration::from_millis(u64::from(
             command.timeout_ms.unwrap_or(60_000),
         )));
@@ -122,13 +141,17 @@ impl process::Host for ProcessCtxView<'_> {
         // The waiting is done on tokio's blocking pool, so the I/O workers
         // keep serving the other calls in flight.
         let limit = self.ctx.output_limit;
-        tokio::task::spawn_blocking(move || run_bounded(&command, &inherited, &cwd, timeout, limit))
-            .await
-            .unwrap_or_else(|e| {
-                Err(process::ProcessError::Failed(format!(
-                    "the runner stopped: {e}"
-                )))
-            })
+        tokio::task::spawn_blocking(move || {
+            let ran = run_bounded(&command, &inherited, &cwd, timeout, limit);
+            drop(fresh);
+            ran
+        })
+        .await
+        .unwrap_or_else(|e| {
+            Err(process::ProcessError::Failed(format!(
+                "the runner stopped: {e}"
+            )))
+        })
     }
 }
 

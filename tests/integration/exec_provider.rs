@@ -1,0 +1,427 @@
+//! The `exec` provider: the user's own program (the FAQ bot of
+//! `fixtures/eval/apps/faq-bot/`, a Python script) answers each case, as
+//! text or JSON; what it gets (the case, the settings, the granted secret,
+//! an empty directory, nothing else of the environment); a program that
+//! fails errors its case naming it (`fixtures/eval/apps/exec-errors/*`);
+//! a fixture cannot make it run a program outside its root or from `PATH`
+//! unless the user grants it; its processes end at its timeout; its calls
+//! are recorded and replayed with the program gone, variants included.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::support::{all_text, cautilus, output, read_json, repo};
+
+/// A finished run: (exit code, stdout, stderr, output directory's summary).
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+    out: PathBuf,
+}
+
+impl Run {
+    fn summary(&self) -> Value {
+        read_json(&self.out.join("eval-summary.json"))
+    }
+
+    /// The summary's evaluation of `case_id`.
+    fn case(&self, case_id: &str) -> Value {
+        let summary = self.summary();
+        summary["evaluations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["caseId"] == case_id)
+            .cloned()
+            .unwrap_or_else(|| panic!("no case {case_id}: {summary}"))
+    }
+
+    fn observed(&self, case_id: &str) -> Value {
+        let observed = read_json(&self.out.join("eval-observed.json"));
+        observed["evaluations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["caseId"] == case_id)
+            .cloned()
+            .unwrap_or_else(|| panic!("no case {case_id}: {observed}"))
+    }
+}
+
+/// `cautilus eval test --fixture <fixture>` in `workspace`, its records in
+/// a new directory under it, with `args` and `env` (nothing else of the
+/// test's environment but `PATH`).
+fn exec_run(workspace: &Path, fixture: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
+    let out = tempfile::Builder::new()
+        .prefix("run-")
+        .tempdir_in(workspace)
+        .unwrap()
+        .keep();
+    let mut command = cautilus();
+    command
+        .args(["eval", "test", "--fixture"])
+        .arg(fixture)
+        .arg("--workspace")
+        .arg(workspace)
+        .arg("--output-dir")
+        .arg(&out)
+        .args(args)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap())
+        .env("CAUTILUS_CACHE_DIR", crate::support::shared_cache_dir());
+    for (k, v) in env {
+        command.env(k, v);
+    }
+    let (code, stdout, stderr) = output(command.output().unwrap());
+    Run {
+        code,
+        stdout,
+        stderr,
+        out,
+    }
+}
+
+/// A copy of the FAQ bot's directory (its app and fixtures) in a new
+/// directory, so records and cassettes land there.
+fn faq_bot_copy() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let source = repo().join("fixtures/eval/apps/faq-bot");
+    for entry in std::fs::read_dir(&source).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), dir.path().join(entry.file_name())).unwrap();
+    }
+    // An empty project: its root is here, its records under .cautilus/.
+    std::fs::write(dir.path().join("cautilus.toml"), "").unwrap();
+    dir
+}
+
+#[test]
+fn the_faq_bot_answers_through_exec_as_text() {
+    let dir = faq_bot_copy();
+    let run = exec_run(
+        dir.path(),
+        &dir.path().join("faq.fixture.yaml"),
+        &["--concurrency", "3"],
+        &[],
+    );
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    for case in ["refund", "hours", "unknown"] {
+        assert_eq!(run.case(case)["status"], "passed", "{}", run.case(case));
+        assert_eq!(run.observed(case)["harness"], "exec");
+    }
+    assert_eq!(
+        run.observed("refund")["observed"]["finalText"],
+        "Refunds are issued within 14 days of a return. Keep your receipt."
+    );
+    // The judge read the program's answer.
+    let judged = run.case("refund").to_string();
+    assert!(judged.contains("fixture judge"), "{judged}");
+}
+
+#[test]
+fn the_faq_bot_answers_json_with_usage_cost_tool_calls_and_the_settings_it_got() {
+    let dir = faq_bot_copy();
+    let run = exec_run(
+        dir.path(),
+        &dir.path().join("faq-json.fixture.yaml"),
+        &[],
+        &[
+            ("FAQ_BOT_TOKEN", "not-granted-1234"),
+            ("HOME", "/home/exec-test"),
+            ("EXEC_TEST_HOST_VARIABLE", "1"),
+        ],
+    );
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let observed = run.observed("shipping");
+    assert_eq!(
+        observed["observed"]["finalText"],
+        "Standard shipping takes 3 to 5 business days. Express takes 1 day."
+    );
+    assert_eq!(observed["model"], "faq-bot-1");
+    assert_eq!(observed["costUsd"], 0.0001);
+    let text = observed.to_string();
+    assert!(text.contains("\"outputTokens\":12"), "{text}");
+    // Its tool calls and cost were captured: the bounds and the tool
+    // assertion were checked against them (an uncaptured one fails).
+    let case = run.case("shipping");
+    assert_eq!(case["status"], "passed", "{case}");
+    assert_eq!(case["assertions"].as_array().unwrap().len(), 3, "{case}");
+    let structured: Value = match &observed["observed"]["structured"] {
+        Value::String(s) => serde_json::from_str(s).unwrap(),
+        other => other.clone(),
+    };
+    // Every setting reached it; nothing of cautilus's environment but PATH
+    // (the host's FAQ_BOT_TOKEN was not granted; what the interpreter and
+    // its launcher set themselves, such as PWD, may be there); an empty
+    // directory.
+    assert_eq!(
+        structured["settings"],
+        serde_json::json!({"temperature": 0.2, "maxTokens": 64}),
+        "{text}"
+    );
+    let env: Vec<&str> = structured["env"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert!(env.contains(&"PATH"), "{text}");
+    for host in [
+        "FAQ_BOT_TOKEN",
+        "HOME",
+        "EXEC_TEST_HOST_VARIABLE",
+        "CAUTILUS_CACHE_DIR",
+    ] {
+        assert!(!env.contains(&host), "{host} reached the program: {text}");
+    }
+    assert_eq!(structured["cwd"], serde_json::json!([]), "{text}");
+    let state = read_json(&run.out.join("run.json"));
+    assert!(state.get("settingsNotApplied").is_none(), "{state}");
+}
+
+/// The expected-error lines of a negative fixture.
+fn expected_error(name: &str) -> (PathBuf, Vec<String>) {
+    let dir = repo().join("fixtures/eval/apps/exec-errors").join(name);
+    let text = std::fs::read_to_string(dir.join("expected-error.txt")).unwrap();
+    (
+        dir.join("fixture.yaml"),
+        text.lines().map(str::to_string).collect(),
+    )
+}
+
+#[test]
+fn a_program_that_fails_errors_its_case_naming_it() {
+    for name in ["crash", "bad-json", "no-final-text", "timeout"] {
+        let (fixture, expected) = expected_error(name);
+        let workspace = tempfile::tempdir().unwrap();
+        let run = exec_run(workspace.path(), &fixture, &[], &[]);
+        assert_ne!(run.code, 0, "{name}: {}", run.stdout);
+        let case = run.case("a");
+        assert_eq!(case["status"], "errored", "{name}: {case}");
+        let said = case.to_string();
+        for line in &expected {
+            let line = serde_json::to_string(line).unwrap();
+            let line = &line[1..line.len() - 1];
+            assert!(said.contains(line), "{name}: {line}\nnot in {said}");
+        }
+        // The terminal gets it escaped.
+        assert!(!run.stdout.contains('\u{1b}') && !run.stderr.contains('\u{1b}'));
+    }
+}
+
+#[test]
+fn a_fixture_runs_no_program_outside_its_root_or_from_path_unless_granted() {
+    for (name, path_root) in [
+        ("escape-dotdot", true),
+        ("escape-symlink", true),
+        ("absolute-path", false),
+        ("bare-name", false),
+    ] {
+        let (fixture, expected) = expected_error(name);
+        let workspace = tempfile::tempdir().unwrap();
+        let root = fixture.parent().unwrap().display().to_string();
+        let args: Vec<&str> = if path_root {
+            vec!["--path-root", &root]
+        } else {
+            Vec::new()
+        };
+        let run = exec_run(workspace.path(), &fixture, &args, &[]);
+        assert_eq!(run.code, 2, "{name}: {}\n{}", run.stdout, run.stderr);
+        for line in &expected {
+            assert!(
+                run.stderr.contains(line.as_str()),
+                "{name}: {line}\nnot in {}",
+                run.stderr
+            );
+        }
+        assert!(
+            !run.out.join("eval-summary.json").exists(),
+            "{name}: nothing ran"
+        );
+    }
+    // Granted, a program from PATH runs (its script a file beside the fixture).
+    let dir = faq_bot_copy();
+    let fixture = dir.path().join("faq-python.fixture.yaml");
+    let text = std::fs::read_to_string(dir.path().join("faq.fixture.yaml"))
+        .unwrap()
+        .replace("command: [./app.py]", "command: [python3, ./app.py]");
+    std::fs::write(&fixture, text).unwrap();
+    let refused = exec_run(dir.path(), &fixture, &[], &[]);
+    assert_eq!(refused.code, 2, "{}", refused.stderr);
+    assert!(
+        refused.stderr.contains("--grant-program python3"),
+        "{}",
+        refused.stderr
+    );
+    let granted = exec_run(dir.path(), &fixture, &["--grant-program", "python3"], &[]);
+    assert_eq!(granted.code, 0, "{}\n{}", granted.stdout, granted.stderr);
+}
+
+/// A fixture of one case asking the bot for its token.
+fn token_fixture(dir: &Path) -> PathBuf {
+    let fixture = dir.join("token.fixture.yaml");
+    std::fs::write(
+        &fixture,
+        "schemaVersion: cautilus.evaluation_input.v1\nsurface: app\npreset: chat\nsuiteId: faq-token\nprovider: exec\nmodel: faq-bot\nexec: { command: [./app.py], timeoutMs: 20000 }\ncases:\n  - caseId: token\n    messages:\n      - { role: user, content: token? }\n    assertions:\n      - { type: contains, value: \"token: \" }\n",
+    )
+    .unwrap();
+    fixture
+}
+
+#[test]
+fn a_granted_secret_reaches_the_program_and_no_record_or_cassette() {
+    const SECRET: &str = "faq-secret-value-8086";
+    let dir = faq_bot_copy();
+    let fixture = token_fixture(dir.path());
+    // Not granted: the host's variable does not reach the program.
+    let plain = exec_run(dir.path(), &fixture, &[], &[("FAQ_BOT_TOKEN", SECRET)]);
+    assert_eq!(plain.code, 0, "{}\n{}", plain.stdout, plain.stderr);
+    assert_eq!(
+        plain.observed("token")["observed"]["finalText"],
+        "token: absent"
+    );
+    // Granted under the program's name, from another variable.
+    let granted = exec_run(
+        dir.path(),
+        &fixture,
+        &[
+            "--grant-secret",
+            "FAQ_BOT_TOKEN=ACME_FAQ_TOKEN",
+            "--replay",
+            "record-new",
+        ],
+        &[("ACME_FAQ_TOKEN", SECRET)],
+    );
+    assert_eq!(granted.code, 0, "{}\n{}", granted.stdout, granted.stderr);
+    assert_eq!(
+        granted.observed("token")["observed"]["finalText"],
+        "token: [redacted]",
+        "the program got the value, the record holds none of it"
+    );
+    let cassette = dir.path().join(".cautilus/cassettes/faq-token.json");
+    assert!(cassette.exists());
+    let everything = all_text(dir.path());
+    assert!(
+        !everything.contains(SECRET),
+        "a record or cassette holds the secret"
+    );
+    assert!(!granted.stdout.contains(SECRET) && !granted.stderr.contains(SECRET));
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn the_programs_processes_end_at_its_timeout() {
+    let (fixture, _) = expected_error("timeout");
+    let workspace = tempfile::tempdir().unwrap();
+    let run = exec_run(workspace.path(), &fixture, &[], &[]);
+    assert_eq!(run.case("a")["status"], "errored");
+    let started = std::time::Instant::now();
+    loop {
+        let left = sleepers(&["31338.5", "31338.6"]);
+        if left.is_empty() {
+            break;
+        }
+        if started.elapsed() > std::time::Duration::from_secs(5) {
+            for pid in &left {
+                // SAFETY: kill(2) touches no memory of ours.
+                unsafe {
+                    libc::kill(*pid, libc::SIGKILL);
+                }
+            }
+            panic!("the program's processes outlived it: {left:?}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// Pids of the processes whose argv is `sleep <one of markers>`.
+#[cfg(target_os = "linux")]
+fn sleepers(markers: &[&str]) -> Vec<i32> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
+            continue;
+        };
+        let argv: Vec<&[u8]> = cmdline.split(|b| *b == 0).collect();
+        if argv.len() >= 2
+            && argv[0].ends_with(b"sleep")
+            && markers.iter().any(|m| argv[1] == m.as_bytes())
+        {
+            found.push(pid);
+        }
+    }
+    found
+}
+
+#[test]
+fn variants_recorded_replay_with_the_program_deleted() {
+    let dir = faq_bot_copy();
+    let fixture = dir.path().join("faq-variants.fixture.yaml");
+    let recorded = exec_run(dir.path(), &fixture, &["--replay", "record-new"], &[]);
+    // Each variant's case statuses.
+    let verdicts = |run: &Run| -> Vec<(String, String)> {
+        let mut found = Vec::new();
+        for variant in ["full", "brief"] {
+            let summary = read_json(
+                &run.out
+                    .join(format!("variants/{variant}/trial-1/eval-summary.json")),
+            );
+            for e in summary["evaluations"].as_array().unwrap() {
+                found.push((
+                    format!("{variant}/{}", e["caseId"].as_str().unwrap()),
+                    e["status"].as_str().unwrap().to_string(),
+                ));
+            }
+        }
+        found
+    };
+    assert_ne!(recorded.code, 2, "{}\n{}", recorded.stdout, recorded.stderr);
+    let cassette = dir.path().join(".cautilus/cassettes/faq-bot-variants.json");
+    let recorded_calls = std::fs::read_to_string(&cassette).unwrap();
+    assert!(
+        recorded_calls.contains("--style"),
+        "each variant's command is in its key"
+    );
+    // Replayed on another machine (another directory), the program gone:
+    // the key holds the command as written, not where it was.
+    let elsewhere = faq_bot_copy();
+    std::fs::remove_file(elsewhere.path().join("app.py")).unwrap();
+    let moved = elsewhere.path().join(".cautilus/cassettes");
+    std::fs::create_dir_all(&moved).unwrap();
+    std::fs::copy(&cassette, moved.join("faq-bot-variants.json")).unwrap();
+    let (dir, fixture) = (
+        &elsewhere,
+        elsewhere.path().join("faq-variants.fixture.yaml"),
+    );
+    let replayed = exec_run(dir.path(), &fixture, &["--replay", "replay-strict"], &[]);
+    assert_eq!(
+        replayed.code, recorded.code,
+        "{}\n{}",
+        replayed.stdout, replayed.stderr
+    );
+    assert_eq!(verdicts(&replayed), verdicts(&recorded));
+    // The brief deployment drops the second sentence (the receipt).
+    let expected = [
+        ("full/refund", "passed"),
+        ("full/hours", "passed"),
+        ("brief/refund", "failed"),
+        ("brief/hours", "passed"),
+    ];
+    assert_eq!(
+        verdicts(&recorded),
+        expected.map(|(c, s)| (c.to_string(), s.to_string()))
+    );
+    // Live, the deleted program is named.
+    let live = exec_run(dir.path(), &fixture, &[], &[]);
+    assert_eq!(live.code, 2, "{}", live.stderr);
+    assert!(
+        live.stderr.contains("program `./app.py` not found"),
+        "{}",
+        live.stderr
+    );
+}
