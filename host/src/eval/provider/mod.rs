@@ -1,7 +1,7 @@
 //! Calling the provider for a case: what a provider is granted and told
 //! ([`setup`], an API provider's endpoint: [`endpoint`]), a run's calls (sessions, cassette, redaction: [`calls`]), the
 //! cassette ([`cassette`], its file [`cassette_file`]), the observation's
-//! JSON form and its scrubbing, prices, and the judge's embedding calls.
+//! JSON form and its scrubbing, and prices.
 
 pub mod call_key;
 pub mod calls;
@@ -9,7 +9,6 @@ pub mod cassette;
 pub mod cassette_file;
 #[cfg(test)]
 mod cassette_fuzz;
-pub mod embeddings;
 mod endpoint;
 pub mod observation_json;
 pub mod observation_scrub;
