@@ -70,7 +70,9 @@ pub mod latest {
 
     /// Plugin interfaces: what each world exports.
     pub use super::preset::exports::cautilus::plugin::{preset_api, preset_contract};
-    pub use super::provider::exports::cautilus::plugin::{provider_api, provider_needs};
+    pub use super::provider::exports::cautilus::plugin::{
+        provider_api, provider_embed, provider_needs,
+    };
     pub use super::scorer::exports::cautilus::plugin::scorer_api;
 }
 

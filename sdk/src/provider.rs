@@ -3,15 +3,17 @@
 //! A provider turns one case into an observation: a model API call, a
 //! coding-agent CLI run, or a deterministic fixture answer. Network and
 //! processes are available only through [`http`] and [`process`], which the
-//! host allows per capability grant.
+//! host allows per capability grant. A provider may also give embeddings
+//! ([`Provider::embedder`], [`Provider::embed`]) for the run's judge.
 
 use std::marker::PhantomData;
 
-use crate::bindings::{provider_api, provider_needs};
+use crate::bindings::{provider_api, provider_embed, provider_needs};
 use crate::types::{Observation, PluginError};
 
 pub use crate::bindings::{http, process};
 pub use provider_api::{Invocation, ProviderInfo};
+pub use provider_embed::{EmbedRequest, EmbedResponse, Embedder};
 pub use provider_needs::{Endpoint, HomeSetting, Needs, PriceFamily, Program, ProgramHome};
 
 /// A provider plugin.
@@ -25,6 +27,24 @@ pub trait Provider: 'static {
     /// provider then gets what the user grants (`--grant-http`, …).
     fn needs() -> Needs {
         Needs::default()
+    }
+
+    /// Whether it gives embeddings, and the model a request that names
+    /// none gets. `None` by default: the host then refuses a judge's
+    /// `embed` naming this provider, and never calls [`Self::embed`].
+    fn embedder() -> Option<Embedder> {
+        None
+    }
+
+    /// Vectors for `request.inputs`, one per input in order; called only
+    /// when [`Self::embedder`] gives one. `request.options` are the
+    /// provider's options as [`Self::invoke`] gets them (an API
+    /// provider's endpoint and the name of the secret holding its key).
+    fn embed(request: EmbedRequest) -> Result<EmbedResponse, PluginError> {
+        let _ = request;
+        Err(PluginError::failed(
+            "this provider gives no embeddings (its `embeddings` are none)",
+        ))
     }
 }
 
@@ -52,6 +72,16 @@ impl<P: Provider> provider_api::Guest for ProviderExport<P> {
 
     fn invoke(request: Invocation) -> Result<Observation, PluginError> {
         P::invoke(request)
+    }
+}
+
+impl<P: Provider> provider_embed::Guest for ProviderExport<P> {
+    fn embeddings() -> Option<Embedder> {
+        P::embedder()
+    }
+
+    fn embed(request: EmbedRequest) -> Result<EmbedResponse, PluginError> {
+        P::embed(request)
     }
 }
 

@@ -603,6 +603,51 @@ fn a_judges_cost_counts_toward_the_case_cost() {
 }
 
 #[test]
+fn a_judge_whose_provider_gives_no_embeddings_is_refused_naming_it() {
+    // `anthropic` is built with the SDK and gives none; provider-v010 is
+    // built against 0.1.0, before providers could give any.
+    for (judge, named) in [
+        ("anthropic", "anthropic"),
+        ("./provider-v010.wasm", "test-provider-v010"),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::copy(
+            component("provider-v010"),
+            dir.path().join("provider-v010.wasm"),
+        )
+        .unwrap();
+        let fixture = dir.path().join("embedded.fixture.json");
+        std::fs::write(
+            &fixture,
+            json!({
+                "schemaVersion": "cautilus.evaluation_input.v1",
+                "surface": "app", "preset": "prompt", "suiteId": "embedded",
+                "provider": "fixture", "model": "canned",
+                "judge": {"provider": judge, "model": "m"},
+                "assertions": [{"type": "embedding-similarity", "value": "cautilus eval test"}],
+                "cases": [{"caseId": "c1", "input": "Which command runs a fixture?"}]
+            })
+            .to_string(),
+        )
+        .unwrap();
+        let run = eval_run_with(&fixture, &[], |c| {
+            c.env("ANTHROPIC_API_KEY", KEY)
+                .env("ANTHROPIC_BASE_URL", "http://127.0.0.1:9");
+        });
+        let says = format!("the judge provider `{named}` does not provide embeddings");
+        let detail = run.packet("eval-summary.json")["evaluations"][0]["assertions"][0].clone();
+        assert!(
+            detail.to_string().contains(&says),
+            "{judge}: {detail}\n{}{}",
+            run.stdout,
+            run.stderr
+        );
+        assert!(!detail.to_string().contains("openai"), "{detail}");
+        assert!(!all_text(run.dir.path()).contains(KEY));
+    }
+}
+
+#[test]
 fn embeddings_go_to_the_judges_openai_endpoint_and_replay_from_the_cassette() {
     let server = ModelServer::start(|request, _| {
         assert_eq!(request.path, "/v1/embeddings");
@@ -673,6 +718,21 @@ fn embeddings_go_to_the_judges_openai_endpoint_and_replay_from_the_cassette() {
     );
     assert_eq!(summary["evaluations"][0]["judgeUsage"]["inputTokens"], 9);
     assert!(!all_text(dir.path()).contains(KEY));
+    // Recorded by the host under the key it always had (the `openai`
+    // provider's `provider-embed` export answers it now), so cassettes
+    // recorded before still replay.
+    let cassettes = dir.path().join(".cautilus/cassettes");
+    let cassette = std::fs::read_dir(&cassettes)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|x| x == "json"))
+        .expect("a cassette");
+    let entries = read_json(&cassette)["entries"].clone();
+    let embed = &entries["2ede4149526a9279971d9757f9c7ef59a57cc46555938ed1a4becc5a1ee05cb2"];
+    assert_eq!(embed["request"]["kind"], "embed", "{entries}");
+    assert_eq!(embed["request"]["adapter"], "openai");
+    assert_eq!(embed["request"]["settings"], json!({"purpose": "embed"}));
+    assert_eq!(embed["observation"]["usage"]["inputTokens"], 9, "{embed}");
 
     // Replayed from the cassette with no endpoint at all.
     let (code, stdout, stderr, out) = run(

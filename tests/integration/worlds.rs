@@ -197,6 +197,7 @@ fn a_provider_built_against_an_older_patch_loads_declaring_nothing() {
         needs.settings_applied, None,
         "it says nothing about settings"
     );
+    assert!(provider.embedder.is_none(), "it gives no embeddings");
     let mut session = cautilus::plugin::provider::ProviderSession::new(
         plugin,
         Default::default(),
@@ -243,6 +244,36 @@ fn inspect_shows_what_a_provider_declares_it_needs() {
         old,
         json!({"endpoint": null, "program": null, "prices": null, "settingsApplied": null})
     );
+}
+
+#[test]
+fn inspect_shows_whether_a_provider_gives_embeddings() {
+    let embeddings = |reference: &str| {
+        let (code, stdout, stderr) = run(&["plugin", "inspect", reference, "--json"]);
+        assert_eq!(code, 0, "{stderr}");
+        serde_json::from_str::<serde_json::Value>(&stdout).unwrap()["provider"]["embeddings"]
+            .clone()
+    };
+    assert_eq!(
+        embeddings("openai"),
+        json!({"defaultModel": "text-embedding-3-small"})
+    );
+    assert_eq!(
+        embeddings("fixture"),
+        json!({"defaultModel": "fixture-embedding"})
+    );
+    // Built with the SDK, which gives none unless the provider does.
+    for none in [
+        "anthropic",
+        "claude-cli",
+        "codex-cli",
+        "claude-code",
+        "codex",
+    ] {
+        assert_eq!(embeddings(none), json!(null), "{none}");
+    }
+    // Built against 0.1.0, before providers could give any.
+    assert_eq!(embeddings(&component("provider-v010")), json!(null));
 }
 
 #[test]

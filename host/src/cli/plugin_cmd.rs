@@ -279,6 +279,8 @@ fn inspect(args: InspectArgs) -> anyhow::Result<ExitCode> {
         Description::Provider(p) => {
             view.provider = Some(serde_json::json!({
                 "harness": p.harness, "modes": p.modes, "needs": needs_json(&p.needs),
+                // `null`: it gives no embeddings (a judge's `embed` is refused).
+                "embeddings": p.embedder.as_ref().map(|e| serde_json::json!({"defaultModel": e.default_model})),
             }));
             view.granted = provider_grants(registry, &args.reference);
         }

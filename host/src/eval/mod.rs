@@ -10,7 +10,7 @@
 //!   workspace (fixture → plan);
 //! - [`provider`]: calling the provider for a case: what it is granted and
 //!   told, the calls in flight, the cassette, the observation's JSON form
-//!   and its scrubbing, prices, the judge's embeddings;
+//!   and its scrubbing, prices;
 //! - [`assert`]: the assertions of a suite (their kinds in a leaf), the
 //!   scorer pool, the checks the host runs itself, the judge model and
 //!   golden files;

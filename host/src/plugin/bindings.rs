@@ -13,7 +13,8 @@
 //! against 0.1.0 lack it), so presets are instantiated through the
 //! per-interface indices ([`super::preset::PresetPre`]) rather than the
 //! world's all-or-nothing `PresetPre`; providers likewise, for their
-//! optional `provider-needs` ([`super::provider_pre::ProviderPre`]).
+//! optional `provider-needs` and `provider-embed`
+//! ([`super::provider_pre::ProviderPre`]).
 //!
 //! The provider world is async on the host side: its `http` and `process`
 //! imports wait on I/O without holding a thread, and its exports are called
@@ -66,7 +67,9 @@ pub mod latest {
 
     /// Plugin interfaces: what each world exports.
     pub use super::preset::exports::cautilus::plugin::{preset_api, preset_contract};
-    pub use super::provider::exports::cautilus::plugin::{provider_api, provider_needs};
+    pub use super::provider::exports::cautilus::plugin::{
+        provider_api, provider_embed, provider_needs,
+    };
     pub use super::scorer::exports::cautilus::plugin::scorer_api;
 
     /// The worlds, to link and instantiate.

@@ -70,6 +70,11 @@ pub enum PluginError {
     #[error("provider plugin `{plugin}`'s declared needs {message}; the host refuses it")]
     BadNeeds { plugin: String, message: String },
 
+    #[error(
+        "provider plugin `{plugin}`: {message}; the host refuses it (rebuild it against this cautilus's SDK)"
+    )]
+    BadEmbed { plugin: String, message: String },
+
     #[error("plugin `{plugin}` has no scorer `{scorer}`; it provides: {available}")]
     UnknownScorer {
         plugin: String,
@@ -145,6 +150,7 @@ impl PluginError {
                 | Self::OutsideTaxonomy { .. }
                 | Self::BadContract { .. }
                 | Self::BadNeeds { .. }
+                | Self::BadEmbed { .. }
                 | Self::InvalidConfig { .. }
                 | Self::Pack(_)
         )

@@ -15,15 +15,14 @@ pub trait ModelBackend: Send + Sync {
         request: &model::GenerateRequest,
     ) -> Result<model::GenerateResponse, model::ModelError>;
 
-    /// Embedding vectors of texts; a backend without an embeddings
-    /// endpoint says so.
+    /// Embedding vectors of texts; a backend without embeddings says so.
     fn embed(
         &self,
         request: &model::EmbedRequest,
     ) -> Result<model::EmbedResponse, model::ModelError> {
         let _ = request;
         Err(model::ModelError::Unavailable(
-            "this run's model has no embeddings endpoint".into(),
+            "this run's model has no embeddings".into(),
         ))
     }
 }

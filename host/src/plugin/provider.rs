@@ -11,13 +11,15 @@ use std::sync::Arc;
 
 use wasmtime::Store;
 
-use super::bindings::provider_api::{Guest, Invocation};
+use super::bindings::provider_api::Invocation;
+use super::bindings::provider_embed::{EmbedRequest, EmbedResponse};
 use super::bindings::types::Observation;
 use super::error::PluginError;
 use super::error::guest_error;
 use super::grants::Grants;
 use super::guest_call::{arm, classify};
 use super::limits::Limits;
+use super::provider_pre::ProviderInstance;
 use super::runtime::{Plugin, PluginPre};
 use super::store_state::StoreState;
 use super::{Description, PluginKind};
@@ -29,7 +31,7 @@ pub struct ProviderSession {
     grants: Arc<Grants>,
     /// The workspace of the case being served, if it has its own.
     case_workspace: Option<PathBuf>,
-    live: Option<(Store<StoreState>, Guest)>,
+    live: Option<(Store<StoreState>, ProviderInstance)>,
     /// When the last call's answer started ([`Self::first_content`]).
     first_content: Option<std::time::Instant>,
 }
@@ -108,7 +110,7 @@ impl ProviderSession {
         let (store, bindings) = self.live.as_mut().expect("just set");
         arm(store, &self.limits);
         store.data_mut().set_case_workspace(&self.case_workspace);
-        let called = bindings.call_invoke(&mut *store, request).await;
+        let called = bindings.api.call_invoke(&mut *store, request).await;
         self.first_content = store.data().first_content();
         let observation = match called {
             Ok(Ok(observation)) => observation,
@@ -135,5 +137,40 @@ impl ProviderSession {
             });
         }
         Ok(observation)
+    }
+
+    /// Asks the provider for embedding vectors (its `provider-embed`
+    /// export); `Ok(None)` when it has none.
+    pub async fn embed(
+        &mut self,
+        request: &EmbedRequest,
+    ) -> Result<Option<EmbedResponse>, PluginError> {
+        let name = self.plugin.id().to_string();
+        self.warm().await?;
+        let (store, bindings) = self.live.as_mut().expect("just set");
+        let Some(embed) = &bindings.embed else {
+            return Ok(None);
+        };
+        arm(store, &self.limits);
+        store.data_mut().set_case_workspace(&self.case_workspace);
+        let response = match embed.call_embed(&mut *store, request).await {
+            Ok(Ok(response)) => response,
+            Ok(Err(error)) => return Err(guest_error(&name, error)),
+            Err(trap) => {
+                let error = classify(trap, store, &self.limits, &name);
+                self.live = None;
+                return Err(error);
+            }
+        };
+        let bytes = response.vectors.iter().map(Vec::len).sum::<usize>() * 4;
+        if bytes > self.limits.output_bytes {
+            self.live = None;
+            return Err(PluginError::OutputTooLarge {
+                plugin: name,
+                bytes,
+                limit: self.limits.output_bytes,
+            });
+        }
+        Ok(Some(response))
     }
 }

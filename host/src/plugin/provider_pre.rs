@@ -1,7 +1,8 @@
 //! A provider component ready to instantiate ([`ProviderPre`]: its
-//! `provider-api`, and its optional `provider-needs`), and what it says
-//! about itself ([`ProviderDescription`]): below both the runtime that
-//! loads components and the provider sessions that run them.
+//! `provider-api`, and its optional `provider-needs` and
+//! `provider-embed`), and what it says about itself
+//! ([`ProviderDescription`]): below both the runtime that loads components
+//! and the provider sessions that run them.
 //!
 //! The declared needs are checked here for shape only (names a variable
 //! can have, a URL the host can parse, known generation settings); what a
@@ -11,12 +12,14 @@ use wasmtime::Store;
 use wasmtime::component::InstancePre;
 
 use super::bindings::provider_api::{self, ProviderInfo};
+use super::bindings::provider_embed::{self, Embedder};
 use super::bindings::provider_needs::{self, Needs};
 use super::bindings::types::PluginInfo;
 use super::store_state::StoreState;
 
 /// A provider component ready to instantiate: its `provider-api`, and its
-/// `provider-needs` when it was built against a contract that has one.
+/// `provider-needs` and `provider-embed` when it was built against a
+/// contract that has them.
 #[derive(Clone)]
 pub(crate) struct ProviderPre {
     pre: InstancePre<StoreState>,
@@ -24,10 +27,29 @@ pub(crate) struct ProviderPre {
     /// `None`: no `provider-needs` export (a provider built against 0.1.0);
     /// `Some(Err)`: an export this host cannot use (said at `describe`).
     needs: Option<Result<provider_needs::GuestIndices, String>>,
+    /// Likewise for `provider-embed` (without it: no embeddings).
+    embed: Option<Result<provider_embed::GuestIndices, String>>,
 }
 
 /// The interface a provider declares its needs through.
 const NEEDS_EXPORT: &str = "cautilus:plugin/provider-needs@0.1.1";
+
+/// The interface a provider gives embeddings through.
+const EMBED_EXPORT: &str = "cautilus:plugin/provider-embed@0.1.1";
+
+/// A live provider instance: its `provider-api`, and its `provider-embed`
+/// when it has one.
+pub(crate) struct ProviderInstance {
+    pub(crate) api: provider_api::Guest,
+    pub(crate) embed: Option<provider_embed::Guest>,
+}
+
+/// What a provider declares besides `describe`, each part checked: a
+/// part the host cannot use is an error saying what is wrong with it.
+pub(crate) struct Declared {
+    pub(crate) needs: Result<Needs, String>,
+    pub(crate) embedder: Result<Option<Embedder>, String>,
+}
 
 impl ProviderPre {
     pub(crate) fn new(pre: InstancePre<StoreState>) -> wasmtime::Result<Self> {
@@ -40,7 +62,20 @@ impl ProviderPre {
                 provider_needs::GuestIndices::new(&pre)
                     .map_err(|e| format!("its `provider-needs` export is unusable: {e:#}"))
             });
-        Ok(Self { pre, api, needs })
+        // Absent from providers built against 0.1.0: they have no embeddings.
+        let embed = pre
+            .component()
+            .get_export_index(None, EMBED_EXPORT)
+            .map(|_| {
+                provider_embed::GuestIndices::new(&pre)
+                    .map_err(|e| format!("its `provider-embed` export is unusable: {e:#}"))
+            });
+        Ok(Self {
+            pre,
+            api,
+            needs,
+            embed,
+        })
     }
 
     pub(crate) fn engine(&self) -> &wasmtime::Engine {
@@ -50,18 +85,24 @@ impl ProviderPre {
     pub(crate) async fn instantiate_async(
         &self,
         store: &mut Store<StoreState>,
-    ) -> wasmtime::Result<provider_api::Guest> {
+    ) -> wasmtime::Result<ProviderInstance> {
         let instance = self.pre.instantiate_async(&mut *store).await?;
-        self.api.load(&mut *store, &instance)
+        let api = self.api.load(&mut *store, &instance)?;
+        let embed = match &self.embed {
+            Some(Ok(indices)) => Some(indices.load(&mut *store, &instance)?),
+            // Unusable: refused at `describe`, before any session.
+            _ => None,
+        };
+        Ok(ProviderInstance { api, embed })
     }
 
-    /// `describe` and the declared needs, from one instance. A trap is the
-    /// outer error; needs the host cannot use are the inner one (what is
-    /// wrong with them).
+    /// `describe` and what the provider declares, from one instance. A
+    /// trap is the outer error; a declaration the host cannot use is an
+    /// inner one (what is wrong with it).
     pub(crate) async fn describe(
         &self,
         store: &mut Store<StoreState>,
-    ) -> wasmtime::Result<(ProviderInfo, Result<Needs, String>)> {
+    ) -> wasmtime::Result<(ProviderInfo, Declared)> {
         let instance = self.pre.instantiate_async(&mut *store).await?;
         let info = self
             .api
@@ -81,7 +122,17 @@ impl ProviderPre {
                 }
             },
         };
-        Ok((info, needs))
+        let embedder = match &self.embed {
+            None => Ok(None),
+            Some(Err(why)) => Err(why.clone()),
+            Some(Ok(indices)) => match indices.load(&mut *store, &instance) {
+                Err(e) => Err(format!(
+                    "its `provider-embed` export has the wrong types: {e:#}"
+                )),
+                Ok(api) => Ok(api.call_embeddings(&mut *store).await?),
+            },
+        };
+        Ok((info, Declared { needs, embedder }))
     }
 }
 
@@ -97,8 +148,8 @@ pub(crate) fn nothing() -> Needs {
     }
 }
 
-/// What a provider said about itself: `describe`, and its declared needs
-/// (nothing for a provider built against 0.1.0).
+/// What a provider said about itself: `describe`, its declared needs
+/// and its embedder (nothing and none for a provider built against 0.1.0).
 #[derive(Debug, Clone)]
 pub struct ProviderDescription {
     pub plugin: PluginInfo,
@@ -107,16 +158,26 @@ pub struct ProviderDescription {
     /// `messaging` and/or `workspace`.
     pub modes: Vec<String>,
     pub needs: Needs,
+    /// `None`: it gives no embeddings.
+    pub embedder: Option<Embedder>,
 }
 
 impl ProviderDescription {
-    pub(crate) fn new(info: ProviderInfo, needs: Needs) -> Self {
+    pub(crate) fn new(info: ProviderInfo, needs: Needs, embedder: Option<Embedder>) -> Self {
         Self {
             plugin: info.plugin,
             harness: info.harness,
             modes: info.modes,
             needs,
+            embedder,
         }
+    }
+
+    /// Whether its calls may reach outside its sandbox: it declares a
+    /// model API or a program. The calls of one that declares neither are
+    /// computed in the sandbox (the fixture's stand-in vectors).
+    pub fn reaches_out(&self) -> bool {
+        self.needs.endpoint.is_some() || self.needs.program.is_some()
     }
 }
 

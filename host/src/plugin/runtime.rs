@@ -419,16 +419,20 @@ fn describe(pre: &PluginPre, label: &str) -> Result<Description, PluginError> {
         }
         PluginPre::Provider(pre) => super::io::block_on(async {
             let mut store = fresh(pre.engine());
-            let (info, needs) = pre
+            let (info, declared) = pre
                 .describe(&mut store)
                 .await
                 .map_err(|e| classify(e, &store, &limits, label))?;
-            let needs = needs.map_err(|message| PluginError::BadNeeds {
+            let needs = declared.needs.map_err(|message| PluginError::BadNeeds {
+                plugin: label.to_string(),
+                message,
+            })?;
+            let embedder = declared.embedder.map_err(|message| PluginError::BadEmbed {
                 plugin: label.to_string(),
                 message,
             })?;
             Ok::<_, PluginError>(Description::Provider(Box::new(
-                super::provider_pre::ProviderDescription::new(info, needs),
+                super::provider_pre::ProviderDescription::new(info, needs, embedder),
             )))
         })?,
     })

@@ -1,10 +1,10 @@
 //! The `embedding-similarity` scorer: the cosine similarity of the
 //! output's embedding and the reference's (`value`, else the case's
-//! expected text), through the host's `model.embed` (the judge's
-//! embeddings endpoint; the `fixture` judge gives stand-in vectors).
+//! expected text), through the host's `model.embed` (the judge provider's
+//! embeddings; the `fixture` judge gives stand-in vectors).
 //!
 //! Config: `value` (the reference text), `model` (the embedding model;
-//! default the host's), `threshold` (default 0.8). The score is the cosine
+//! default the judge provider's), `threshold` (default 0.8). The score is the cosine
 //! similarity clamped to 0..=1.
 
 use cautilus_sdk::model::{self, EmbedRequest};
@@ -62,7 +62,7 @@ impl Scorer for EmbeddingSimilarity {
             "type": "object",
             "properties": {
                 "value": { "description": "the reference text; defaults to the case's `expected`" },
-                "model": { "type": "string", "description": "the embedding model (default: the host's)" },
+                "model": { "type": "string", "description": "the embedding model (default: the judge provider's)" },
                 "threshold": { "type": "number", "minimum": 0, "maximum": 1, "default": DEFAULT_THRESHOLD },
                 "negate": { "type": "boolean" }
             },

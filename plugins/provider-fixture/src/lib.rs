@@ -27,8 +27,16 @@
 //! `{"reasoning": …, "choice": <the first label if it passes, else the last>}`.
 //! This is a stand-in that makes judge runs reproducible in tests and smoke
 //! runs, not a semantic judgement.
+//!
+//! Embeddings: as the run's judge it gives stand-in vectors for the
+//! `embedding-similarity` scorer ([`embed`]: a hashed bag of words, model
+//! `fixture-embedding`).
 
-use cautilus_sdk::provider::{Invocation, Needs, Provider, ProviderInfo};
+mod embed;
+
+use cautilus_sdk::provider::{
+    EmbedRequest, EmbedResponse, Embedder, Invocation, Needs, Provider, ProviderInfo,
+};
 use cautilus_sdk::{
     Message, Observation, PluginError, ToolCall, Usage, export_provider, plugin_info,
 };
@@ -383,6 +391,14 @@ impl Provider for Fixture {
                 "unknown mode `{other}`; the fixture backend serves messaging and workspace"
             ))),
         }
+    }
+
+    fn embedder() -> Option<Embedder> {
+        Some(embed::embedder())
+    }
+
+    fn embed(request: EmbedRequest) -> Result<EmbedResponse, PluginError> {
+        Ok(embed::embed(&request.inputs))
     }
 }
 

@@ -10,12 +10,21 @@
 //! model recorded is the one the response names (the one that answered).
 //! OpenAI's API does not report cost, so `costUsd` is left out.
 //!
+//! It gives embeddings too (for the run's judge: the
+//! `embedding-similarity` scorer): one `<baseUrl>/embeddings` call, the key
+//! sent by the host as for chat calls; default model
+//! `text-embedding-3-small`.
+//!
 //! The request and the observation are built in
-//! `cautilus_providers_core::openai` (plain Rust, unit-tested natively).
+//! `cautilus_providers_core::openai` and `::openai_embed` (plain Rust,
+//! unit-tested natively).
 
 use cautilus_providers_core::Api;
 use cautilus_providers_core::openai::{self, NAME};
-use cautilus_sdk::provider::{Invocation, Needs, Provider, ProviderInfo};
+use cautilus_providers_core::openai_embed;
+use cautilus_sdk::provider::{
+    EmbedRequest, EmbedResponse, Embedder, Invocation, Needs, Provider, ProviderInfo,
+};
 use cautilus_sdk::{Capability, Observation, PluginError, export_provider, plugin_info};
 
 struct OpenAi;
@@ -48,6 +57,16 @@ impl Provider for OpenAi {
 
     fn invoke(request: Invocation) -> Result<Observation, PluginError> {
         API.invoke(&request)
+    }
+
+    fn embedder() -> Option<Embedder> {
+        Some(Embedder {
+            default_model: openai_embed::DEFAULT_MODEL.into(),
+        })
+    }
+
+    fn embed(request: EmbedRequest) -> Result<EmbedResponse, PluginError> {
+        openai_embed::embed(&request)
     }
 }
 

@@ -3,6 +3,7 @@
 //!
 //! - [`api`]: one JSON call to a model API (options, retries, errors);
 //! - [`openai`], [`anthropic`]: their request bodies and observations;
+//!   [`openai_embed`]: the `openai` provider's embeddings;
 //! - [`prompt`]: a conversation rendered as one prompt for a CLI;
 //! - [`cli`]: one run of a messaging-mode CLI;
 //! - [`claude_cli`]: `claude -p` in messaging mode;
@@ -27,6 +28,7 @@ pub mod codex_turns;
 pub mod exec;
 pub mod needs;
 pub mod openai;
+pub mod openai_embed;
 pub mod prices;
 pub mod prompt;
 

@@ -7,6 +7,11 @@
 //! Plain-string assertions (natural-language criteria) are graded by the
 //! built-in `judge` scorer with this model; without a `judge:` they are a
 //! definition error that says how to configure one.
+//!
+//! The `model` import's `embed` goes to the same provider's
+//! `provider-embed` export (refused naming the provider when it has none);
+//! its calls are recorded and replayed, and counted in the judge's spend,
+//! here in the host, like `generate` calls.
 
 use std::sync::{Arc, Mutex};
 
@@ -19,9 +24,12 @@ use crate::plugin::bindings::model::{
     EmbedRequest, EmbedResponse, GenerateRequest, GenerateResponse, ModelError,
 };
 use crate::plugin::bindings::provider_api::Invocation;
-use crate::plugin::bindings::types::{Message, Usage};
+use crate::plugin::bindings::provider_embed::{
+    EmbedRequest as ProviderEmbedRequest, EmbedResponse as ProviderEmbedResponse,
+};
+use crate::plugin::bindings::types::Message;
 use crate::plugin::provider::ProviderSession;
-use crate::plugin::{Grants, Limits, ModelBackend, Observation, Plugin, Registry};
+use crate::plugin::{Description, Grants, Limits, ModelBackend, Observation, Plugin, Registry};
 
 /// A judge model served by a provider component. Sessions are pooled, one
 /// per concurrent caller.
@@ -142,27 +150,49 @@ impl JudgeModel {
         }
     }
 
-    /// One call through a pooled session of the judge's provider.
-    async fn invoke(&self, invocation: &Invocation) -> Result<Observation, String> {
+    /// A pooled session of the judge's provider, or a new one.
+    fn session(&self) -> Result<ProviderSession, String> {
         let pooled = self.idle.lock().ok().and_then(|mut idle| idle.pop());
-        let mut session = match pooled {
-            Some(session) => session,
+        match pooled {
+            Some(session) => Ok(session),
             None => ProviderSession::new(
                 self.plugin.clone(),
                 self.limits.clone(),
                 self.grants.clone(),
             )
-            .map_err(|e| e.to_string())?,
-        };
+            .map_err(|e| e.to_string()),
+        }
+    }
+
+    /// Returns `session` to the pool.
+    fn pool(&self, session: ProviderSession) {
+        if let Ok(mut idle) = self.idle.lock() {
+            idle.push(session);
+        }
+    }
+
+    /// One call through a pooled session of the judge's provider.
+    async fn invoke(&self, invocation: &Invocation) -> Result<Observation, String> {
+        let mut session = self.session()?;
         let result = session
             .invoke(invocation)
             .await
             .map(|o| self.pricing.apply(o))
             .map_err(|e| e.to_string());
-        if let Ok(mut idle) = self.idle.lock() {
-            idle.push(session);
-        }
+        self.pool(session);
         result
+    }
+
+    /// One `provider-embed` call through a pooled session of the judge's
+    /// provider (which has one: its description says so).
+    async fn embed_live(
+        &self,
+        request: &ProviderEmbedRequest,
+    ) -> Result<ProviderEmbedResponse, String> {
+        let mut session = self.session()?;
+        let result = session.embed(request).await.map_err(|e| e.to_string());
+        self.pool(session);
+        result?.ok_or_else(|| no_embeddings(self.plugin.id()))
     }
 
     /// A call answered from the cassette when there is one (recorded or
@@ -259,33 +289,40 @@ impl ModelBackend for JudgeModel {
     }
 
     fn embed(&self, request: &EmbedRequest) -> Result<EmbedResponse, ModelError> {
-        use crate::eval::provider::embeddings;
+        // A judge's plugin is a provider (checked in `from_setup`).
+        let Description::Provider(provider) = &self.plugin.description else {
+            return Err(ModelError::Unavailable(no_embeddings(self.plugin.id())));
+        };
+        let Some(embedder) = &provider.embedder else {
+            return Err(ModelError::Unavailable(no_embeddings(self.plugin.id())));
+        };
         let model = request
             .model
             .clone()
-            .unwrap_or_else(|| embeddings::DEFAULT_MODEL.to_string());
-        match self.plugin.id() {
-            "fixture" => {
-                return Ok(EmbedResponse {
-                    vectors: embeddings::fixture_vectors(&request.inputs),
-                    model: "fixture-embedding".into(),
-                    usage: None,
-                    cost_usd: None,
-                });
-            }
-            "openai" => {}
-            other => {
-                return Err(ModelError::Unavailable(format!(
-                    "embeddings go to an OpenAI-compatible `/embeddings` endpoint: the judge's provider must be `openai` (OPENAI_BASE_URL, OPENAI_API_KEY), or `fixture` for stand-in vectors, not `{other}`"
-                )));
-            }
+            .unwrap_or_else(|| embedder.default_model.clone());
+        let call = ProviderEmbedRequest {
+            model: model.clone(),
+            inputs: request.inputs.clone(),
+            options: Some(Value::Object(self.options.clone()).to_string()),
+        };
+        let failed = |e: String| {
+            ModelError::Failed(format!(
+                "embeddings: {}",
+                crate::secrets::scrub(&e, &self.secrets)
+            ))
+        };
+        // A provider that reaches nothing outside its sandbox computes its
+        // vectors: nothing to record, no model call to count.
+        if !provider.reaches_out() {
+            return crate::plugin::io::block_on(self.embed_live(&call))
+                .map(|embedded| EmbedResponse {
+                    vectors: embedded.vectors,
+                    model: embedded.model,
+                    usage: embedded.usage,
+                    cost_usd: embedded.cost_usd,
+                })
+                .map_err(failed);
         }
-        let base = self
-            .options
-            .get("baseUrl")
-            .and_then(Value::as_str)
-            .unwrap_or("https://api.openai.com/v1")
-            .to_string();
         // Recorded and replayed like a generate call, keyed by the texts.
         let invocation = Invocation {
             case_id: "embed".into(),
@@ -304,41 +341,23 @@ impl ModelBackend for JudgeModel {
             expected: None,
             options: Some(json!({"purpose": "embed"}).to_string()),
         };
-        let timeout = self.limits.timeout;
         let live = async {
             let started = std::time::Instant::now();
-            let key = std::env::var("OPENAI_API_KEY")
-                .ok()
-                .filter(|k| !k.is_empty());
-            crate::secrets::register(key.as_deref());
-            let outcome =
-                embeddings::openai(&base, key.as_deref(), &model, &request.inputs, timeout)
-                    .await
-                    .map(|embedded| {
-                        let mut observation = Observation::empty();
-                        observation.structured = Some(json!(embedded.vectors).to_string());
-                        observation.model = Some(embedded.model);
-                        observation.usage = embedded.input_tokens.map(|tokens| Usage {
-                            input_tokens: Some(tokens),
-                            output_tokens: None,
-                            cached_input_tokens: None,
-                            reasoning_tokens: None,
-                            llm_calls: Some(1),
-                        });
-                        observation
-                    });
+            let outcome = self.embed_live(&call).await.map(|embedded| {
+                let mut observation = Observation::empty();
+                observation.structured = Some(json!(embedded.vectors).to_string());
+                observation.model = Some(embedded.model);
+                observation.usage = embedded.usage;
+                observation.cost_usd = embedded.cost_usd;
+                observation
+            });
             let ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
             (outcome, ms)
         };
-        let result = self.answer("embed", "openai", &invocation, live);
+        let result = self.answer("embed", self.plugin.id(), &invocation, live);
         let observation = result
             .map(|o| crate::eval::provider::observation_scrub::scrub_observation(o, &self.secrets))
-            .map_err(|e| {
-                ModelError::Failed(format!(
-                    "embeddings: {}",
-                    crate::secrets::scrub(&e, &self.secrets)
-                ))
-            })?;
+            .map_err(failed)?;
         SPEND.with(|spend| {
             let mut total = spend.get();
             total.calls += 1;
@@ -347,6 +366,9 @@ impl ModelBackend for JudgeModel {
                 .as_ref()
                 .and_then(|u| u.input_tokens)
                 .unwrap_or(0);
+            if let Some(usd) = observation.cost_usd {
+                total.cost_usd = Some(total.cost_usd.unwrap_or(0.0) + usd);
+            }
             spend.set(total);
         });
         let vectors: Vec<Vec<f32>> = observation
@@ -358,14 +380,23 @@ impl ModelBackend for JudgeModel {
             vectors,
             model: observation.model.unwrap_or(model),
             usage: observation.usage,
-            cost_usd: None,
+            cost_usd: observation.cost_usd,
         })
     }
+}
+
+/// Why a judge whose provider gives no embeddings cannot embed.
+fn no_embeddings(provider: &str) -> String {
+    format!(
+        "the judge provider `{}` does not provide embeddings; judge with a provider that does (`cautilus plugin inspect <provider> --json` shows `provider.embeddings`)",
+        crate::term::inline(provider)
+    )
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::eval::assert::judge_spend::take_spend;
 
     #[test]
     fn a_judge_flag_is_provider_then_model() {
@@ -399,5 +430,97 @@ mod tests {
                 .0,
             "judge.x"
         );
+    }
+
+    /// The built-in plugins, compiled once per test binary.
+    fn registry() -> &'static Registry {
+        static REGISTRY: std::sync::OnceLock<Registry> = std::sync::OnceLock::new();
+        REGISTRY.get_or_init(|| {
+            let cache_dir = std::env::current_exe()
+                .ok()
+                .and_then(|exe| Some(exe.parent()?.join("cautilus-unit-cache")));
+            let runtime = crate::plugin::Runtime::new(crate::plugin::RuntimeConfig {
+                cache_dir,
+                fuel_metering: false,
+                compile_notice: None,
+            })
+            .expect("the plugin runtime");
+            Registry::new(Arc::new(runtime))
+        })
+    }
+
+    fn judge(provider: &str) -> JudgeModel {
+        let config = JudgeConfig {
+            provider: provider.into(),
+            model: "m".into(),
+        };
+        JudgeModel::offline(registry(), &config).unwrap()
+    }
+
+    fn embed_request() -> EmbedRequest {
+        EmbedRequest {
+            model: None,
+            inputs: vec!["Hello Ada".into(), "welcome back".into()],
+        }
+    }
+
+    #[test]
+    fn a_judge_whose_provider_gives_no_embeddings_is_refused_naming_it() {
+        for provider in [
+            "anthropic",
+            "claude-cli",
+            "codex-cli",
+            "claude-code",
+            "codex",
+        ] {
+            let error = judge(provider).embed(&embed_request()).unwrap_err();
+            let ModelError::Unavailable(message) = &error else {
+                panic!("{provider}: {error:?}");
+            };
+            assert!(
+                message.starts_with(&format!(
+                    "the judge provider `{provider}` does not provide embeddings"
+                )),
+                "{message}"
+            );
+            assert!(
+                !message.contains("openai"),
+                "no provider is named but the judge's: {message}"
+            );
+            assert_eq!(
+                take_spend(),
+                Default::default(),
+                "{provider}: nothing was called"
+            );
+        }
+    }
+
+    #[test]
+    fn the_fixture_judge_embeds_in_its_sandbox_unrecorded_and_uncounted() {
+        let judge = judge("fixture");
+        let out = judge.embed(&embed_request()).unwrap();
+        assert_eq!(out.model, "fixture-embedding");
+        assert_eq!(out.vectors.len(), 2);
+        assert!(out.vectors.iter().all(|v| v.len() == 64));
+        assert!(out.usage.is_none() && out.cost_usd.is_none());
+        // One word, one dimension (its FNV-1a hash), normalized: the
+        // vectors records were made with.
+        let one = judge
+            .embed(&EmbedRequest {
+                model: Some("any".into()),
+                inputs: vec!["Hello".into()],
+            })
+            .unwrap();
+        let hash = b"hello".iter().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+            (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
+        });
+        let mut expected = vec![0f32; 64];
+        expected[(hash % 64) as usize] = 1.0;
+        assert_eq!(one.vectors, vec![expected]);
+        assert_eq!(
+            one.model, "fixture-embedding",
+            "whatever model is asked for"
+        );
+        assert_eq!(take_spend(), Default::default(), "no model call is counted");
     }
 }

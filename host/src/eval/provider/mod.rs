@@ -3,7 +3,7 @@
 //! ([`setup`], an API provider's endpoint: [`endpoint`], the `exec`
 //! provider's program: [`exec`]), a run's calls (sessions, cassette, redaction: [`calls`]), the
 //! cassette ([`cassette`], its file [`cassette_file`]), the observation's
-//! JSON form and its scrubbing, prices, and the judge's embedding calls.
+//! JSON form and its scrubbing, and prices.
 
 pub mod call_key;
 pub mod calls;
@@ -12,7 +12,6 @@ pub mod cassette_file;
 #[cfg(test)]
 mod cassette_fuzz;
 pub mod declared;
-pub mod embeddings;
 mod endpoint;
 pub mod exec;
 pub mod observation_json;
