@@ -58,6 +58,7 @@ impl Default for Needs {
             settings_applied: None,
             stands_in_for: None,
             setup_hint: None,
+            runs_suite_program: false,
         }
     }
 }

@@ -383,6 +383,9 @@ fn needs_json(needs: &crate::plugin::bindings::provider_needs::Needs) -> serde_j
     if let Some(hint) = &needs.setup_hint {
         json["setupHint"] = serde_json::json!(hint);
     }
+    if needs.runs_suite_program {
+        json["runsSuiteProgram"] = serde_json::json!(true);
+    }
     json
 }
 

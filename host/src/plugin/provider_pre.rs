@@ -145,6 +145,7 @@ pub(crate) fn nothing() -> Needs {
         settings_applied: None,
         stands_in_for: None,
         setup_hint: None,
+        runs_suite_program: false,
     }
 }
 
@@ -364,6 +365,7 @@ mod tests {
             settings_applied: Some(vec!["temperature".into()]),
             stands_in_for: Some("acme-api".into()),
             setup_hint: Some("install acme".into()),
+            runs_suite_program: false,
         };
         edit(&mut needs);
         check(&needs)

@@ -61,6 +61,9 @@ pub fn exec() -> Needs {
         program: None,
         prices: None,
         settings_applied: Some(strings(ALL_SETTINGS)),
+        stands_in_for: None,
+        setup_hint: None,
+        runs_suite_program: true,
     }
 }
 
@@ -83,6 +86,7 @@ pub fn openai() -> Needs {
             "set OPENAI_API_KEY, or OPENAI_BASE_URL for an OpenAI-compatible server such as llama.cpp, vLLM or Ollama"
                 .into(),
         ),
+        runs_suite_program: false,
     }
 }
 
@@ -103,6 +107,7 @@ pub fn anthropic() -> Needs {
         stands_in_for: None,
         // Said from its key variable: "set ANTHROPIC_API_KEY".
         setup_hint: None,
+        runs_suite_program: false,
     }
 }
 
@@ -189,6 +194,7 @@ fn cli(
         settings_applied: Some(Vec::new()),
         stands_in_for: None,
         setup_hint: None,
+        runs_suite_program: false,
     }
 }
 

@@ -166,6 +166,7 @@ pub(crate) mod tests {
             settings_applied: None,
             stands_in_for: None,
             setup_hint: None,
+            runs_suite_program: false,
         }
     }
 

@@ -32,14 +32,15 @@ use crate::eval::EvalError;
 use crate::eval::provider::setup::{ProviderSetup, on_path};
 use crate::fixture::exec_field::ExecField;
 use crate::fixture::{PathRoot, Suite};
-use crate::plugin::{Plugin, PluginSource};
+use crate::plugin::{Description, Plugin, PluginSource};
 
-/// The built-in component's name in the pack table (`host/build.rs`).
-const BUILTIN: &str = "provider-exec";
-
-/// Whether `plugin` is the built-in `exec` provider.
+/// Whether `plugin` runs the suite's program: a built-in provider that
+/// declares so (`runs-suite-program` in its needs). A provider from a
+/// `.wasm` file or a pack declaring it gets no program this way: it runs
+/// only what the user grants it.
 pub fn is_exec(plugin: &Plugin) -> bool {
-    matches!(&plugin.source, PluginSource::Builtin(b) if b.name == BUILTIN)
+    matches!(&plugin.source, PluginSource::Builtin(_))
+        && matches!(&plugin.description, Description::Provider(p) if p.needs.runs_suite_program)
 }
 
 /// Gives the `exec` provider of a run of `suite` its program: the command
