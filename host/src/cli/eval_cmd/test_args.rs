@@ -73,7 +73,8 @@ pub struct TestArgs {
     /// Provider: `fixture` (canned answers), `openai` (any OpenAI-compatible
     /// server: OPENAI_BASE_URL, OPENAI_API_KEY), `anthropic`
     /// (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL), `claude-cli` (`claude -p`),
-    /// `codex-cli` (`codex exec`), or a .wasm path [default: `fixture` with
+    /// `codex-cli` (`codex exec`), `exec` (your program, named by the
+    /// suite's `exec` field), or a .wasm path [default: `fixture` with
     /// --fixture-results, else what the fixture's `provider` asks for and
     /// this machine can reach]
     #[arg(long, value_name = "ID|PATH")]

@@ -102,7 +102,7 @@ pub fn prepare(
         .prefix("cautilus-exec-")
         .tempdir()
         .map_err(|e| EvalError::Provider {
-            provider: "exec".into(),
+            provider: setup.plugin.id().to_string(),
             message: format!("cannot create an empty directory to run the program in: {e}"),
         })?;
     setup.grants.workspace = Some(dir.path().to_path_buf());
