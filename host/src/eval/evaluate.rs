@@ -360,35 +360,13 @@ use crate::fixture::kind;
 /// naming the file; never a panic, and never a preset trap.
 #[cfg(test)]
 mod tests {
+    use crate::plugin::registry::test_registry as registry;
     use std::path::Path;
-    use std::sync::{Arc, OnceLock};
 
     use proptest::prelude::*;
     use serde_json::{Map, Value, json};
 
     use super::{EvaluateOptions, evaluate};
-    use crate::plugin::{Registry, Runtime, RuntimeConfig};
-
-    /// One registry for every case (the built-in pack is loaded once);
-    /// compiled components are cached beside the test binary, in the
-    /// target directory.
-    fn registry() -> &'static Registry {
-        static REGISTRY: OnceLock<Registry> = OnceLock::new();
-        REGISTRY.get_or_init(|| {
-            let cache_dir = std::env::current_exe()
-                .ok()
-                .and_then(|exe| Some(exe.parent()?.join("cautilus-unit-cache")));
-            let runtime = Runtime::new(RuntimeConfig {
-                cache_dir,
-                fuel_metering: false,
-                compile_notice: None,
-            })
-            .expect("the plugin runtime");
-            let registry = Registry::new(Arc::new(runtime));
-            registry.builtins().expect("the built-in plugins load");
-            registry
-        })
-    }
 
     const SCHEMAS: &[&str] = &[
         "cautilus.app_chat_evaluation_inputs.v1",

@@ -377,6 +377,26 @@ fn only_scorer(plugin: &Plugin) -> Result<String, PluginError> {
     }
 }
 
+/// The registry of the built-in pack for this crate's unit tests, loaded
+/// once per test binary; compiled components are cached beside it, in the
+/// target directory.
+#[cfg(test)]
+pub(crate) fn test_registry() -> &'static Registry {
+    static REGISTRY: std::sync::OnceLock<Registry> = std::sync::OnceLock::new();
+    REGISTRY.get_or_init(|| {
+        let cache_dir = std::env::current_exe()
+            .ok()
+            .and_then(|exe| Some(exe.parent()?.join("cautilus-unit-cache")));
+        let runtime = super::Runtime::new(super::RuntimeConfig {
+            cache_dir,
+            fuel_metering: false,
+            compile_notice: None,
+        })
+        .expect("the plugin runtime");
+        Registry::new(Arc::new(runtime))
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -91,8 +91,9 @@ pub fn provider_env(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::eval::provider::declared::tests::{api, builtin_registry, cli};
+    use crate::eval::provider::declared::tests::{api, cli};
     use crate::plugin::bindings::provider_needs::PriceFamily;
+    use crate::plugin::registry::test_registry as builtin_registry;
 
     fn env_of(text: &str, declared: &Declared) -> Result<BTreeMap<String, String>, String> {
         let dir = tempfile::tempdir().unwrap();

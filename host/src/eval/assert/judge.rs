@@ -397,6 +397,7 @@ fn no_embeddings(provider: &str) -> String {
 mod tests {
     use super::*;
     use crate::eval::assert::judge_spend::take_spend;
+    use crate::plugin::registry::test_registry as registry;
 
     #[test]
     fn a_judge_flag_is_provider_then_model() {
@@ -430,23 +431,6 @@ mod tests {
                 .0,
             "judge.x"
         );
-    }
-
-    /// The built-in plugins, compiled once per test binary.
-    fn registry() -> &'static Registry {
-        static REGISTRY: std::sync::OnceLock<Registry> = std::sync::OnceLock::new();
-        REGISTRY.get_or_init(|| {
-            let cache_dir = std::env::current_exe()
-                .ok()
-                .and_then(|exe| Some(exe.parent()?.join("cautilus-unit-cache")));
-            let runtime = crate::plugin::Runtime::new(crate::plugin::RuntimeConfig {
-                cache_dir,
-                fuel_metering: false,
-                compile_notice: None,
-            })
-            .expect("the plugin runtime");
-            Registry::new(Arc::new(runtime))
-        })
     }
 
     fn judge(provider: &str) -> JudgeModel {

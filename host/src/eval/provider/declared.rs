@@ -140,24 +140,6 @@ pub(crate) mod tests {
     use super::*;
     use crate::plugin::bindings::provider_needs::Program;
 
-    /// The registry of the built-in pack, shared by this crate's unit tests
-    /// that read the real declarations.
-    pub(crate) fn builtin_registry() -> &'static Registry {
-        static REGISTRY: std::sync::OnceLock<Registry> = std::sync::OnceLock::new();
-        REGISTRY.get_or_init(|| {
-            let cache_dir = std::env::current_exe()
-                .ok()
-                .and_then(|exe| Some(exe.parent()?.join("cautilus-unit-cache")));
-            let runtime = crate::plugin::Runtime::new(crate::plugin::RuntimeConfig {
-                cache_dir,
-                fuel_metering: false,
-                compile_notice: None,
-            })
-            .expect("the plugin runtime");
-            Registry::new(std::sync::Arc::new(runtime))
-        })
-    }
-
     pub(crate) fn nothing() -> Needs {
         Needs {
             endpoint: None,

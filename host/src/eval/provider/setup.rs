@@ -339,6 +339,7 @@ fn grant_needs(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::plugin::registry::test_registry as registry;
 
     /// Codex's declaration (its home, for [`program_home`]).
     fn codex(agent: bool) -> Program {
@@ -383,23 +384,6 @@ mod tests {
         let mut claude = codex(true);
         claude.home = None;
         assert_eq!(program_home(&claude, &env(&[("HOME", "/h")])), None);
-    }
-
-    /// A registry of the built-in plugins, compiled once per test binary.
-    fn registry() -> &'static Registry {
-        static REGISTRY: std::sync::OnceLock<Registry> = std::sync::OnceLock::new();
-        REGISTRY.get_or_init(|| {
-            let cache_dir = std::env::current_exe()
-                .ok()
-                .and_then(|exe| Some(exe.parent()?.join("cautilus-unit-cache")));
-            let runtime = crate::plugin::Runtime::new(crate::plugin::RuntimeConfig {
-                cache_dir,
-                fuel_metering: false,
-                compile_notice: None,
-            })
-            .expect("the plugin runtime");
-            Registry::new(Arc::new(runtime))
-        })
     }
 
     /// A directory holding an executable `name`, for `PATH`.

@@ -281,7 +281,8 @@ pub fn choose_recorded(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::eval::provider::declared::tests::{api, builtin_registry, cli};
+    use crate::eval::provider::declared::tests::{api, cli};
+    use crate::plugin::registry::test_registry as builtin_registry;
 
     /// What the providers compiled into this binary declare.
     fn builtin() -> Result<Declared, EvalError> {
