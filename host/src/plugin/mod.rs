@@ -57,6 +57,9 @@ pub use error::PluginError;
 pub use grants::{Grants, ModelBackend};
 pub use limits::Limits;
 pub use provider_pre::ProviderDescription;
+/// What a provider that declares nothing needs (tests build on it).
+#[cfg(test)]
+pub(crate) use provider_pre::nothing as declares_nothing;
 pub use registry::{Registry, reference_in, split_path_reference};
 pub use runtime::{Plugin, PluginSource, Runtime, RuntimeConfig};
 pub use scorer::{GraderSpec, ScoreInput};

@@ -117,6 +117,22 @@ impl Plugin {
         }
     }
 
+    /// This plugin as it is (the pre-instantiated component is shared).
+    fn copy(&self) -> Self {
+        Self {
+            label: self.label.clone(),
+            source: self.source.clone(),
+            sha256: self.sha256.clone(),
+            kind: self.kind,
+            wit_version: self.wit_version,
+            cache: self.cache,
+            size: self.size,
+            description: self.description.clone(),
+            pre: self.pre.clone(),
+            ceiling: self.ceiling.clone(),
+        }
+    }
+
     /// This plugin, requesting also to run `program`: the built-in `exec`
     /// provider runs the program its fixture names, which its `describe`
     /// cannot know; the host resolves it and asks on the provider's behalf.
@@ -130,16 +146,8 @@ impl Plugin {
                 .push(Capability::Process(vec![program]));
         }
         Self {
-            label: self.label.clone(),
-            source: self.source.clone(),
-            sha256: self.sha256.clone(),
-            kind: self.kind,
-            wit_version: self.wit_version,
-            cache: self.cache,
-            size: self.size,
             description,
-            pre: self.pre.clone(),
-            ceiling: self.ceiling.clone(),
+            ..self.copy()
         }
     }
 
@@ -147,16 +155,8 @@ impl Plugin {
     /// `pack`, named `name@version`).
     pub fn with_ceiling(&self, granted: Vec<crate::pack::Capability>, pack: String) -> Self {
         Self {
-            label: self.label.clone(),
-            source: self.source.clone(),
-            sha256: self.sha256.clone(),
-            kind: self.kind,
-            wit_version: self.wit_version,
-            cache: self.cache,
-            size: self.size,
-            description: self.description.clone(),
-            pre: self.pre.clone(),
             ceiling: Some(Ceiling { granted, pack }),
+            ..self.copy()
         }
     }
 }

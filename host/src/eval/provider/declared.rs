@@ -140,17 +140,7 @@ pub(crate) mod tests {
     use super::*;
     use crate::plugin::bindings::provider_needs::Program;
 
-    pub(crate) fn nothing() -> Needs {
-        Needs {
-            endpoint: None,
-            program: None,
-            prices: None,
-            settings_applied: None,
-            stands_in_for: None,
-            setup_hint: None,
-            runs_suite_program: false,
-        }
-    }
+    pub(crate) use crate::plugin::declares_nothing as nothing;
 
     pub(crate) fn api(id: &str, key_required: bool) -> (String, Needs) {
         let upper = id.to_ascii_uppercase();
