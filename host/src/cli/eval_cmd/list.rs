@@ -37,9 +37,16 @@ pub struct ListArgs {
 pub fn list(args: ListArgs) -> anyhow::Result<ExitCode> {
     let cwd = std::env::current_dir()?;
     let (loaded, file) = project::open(&cwd, args.config.as_deref())?;
-    let registry = crate::cli::registry()?;
-    let provider_env = crate::cli::provider_env(registry, &loaded)?;
+    // A bad `[providers]` table is refused before the suites are looked
+    // for, as any other config error is; without one, a project that has
+    // no suites needs no plugin engine to say so.
+    let provider_env = if loaded.config.providers.is_empty() {
+        Default::default()
+    } else {
+        crate::cli::provider_env(crate::cli::registry()?, &loaded)?
+    };
     let mut manifest = project::manifest::manifest(&loaded, file.as_deref())?;
+    let registry = crate::cli::registry()?;
     let _preloading = registry.preload_builtins();
     let default_judge = loaded
         .config
