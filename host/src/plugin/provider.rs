@@ -13,7 +13,7 @@ use wasmtime::Store;
 
 use super::bindings::provider_api::Invocation;
 use super::bindings::provider_embed::{EmbedRequest, EmbedResponse};
-use super::bindings::types::Observation;
+use super::bindings::types::{Observation, PluginError as GuestError};
 use super::error::PluginError;
 use super::error::guest_error;
 use super::grants::Grants;
@@ -112,15 +112,7 @@ impl ProviderSession {
         store.data_mut().set_case_workspace(&self.case_workspace);
         let called = bindings.api.call_invoke(&mut *store, request).await;
         self.first_content = store.data().first_content();
-        let observation = match called {
-            Ok(Ok(observation)) => observation,
-            Ok(Err(error)) => return Err(guest_error(&name, error)),
-            Err(trap) => {
-                let error = classify(trap, store, &self.limits, &name);
-                self.live = None;
-                return Err(error);
-            }
-        };
+        let observation = self.settle(called, &name)?;
         let bytes = observation.final_text.as_ref().map_or(0, String::len)
             + observation.structured.as_ref().map_or(0, String::len)
             + observation
@@ -128,14 +120,7 @@ impl ProviderSession {
                 .iter()
                 .map(|m| m.content.len() + m.role.len())
                 .sum::<usize>();
-        if bytes > self.limits.output_bytes {
-            self.live = None;
-            return Err(PluginError::OutputTooLarge {
-                plugin: name,
-                bytes,
-                limit: self.limits.output_bytes,
-            });
-        }
+        self.within_output(bytes, name)?;
         Ok(observation)
     }
 
@@ -153,16 +138,36 @@ impl ProviderSession {
         };
         arm(store, &self.limits);
         store.data_mut().set_case_workspace(&self.case_workspace);
-        let response = match embed.call_embed(&mut *store, request).await {
-            Ok(Ok(response)) => response,
-            Ok(Err(error)) => return Err(guest_error(&name, error)),
-            Err(trap) => {
-                let error = classify(trap, store, &self.limits, &name);
-                self.live = None;
-                return Err(error);
-            }
-        };
+        let called = embed.call_embed(&mut *store, request).await;
+        let response = self.settle(called, &name)?;
         let bytes = response.vectors.iter().map(Vec::len).sum::<usize>() * 4;
+        self.within_output(bytes, name)?;
+        Ok(Some(response))
+    }
+
+    /// The value of a call into the live instance: a guest error as the
+    /// plugin's, a trap classified against the limits (the instance, whose
+    /// state is then unknown, is discarded).
+    fn settle<T>(
+        &mut self,
+        called: wasmtime::Result<Result<T, GuestError>>,
+        name: &str,
+    ) -> Result<T, PluginError> {
+        match called {
+            Ok(Ok(value)) => Ok(value),
+            Ok(Err(error)) => Err(guest_error(name, error)),
+            Err(trap) => {
+                let (store, _) = self.live.as_mut().expect("a call runs on a live instance");
+                let error = classify(trap, store, &self.limits, name);
+                self.live = None;
+                Err(error)
+            }
+        }
+    }
+
+    /// Refuses an answer of `bytes` past the output limit (and discards the
+    /// instance that made it).
+    fn within_output(&mut self, bytes: usize, name: String) -> Result<(), PluginError> {
         if bytes > self.limits.output_bytes {
             self.live = None;
             return Err(PluginError::OutputTooLarge {
@@ -171,6 +176,6 @@ impl ProviderSession {
                 limit: self.limits.output_bytes,
             });
         }
-        Ok(Some(response))
+        Ok(())
     }
 }

@@ -181,14 +181,7 @@ pub(crate) mod tests {
         )
     }
 
-    fn env_of(pairs: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> {
-        move |name| {
-            pairs
-                .iter()
-                .find(|(k, _)| *k == name)
-                .map(|(_, v)| v.to_string())
-        }
-    }
+    use crate::eval::provider::endpoint::tests::env_of;
 
     #[test]
     fn a_family_is_the_named_provider_then_its_stand_ins_in_order() {

@@ -117,10 +117,13 @@ fn stream_asked(variable: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn env_of(pairs: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> {
+    /// A lookup of the variables in `pairs` (the rest unset).
+    pub(crate) fn env_of(
+        pairs: &'static [(&'static str, &'static str)],
+    ) -> impl Fn(&str) -> Option<String> {
         move |name| {
             pairs
                 .iter()
