@@ -33,6 +33,7 @@ pub mod json_members;
 pub mod json_text;
 pub mod pack;
 pub mod plugin;
+pub mod private_temp;
 pub mod process_tree;
 pub mod project;
 pub mod quality;

@@ -14,5 +14,12 @@ fn main() -> std::process::ExitCode {
     if let Err(error) = cautilus::process_tree::adopt_orphans() {
         eprintln!("warning: cannot adopt the orphans of graders and CLIs: {error}");
     }
+    // Programs run as the operator's user: they may not read this
+    // process's environment (its API keys) through /proc.
+    if let Err(error) = cautilus::process_tree::hide_from_programs() {
+        eprintln!(
+            "warning: cannot hide this process's environment from the programs it runs: {error}"
+        );
+    }
     cautilus::cli::main()
 }

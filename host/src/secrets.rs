@@ -85,6 +85,45 @@ pub fn scrub_granted_bytes(bytes: &[u8]) -> Cow<'_, [u8]> {
     out
 }
 
+/// What a plugin is handed of a program's output or a server's answer
+/// (the `process` and `http` imports): `bytes` scrubbed of every registered
+/// secret, so a plugin never holds one, and cannot cut one in two before
+/// the host scrubs what it returns. When the host cut the output at its
+/// limit (`cut`), a secret's first [`MIN_CHARS`] or more characters at the
+/// very end go too (the rest of it was cut off).
+pub fn scrub_granted_output(bytes: Vec<u8>, cut: bool) -> Vec<u8> {
+    let Some(secrets) = granted() else {
+        return bytes;
+    };
+    let mut out = match scrub_granted_bytes(&bytes) {
+        Cow::Owned(clean) => clean,
+        Cow::Borrowed(_) => bytes,
+    };
+    if cut {
+        strip_cut_secret(&mut out, &secrets);
+    }
+    out
+}
+
+/// Replaces a beginning of one of `secrets` (in any of its forms, at least
+/// [`MIN_CHARS`] bytes, ASCII case ignored) that ends `bytes`.
+fn strip_cut_secret(bytes: &mut Vec<u8>, secrets: &[String]) {
+    let longest = secrets
+        .iter()
+        .flat_map(|secret| forms(secret).into_iter().map(Cow::into_owned))
+        .filter_map(|form| {
+            let form = form.as_bytes();
+            (MIN_CHARS..form.len()).rev().find(|&k| {
+                bytes.len() >= k && bytes[bytes.len() - k..].eq_ignore_ascii_case(&form[..k])
+            })
+        })
+        .max();
+    if let Some(k) = longest {
+        bytes.truncate(bytes.len() - k);
+        bytes.extend_from_slice(REDACTED.as_bytes());
+    }
+}
+
 /// `bytes` with every occurrence of `needle` (ASCII case ignored) replaced
 /// by `[redacted]`, or `None` when there is none.
 fn replace_bytes_ignoring_ascii_case(bytes: &[u8], needle: &[u8]) -> Option<Vec<u8>> {
@@ -298,9 +337,10 @@ pub fn names_a_credential(name: &str) -> bool {
         "KEYS",
         "JWT",
         "DSN",
+        "WEBHOOK",
     ];
     // Whole names that hold credentials without saying so.
-    const NAMES: &[&str] = &["DATABASE_URL", "SSHPASS"];
+    const NAMES: &[&str] = &["DATABASE_URL", "SSHPASS", "PGPASS", "PGPASSWORD"];
     // Run together: `OPENAIKEY`, `MASTERKEY`.
     const JOINED: &[&str] = &[
         "privatekey",
@@ -399,6 +439,28 @@ mod tests {
     }
 
     #[test]
+    fn output_cut_inside_a_secret_keeps_no_part_of_it() {
+        let key = "sk-Cut-In-Two-Secret-5151";
+        register([key]);
+        let text = format!("{}{} tail", "x".repeat(40), key.to_ascii_lowercase());
+        for at in 0..=text.len() {
+            let out = scrub_granted_output(text.as_bytes()[..at].to_vec(), true);
+            let out = String::from_utf8(out).unwrap().to_ascii_lowercase();
+            let key = key.to_ascii_lowercase();
+            assert!(!out.contains(&key), "cut at {at}: {out}");
+            for k in MIN_CHARS..key.len() {
+                assert!(!out.ends_with(&key[..k]), "cut at {at}: {out}");
+            }
+            // Only what is left of the key goes: the text before it stays.
+            assert!(out.starts_with(&text[..at.min(40)]), "cut at {at}: {out}");
+        }
+        // Uncut output keeps a word that only starts like a key.
+        let word = b"ask sk-Cut-In".to_vec();
+        assert_eq!(scrub_granted_output(word.clone(), false), word);
+        assert_eq!(scrub_granted_output(word, true), b"ask [redacted]".to_vec());
+    }
+
+    #[test]
     fn credentials_are_named_fields_and_counts_are_not() {
         for name in [
             "authorization",
@@ -439,6 +501,9 @@ mod tests {
             "ACCESS_KEYS",
             "GH_PATS",
             "MY_CREDS",
+            "PGPASS",
+            "SLACK_WEBHOOK",
+            "DISCORD_WEBHOOK_URL",
         ] {
             assert!(names_a_credential(name), "{name}");
         }

@@ -425,3 +425,169 @@ fn variants_recorded_replay_with_the_program_deleted() {
         live.stderr
     );
 }
+
+#[test]
+fn a_secret_the_program_echoes_is_redacted_wherever_its_error_is_cut() {
+    // The error quotes at most 400 characters of stderr: whatever the
+    // padding before the echoed value, no piece of it is left where the
+    // quote was cut (the host scrubs the program's output before the
+    // provider sees, and cuts, it).
+    const SECRET: &str = "Qz9-leak-straddle-7731-value";
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("cautilus.toml"), "").unwrap();
+    let program = dir.path().join("leaky.py");
+    std::fs::write(
+        &program,
+        "#!/usr/bin/env python3\nimport json, os, sys\ncase = json.load(sys.stdin)\npad = int(case['messages'][-1]['content'])\nsys.stderr.write('x' * pad + os.environ['APPVALUE'] + ' and the rest')\nsys.exit(1)\n",
+    )
+    .unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&program, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let pads: Vec<usize> = (368..=402).collect();
+    let cases: Vec<String> = pads
+        .iter()
+        .map(|pad| format!("  - {{caseId: pad-{pad}, messages: [{{role: user, content: \"{pad}\"}}], assertions: [{{type: contains, value: x}}]}}\n"))
+        .collect();
+    let fixture = dir.path().join("leaky.fixture.yaml");
+    std::fs::write(
+        &fixture,
+        format!(
+            "schemaVersion: cautilus.evaluation_input.v1\nsurface: app\npreset: chat\nsuiteId: leaky\nprovider: exec\nmodel: m\nexec: {{ command: [./leaky.py], timeoutMs: 20000 }}\ncases:\n{}",
+            cases.concat()
+        ),
+    )
+    .unwrap();
+    let html = dir.path().join("report.html").display().to_string();
+    let junit = dir.path().join("report.xml").display().to_string();
+    let run = exec_run(
+        dir.path(),
+        &fixture,
+        &[
+            "--grant-secret",
+            "APPVALUE=HOST_APPVALUE",
+            "--html",
+            &html,
+            "--junit",
+            &junit,
+            "--replay",
+            "record-new",
+        ],
+        &[("HOST_APPVALUE", SECRET)],
+    );
+    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+    for pad in &pads {
+        let case = run.case(&format!("pad-{pad}"));
+        assert_eq!(case["status"], "errored", "{case}");
+    }
+    // The quote was cut inside the value for some paddings, after it for others.
+    let summary = run.summary().to_string();
+    assert!(summary.contains("[redacted]"), "{summary}");
+    let everything = format!("{}{}{}", all_text(dir.path()), run.stdout, run.stderr);
+    let lower = everything.to_ascii_lowercase();
+    for k in 4..=SECRET.len() {
+        let piece = SECRET[..k].to_ascii_lowercase();
+        assert!(
+            !lower.contains(&piece),
+            "the first {k} characters of the secret were left: {}",
+            &everything[everything
+                .to_ascii_lowercase()
+                .find(&piece)
+                .unwrap()
+                .saturating_sub(60)..][..80]
+        );
+    }
+}
+
+/// The program runs as the operator's user, yet cannot read cautilus's
+/// environment (a key it was not granted) through `/proc`: cautilus, and
+/// the supervisors it forks, are not dumpable. Root may read any process's
+/// `/proc`, so as root (CI) the run is made as `nobody` through `setpriv`,
+/// from a copy of the binary that user can reach.
+#[cfg(target_os = "linux")]
+#[test]
+fn the_program_cannot_read_the_hosts_environment_through_proc() {
+    use std::os::unix::fs::{PermissionsExt, chown};
+    const CANARY: &str = "canary-not-granted-5e1f0b";
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::write(root.join("cautilus.toml"), "").unwrap();
+    std::fs::write(
+        root.join("peek.py"),
+        "#!/usr/bin/env python3\nimport os\nseen, read, pid = False, 0, os.getppid()\nwhile pid > 1:\n    try:\n        with open(f'/proc/{pid}/environ', 'rb') as f:\n            read += 1\n            seen = seen or b'CANARY_KEY=' in f.read()\n    except OSError:\n        pass\n    with open(f'/proc/{pid}/stat') as f:\n        pid = int(f.read().rsplit(')', 1)[1].split()[1])\nprint('canary: seen' if seen else f'canary: hidden ({read} ancestors readable)')\n",
+    )
+    .unwrap();
+    std::fs::write(
+        root.join("peek.fixture.yaml"),
+        "schemaVersion: cautilus.evaluation_input.v1\nsurface: app\npreset: chat\nsuiteId: peek\nprovider: exec\nmodel: m\nexec: { command: [./peek.py], timeoutMs: 20000 }\ncases:\n  - caseId: peek\n    messages: [{role: user, content: peek}]\n    assertions: [{type: contains, value: \"canary: hidden\"}]\n",
+    )
+    .unwrap();
+    let binary = root.join("cautilus");
+    let built = std::env::var_os("CAUTILUS_TEST_BINARY")
+        .unwrap_or_else(|| env!("CARGO_BIN_EXE_cautilus").into());
+    std::fs::copy(&built, &binary).unwrap();
+    for (path, mode) in [
+        (root, 0o755),
+        (&root.join("peek.py"), 0o755),
+        (&binary, 0o755),
+    ] {
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+    }
+    // SAFETY: geteuid(2) touches no memory.
+    let as_root = unsafe { libc::geteuid() } == 0;
+    let mut command = if as_root {
+        for entry in walk(root) {
+            chown(&entry, Some(65534), Some(65534)).unwrap();
+        }
+        let mut command = std::process::Command::new("setpriv");
+        command.args(["--reuid=65534", "--regid=65534", "--clear-groups"]);
+        command.arg(&binary);
+        command
+    } else {
+        std::process::Command::new(&binary)
+    };
+    command
+        .args([
+            "eval",
+            "test",
+            "--fixture",
+            "peek.fixture.yaml",
+            "--output-dir",
+            "run",
+        ])
+        .current_dir(root)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap())
+        .env("HOME", root)
+        .env("CAUTILUS_HOME", root.join("home"))
+        .env("CAUTILUS_CACHE_DIR", root.join("cache"))
+        .env("CANARY_KEY", CANARY);
+    let (code, stdout, stderr) = output(command.output().unwrap());
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    let observed = read_json(&root.join("run/eval-observed.json"));
+    let answer = observed["evaluations"][0]["observed"]["finalText"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(answer.starts_with("canary: hidden"), "{answer}");
+}
+
+/// Every file and directory under `root`, `root` included.
+#[cfg(target_os = "linux")]
+fn walk(root: &Path) -> Vec<PathBuf> {
+    let mut all = vec![root.to_path_buf()];
+    let mut at = 0;
+    while at < all.len() {
+        if all[at].is_dir() {
+            let children: Vec<PathBuf> = std::fs::read_dir(&all[at])
+                .unwrap()
+                .map(|e| e.unwrap().path())
+                .collect();
+            all.extend(children);
+        }
+        at += 1;
+    }
+    all
+}

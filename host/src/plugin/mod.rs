@@ -118,8 +118,11 @@ impl Description {
     }
 }
 
-/// The first `max` characters of `text`, with an ellipsis when cut.
+/// The first `max` characters of `text`, with an ellipsis when cut;
+/// scrubbed of every granted secret before it is cut (a cut secret would
+/// no longer be recognized).
 pub fn excerpt(text: &str, max: usize) -> String {
+    let text = crate::secrets::scrub_granted(text);
     match text.char_indices().nth(max) {
         None => text.to_string(),
         Some((cut, _)) => format!("{}…", &text[..cut]),

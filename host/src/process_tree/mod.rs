@@ -54,6 +54,29 @@ pub fn adopt_orphans() -> std::io::Result<()> {
     Ok(())
 }
 
+/// Makes this process's memory and environment unreadable to the programs
+/// it runs: they run as the same user, so without this a grader, a CLI or
+/// the `exec` provider's program could read `/proc/<pid>/environ` of
+/// cautilus (or of its supervisors, forks of it), every API key of the
+/// operator's environment included, granted or not. A process that is not
+/// dumpable has its `/proc` files owned by root and refuses `ptrace` by the
+/// same user (see prctl(2), `PR_SET_DUMPABLE`); programs it starts are
+/// dumpable again once they exec. No core dump is written either.
+#[cfg(target_os = "linux")]
+pub fn hide_from_programs() -> std::io::Result<()> {
+    // SAFETY: prctl(2) with integer arguments touches no memory of ours.
+    if unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0 as libc::c_ulong, 0, 0, 0) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Where `/proc` is not Linux's: nothing to do.
+#[cfg(not(target_os = "linux"))]
+pub fn hide_from_programs() -> std::io::Result<()> {
+    Ok(())
+}
+
 /// How long the host waits past the timeout for a supervisor to end the
 /// tree before it kills the supervisor itself (a program can stop it).
 #[cfg(target_os = "linux")]

@@ -30,6 +30,9 @@ pub const HARNESS: &str = "exec";
 
 /// Characters of a program's stderr or stdout quoted in an error.
 const EXCERPT: usize = 400;
+
+/// Most characters of the command as written that an error names.
+const WRITTEN_CHARS: usize = 200;
 /// The generation settings passed on to the program (every one).
 const SETTINGS: &[&str] = &["temperature", "maxTokens", "topP", "seed", "stop"];
 
@@ -67,7 +70,12 @@ impl Config {
                 .map(|v| v.as_str().map(str::to_string))
                 .collect()
         };
+        // Named in every error: a command of megabytes is named by its start.
         let written = strings(exec.get("command")).unwrap_or_default().join(" ");
+        let written = match written.char_indices().nth(WRITTEN_CHARS) {
+            Some((cut, _)) => format!("{}…", &written[..cut]),
+            None => written,
+        };
         let argv = strings(options.get("execArgv"))
             .filter(|argv| !argv.is_empty())
             .ok_or_else(|| {
@@ -227,6 +235,18 @@ pub fn observation(
                 .map_err(|why| PluginError::failed(format!("exec: `{program}` answered {why}")))?
         }
     };
+    // The presets need an answer to judge: an empty one is the program's
+    // mistake, said as such (not a preset's "missing field").
+    if text.trim().is_empty() {
+        let what = match config.answer {
+            Answer::Text => "printed no answer on stdout".to_string(),
+            Answer::Json => "answered an empty `finalText`".to_string(),
+        };
+        return Err(PluginError::failed(format!(
+            "exec: `{program}` {what}{}",
+            said(output)
+        )));
+    }
     observed.messages = crate::prompt::with_answer(&request.messages, &text);
     observed.final_text = Some(text);
     Ok(observed)
@@ -458,6 +478,19 @@ mod tests {
                 with(&|o| o.truncated = true),
                 Answer::Text,
                 "printed more than the host keeps",
+            ),
+            (
+                with(&|o| {
+                    o.stdout = b"\n".to_vec();
+                    o.stderr = b"no index".to_vec();
+                }),
+                Answer::Text,
+                "printed no answer on stdout; stderr: \"no index\"",
+            ),
+            (
+                output(r#"{"finalText":"  "}"#),
+                Answer::Json,
+                "answered an empty `finalText`",
             ),
             (
                 output("not json"),

@@ -76,13 +76,12 @@ pub fn locate(path: &str, origins: &[CaseOrigin], indices: &[usize]) -> String {
 pub fn fresh_workspace(
     template: &Path,
 ) -> Result<tempfile::TempDir, crate::eval::cases::workspace_copy::CopyError> {
-    let dir = tempfile::Builder::new()
-        .prefix("cautilus-case-")
-        .tempdir()
-        .map_err(|source| crate::eval::cases::workspace_copy::CopyError::Io {
+    let dir = crate::private_temp::tempdir("cautilus-case-").map_err(|source| {
+        crate::eval::cases::workspace_copy::CopyError::Io {
             path: std::env::temp_dir(),
             source,
-        })?;
+        }
+    })?;
     crate::eval::cases::workspace_copy::copy_into(
         template,
         dir.path(),

@@ -66,13 +66,10 @@ pub enum Copying {
 /// Copies `source` (honouring its `.gitignore` files, without `.git`) into
 /// a new temporary directory.
 pub fn fresh_copy(source: &Path, skip: &[PathBuf]) -> Result<WorkspaceCopy, CopyError> {
-    let dir = tempfile::Builder::new()
-        .prefix("cautilus-agent-")
-        .tempdir()
-        .map_err(|source| CopyError::Io {
-            path: std::env::temp_dir(),
-            source,
-        })?;
+    let dir = crate::private_temp::tempdir("cautilus-agent-").map_err(|source| CopyError::Io {
+        path: std::env::temp_dir(),
+        source,
+    })?;
     let hash = copy_into(source, dir.path(), skip, Copying::Repository)?;
     Ok(WorkspaceCopy { dir, hash })
 }

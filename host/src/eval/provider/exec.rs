@@ -98,13 +98,10 @@ pub fn prepare(
             setup.grants.program_env_set.push((name, value.into()));
         }
     }
-    let dir = tempfile::Builder::new()
-        .prefix("cautilus-exec-")
-        .tempdir()
-        .map_err(|e| EvalError::Provider {
-            provider: setup.plugin.id().to_string(),
-            message: format!("cannot create an empty directory to run the program in: {e}"),
-        })?;
+    let dir = crate::private_temp::tempdir("cautilus-exec-").map_err(|e| EvalError::Provider {
+        provider: setup.plugin.id().to_string(),
+        message: format!("cannot create an empty directory to run the program in: {e}"),
+    })?;
     setup.grants.workspace = Some(dir.path().to_path_buf());
     setup.grants.fresh_dir = true;
     setup.scratch = Some(dir);

@@ -211,9 +211,7 @@ pub fn isolate_home(
         message,
     };
     let source = program_home(&program, env);
-    let isolated = tempfile::Builder::new()
-        .prefix(&format!("cautilus-{}-home-", program.name))
-        .tempdir()
+    let isolated = crate::private_temp::tempdir(&format!("cautilus-{}-home-", program.name))
         .map_err(|e| error(format!("cannot create an isolated {}: {e}", home.variable)))?;
     for name in &home.files {
         let Some(from) = source
@@ -327,9 +325,7 @@ fn grant_needs(
         setup.agent = true;
         return Ok(());
     }
-    let dir = tempfile::Builder::new()
-        .prefix("cautilus-cli-")
-        .tempdir()
+    let dir = crate::private_temp::tempdir("cautilus-cli-")
         .map_err(|e| format!("cannot create an empty directory to run it in: {e}"))?;
     setup.grants.workspace = Some(dir.path().to_path_buf());
     setup.scratch = Some(dir);

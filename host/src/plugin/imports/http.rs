@@ -1,6 +1,7 @@
 //! The `http` import: GET and POST to the hosts its policy
 //! ([`HttpPolicy`]) allows, secrets filled in by the host, through the
-//! pooled transport ([`crate::plugin::net`]).
+//! pooled transport ([`crate::plugin::net`]); the answer comes back
+//! scrubbed of every granted secret.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -118,7 +119,16 @@ impl http::Host for HttpCtxView<'_> {
         if (200..300).contains(&answered.response.status) && self.call.first_content.is_none() {
             self.call.first_content = Some(answered.first_content);
         }
-        Ok(answered.response)
+        // A server may echo the key it was sent (an error quoting the
+        // header): the plugin gets its answer without it.
+        let mut response = answered.response;
+        response.body = crate::secrets::scrub_granted_output(response.body, false);
+        for (_, value) in &mut response.headers {
+            if let std::borrow::Cow::Owned(clean) = crate::secrets::scrub_granted(value) {
+                *value = clean;
+            }
+        }
+        Ok(response)
     }
 }
 

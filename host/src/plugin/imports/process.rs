@@ -122,14 +122,11 @@ impl process::Host for ProcessCtxView<'_> {
         let fresh = match self.ctx.fresh_dir {
             false => None,
             true => {
-                let dir = tempfile::Builder::new()
-                    .prefix("run-")
-                    .tempdir_in(&cwd)
-                    .map_err(|e| {
-                        process::ProcessError::Failed(format!(
-                            "cannot create an empty directory to run it in: {e}"
-                        ))
-                    })?;
+                let dir = crate::private_temp::tempdir_in("run-", &cwd).map_err(|e| {
+                    process::ProcessError::Failed(format!(
+                        "cannot create an empty directory to run it in: {e}"
+                    ))
+                })?;
                 cwd = dir.path().to_path_buf();
                 Some(dir)
             }
@@ -165,6 +162,8 @@ pub(super) fn add_to_linker<T: ProcessView + 'static>(
 /// `inherited` (from the host's environment, as granted), then the
 /// command's own variables), a timeout and capped output, through
 /// [`crate::process_tree`]: every process the program starts ends with it.
+/// Its output comes back scrubbed of every secret the run granted
+/// ([`crate::secrets::scrub_granted_output`]).
 pub(crate) fn run_bounded(
     command: &process::Command,
     inherited: &[(String, std::ffi::OsString)],
@@ -201,10 +200,13 @@ pub(crate) fn run_bounded(
         RunError::NotFound(program) => process::ProcessError::NotFound(program),
         other => process::ProcessError::Failed(other.to_string()),
     })?;
+    // A program may echo a granted secret: the plugin gets its output
+    // without it (and cannot cut it in two before the host scrubs).
+    let cut = finished.truncated;
     Ok(process::Output {
         status: finished.status,
-        stdout: finished.stdout,
-        stderr: finished.stderr,
+        stdout: crate::secrets::scrub_granted_output(finished.stdout, cut),
+        stderr: crate::secrets::scrub_granted_output(finished.stderr, cut),
         timed_out: finished.timed_out,
         truncated: finished.truncated,
     })
