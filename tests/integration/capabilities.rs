@@ -142,6 +142,25 @@ fn http_allowed_to_a_granted_host_with_an_injected_secret() {
 }
 
 #[test]
+fn a_server_echoing_the_secret_it_was_sent_never_shows_it_to_the_plugin() {
+    // The probe returns the body as it got it: the host scrubbed the
+    // secret's value (here `CARGO_PKG_NAME`'s) before handing it over.
+    let secret = env!("CARGO_PKG_NAME");
+    let body = format!("bad key {}, not {secret}x", secret.to_uppercase());
+    let server = LoopbackServer::start(Box::leak(body.into_boxed_str()));
+    let grants = Grants {
+        http_hosts: vec!["127.0.0.1".into()],
+        secrets: BTreeMap::from([("token".to_string(), "CARGO_PKG_NAME".to_string())]),
+        ..Grants::default()
+    };
+    let observation = probe(json!({"url": server.url}), grants).unwrap();
+    assert_eq!(
+        observation.final_text.as_deref(),
+        Some("bad key [redacted], not [redacted]x")
+    );
+}
+
+#[test]
 fn http_denied_without_a_grant() {
     let error = probe(
         json!({"url": "http://127.0.0.1:9/never"}),
