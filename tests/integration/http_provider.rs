@@ -129,10 +129,7 @@ fn a_json_answer_gives_text_usage_cost_and_tool_calls_from_the_rendered_request(
     assert_eq!(requests[0].method, "POST");
     assert_eq!(requests[0].path, "/v1/chat?case=a");
     assert_eq!(requests[0].header("accept"), Some("application/json"));
-    assert_eq!(
-        requests[0].header("content-type"),
-        Some("application/json")
-    );
+    assert_eq!(requests[0].header("content-type"), Some("application/json"));
     assert_eq!(
         body_of(&requests[0]),
         json!({"question": "How do refunds work?", "history": [{"role": "user", "content": "How do refunds work?"}],
@@ -187,7 +184,10 @@ fn server_sent_events_and_ndjson_are_joined_into_one_answer() {
             observed["observed"]["finalText"], "Refunds take 14 days.",
             "{stream}"
         );
-        assert!(observed.get("firstByteMs").is_some(), "{stream}: {observed}");
+        assert!(
+            observed.get("firstByteMs").is_some(),
+            "{stream}: {observed}"
+        );
         let usage = observed.to_string();
         let expected = if stream == "sse" { 5 } else { 3 };
         assert!(
@@ -205,9 +205,10 @@ fn a_session_sends_one_request_per_user_turn_with_the_id_of_the_first_answer() {
         let body = body_of(request);
         let text = body["text"].as_str().unwrap_or("");
         match (index, request.path.as_str(), body["session"].as_str()) {
-            (0, "/chat/", None) => {
-                Reply::json(200, json!({"session": {"id": "s 42"}, "reply": "hello"}).to_string())
-            }
+            (0, "/chat/", None) => Reply::json(
+                200,
+                json!({"session": {"id": "s 42"}, "reply": "hello"}).to_string(),
+            ),
             (_, "/chat/s%2042", Some("s 42")) => Reply::json(
                 200,
                 json!({"reply": format!("turn {}: {text}", index + 1)}).to_string(),
@@ -219,7 +220,10 @@ fn a_session_sends_one_request_per_user_turn_with_the_id_of_the_first_answer() {
         "{{ url: \"{}/chat/${{session.id}}\", body: {{ text: \"${{message}}\", session: \"${{session.id}}\" }}, answer: $.reply, session: {{ idPath: $.session.id }} }}",
         server.url
     );
-    let dir = project(&chat_fixture(&http, "  - caseId: a\n    messages:\n      - { role: user, content: Hi }\n      - { role: assistant, content: (the service answers) }\n      - { role: user, content: Refunds? }\n      - { role: user, content: Shipping? }\n    assertions:\n      - { type: contains, value: \"turn 3: Shipping?\" }\n"));
+    let dir = project(&chat_fixture(
+        &http,
+        "  - caseId: a\n    messages:\n      - { role: user, content: Hi }\n      - { role: assistant, content: (the service answers) }\n      - { role: user, content: Refunds? }\n      - { role: user, content: Shipping? }\n    assertions:\n      - { type: contains, value: \"turn 3: Shipping?\" }\n",
+    ));
     let run = run(dir.path(), &[], &[]);
     assert_eq!(run.code, 0, "{}", run.said());
     let requests = server.requests();
@@ -259,7 +263,8 @@ fn a_session_sends_one_request_per_user_turn_with_the_id_of_the_first_answer() {
 fn a_rate_limited_request_is_retried_after_its_retry_after() {
     let server = ModelServer::start(|_, index| {
         if index == 0 {
-            Reply::json(429, json!({"error": "slow down"}).to_string()).with_header("retry-after", "1")
+            Reply::json(429, json!({"error": "slow down"}).to_string())
+                .with_header("retry-after", "1")
         } else {
             Reply::json(200, json!({"reply": "Refunds take 14 days."}).to_string())
         }
@@ -274,7 +279,10 @@ fn a_rate_limited_request_is_retried_after_its_retry_after() {
     assert_eq!(server.requests().len(), 2);
     let observed = run.observed("a");
     assert_eq!(observed["retries"], 1, "{observed}");
-    assert!(observed["durationMs"].as_u64().unwrap() >= 1000, "{observed}");
+    assert!(
+        observed["durationMs"].as_u64().unwrap() >= 1000,
+        "{observed}"
+    );
 }
 
 #[test]
@@ -371,10 +379,26 @@ fn provider_mistakes_error_the_case_naming_the_template_or_path_with_an_excerpt(
     // What the host can check stops the run before it starts, naming the
     // field's path and the fixture's line.
     let rows = [
-        ("{ url: \"http://127.0.0.1:9/x\", body: { q: \"${inputs}\" }, answer: $.a }", "http.body.q", "`inputs` is not a field of the case"),
-        ("{ url: \"http://127.0.0.1:9/x\", answer: \"$.a[\" }", "http.answer", "is not a JSONPath"),
-        ("{ url: \"http://127.0.0.1:9/x\", headers: { Authorization: Bearer sk-1 }, answer: $.a }", "http.headers.Authorization", "carries a credential and the fixture is public"),
-        ("{ url: \"http://127.0.0.1:9/x\", answer: $.a, retries: 3 }", "http.retries", "unknown field `retries`"),
+        (
+            "{ url: \"http://127.0.0.1:9/x\", body: { q: \"${inputs}\" }, answer: $.a }",
+            "http.body.q",
+            "`inputs` is not a field of the case",
+        ),
+        (
+            "{ url: \"http://127.0.0.1:9/x\", answer: \"$.a[\" }",
+            "http.answer",
+            "is not a JSONPath",
+        ),
+        (
+            "{ url: \"http://127.0.0.1:9/x\", headers: { Authorization: Bearer sk-1 }, answer: $.a }",
+            "http.headers.Authorization",
+            "carries a credential and the fixture is public",
+        ),
+        (
+            "{ url: \"http://127.0.0.1:9/x\", answer: $.a, retries: 3 }",
+            "http.retries",
+            "unknown field `retries`",
+        ),
     ];
     for (http, path, message) in rows {
         let dir = project(&chat_fixture(http, ONE_CASE));
@@ -459,7 +483,9 @@ fn a_secret_goes_only_to_a_host_the_user_granted() {
     );
     assert_eq!(denied.code, 2, "{}", denied.said());
     assert!(
-        denied.stderr.contains("http.headers.X-Api-Key: would send secret `BOT_KEY` to `127.0.0.1`")
+        denied
+            .stderr
+            .contains("http.headers.X-Api-Key: would send secret `BOT_KEY` to `127.0.0.1`")
             && denied.stderr.contains("--grant-http 127.0.0.1"),
         "{}",
         denied.stderr
@@ -467,9 +493,7 @@ fn a_secret_goes_only_to_a_host_the_user_granted() {
     let ungranted = run(dir.path(), &["--grant-http", "127.0.0.1"], &[]);
     assert_eq!(ungranted.code, 2, "{}", ungranted.said());
     assert!(
-        ungranted
-            .stderr
-            .contains("--grant-secret BOT_KEY=ENV_VAR"),
+        ungranted.stderr.contains("--grant-secret BOT_KEY=ENV_VAR"),
         "{}",
         ungranted.stderr
     );
@@ -487,11 +511,15 @@ fn a_secret_goes_only_to_a_host_the_user_granted() {
 #[test]
 fn variants_call_two_deployments_and_replay_with_the_servers_stopped() {
     let full = ModelServer::start(|_, _| {
-        Reply::json(200, json!({"reply": "Refunds take 14 days. Keep your receipt."}).to_string())
+        Reply::json(
+            200,
+            json!({"reply": "Refunds take 14 days. Keep your receipt."}).to_string(),
+        )
     });
     let brief = ModelServer::start(|_, _| {
         Reply::json(200, json!({"reply": "Refunds take 14 days."}).to_string())
     });
+    // The variant's `http` is merged over the suite's: its URL alone.
     let http = |server: &ModelServer| {
         format!(
             "{{ url: \"{}/chat\", body: {{ q: \"${{message}}\" }}, answer: $.reply }}",
@@ -499,9 +527,9 @@ fn variants_call_two_deployments_and_replay_with_the_servers_stopped() {
         )
     };
     let fixture = format!(
-        "schemaVersion: cautilus.evaluation_input.v1\nsurface: app\npreset: chat\nsuiteId: http-variants\nprovider: http\nmodel: bot\nhttp: {}\nvariants:\n  full: {{}}\n  brief:\n    http: {}\nbaseline: full\ncases:\n  - caseId: refund\n    messages:\n      - {{ role: user, content: How do refunds work? }}\n    assertions:\n      - {{ type: contains, value: receipt }}\n",
+        "schemaVersion: cautilus.evaluation_input.v1\nsurface: app\npreset: chat\nsuiteId: http-variants\nprovider: http\nmodel: bot\nhttp: {}\nvariants:\n  full: {{}}\n  brief:\n    http: {{ url: \"{}/chat\" }}\nbaseline: full\ncases:\n  - caseId: refund\n    messages:\n      - {{ role: user, content: How do refunds work? }}\n    assertions:\n      - {{ type: contains, value: receipt }}\n",
         http(&full),
-        http(&brief)
+        brief.url
     );
     let dir = project(&fixture);
     let verdicts = |run: &Run| -> Vec<String> {
@@ -577,8 +605,16 @@ fn the_faq_bot_service_answers_as_json_and_as_events() {
     let (keyed, open) = (FaqBot::start(Some(SECRET)), FaqBot::start(None));
     let source = repo().join("fixtures/eval/apps/faq-bot");
     for (fixture, cases, bot) in [
-        ("faq-http.fixture.yaml", &["refund", "hours", "unknown"][..], &keyed),
-        ("faq-http-sse.fixture.yaml", &["shipping", "hours"][..], &open),
+        (
+            "faq-http.fixture.yaml",
+            &["refund", "hours", "unknown"][..],
+            &keyed,
+        ),
+        (
+            "faq-http-sse.fixture.yaml",
+            &["shipping", "hours"][..],
+            &open,
+        ),
     ] {
         let dir = project(&std::fs::read_to_string(source.join(fixture)).unwrap());
         let run = run(

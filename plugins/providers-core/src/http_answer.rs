@@ -32,10 +32,7 @@ impl Path {
 
     /// The first value it finds in `document`.
     pub fn first<'a>(&self, document: &'a Value) -> Option<&'a Value> {
-        self.parsed
-            .query(document)
-            .first()
-            .filter(|v| !v.is_null())
+        self.parsed.query(document).first().filter(|v| !v.is_null())
     }
 }
 

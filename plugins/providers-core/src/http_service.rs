@@ -82,7 +82,9 @@ impl Config {
                     Value::Object(o) => match (o.get("secret"), o.get("bearerSecret")) {
                         (Some(Value::String(s)), None) => HeaderSpec::Secret(s.clone()),
                         (None, Some(Value::String(s))) => HeaderSpec::BearerSecret(s.clone()),
-                        _ => return Err(failed(format!("`http.headers.{name}` is not understood"))),
+                        _ => {
+                            return Err(failed(format!("`http.headers.{name}` is not understood")));
+                        }
                     },
                     _ => return Err(failed(format!("`http.headers.{name}` is not understood"))),
                 };
@@ -140,10 +142,9 @@ impl Config {
 
 /// What a case's placeholders read, before any turn.
 pub fn context(request: &Invocation, options: &Map<String, Value>) -> Context {
-    let input = request
-        .input
-        .as_deref()
-        .map(|text| serde_json::from_str::<Value>(text).unwrap_or_else(|_| Value::String(text.into())));
+    let input = request.input.as_deref().map(|text| {
+        serde_json::from_str::<Value>(text).unwrap_or_else(|_| Value::String(text.into()))
+    });
     Context {
         input,
         messages: messages_json(&request.messages),
@@ -186,7 +187,12 @@ pub fn request(config: &Config, context: &Context) -> Result<Request, PluginErro
         .transpose()
         .map_err(|e| failed(format!("`{}`: {}", e.at, e.message)))?;
     let mut headers = Vec::new();
-    let has = |name: &str| config.headers.iter().any(|(k, _)| k.eq_ignore_ascii_case(name));
+    let has = |name: &str| {
+        config
+            .headers
+            .iter()
+            .any(|(k, _)| k.eq_ignore_ascii_case(name))
+    };
     if body.is_some() && !has("content-type") {
         headers.push(Header {
             name: "content-type".into(),
@@ -314,7 +320,11 @@ pub fn invoke(request: &Invocation) -> Result<Observation, PluginError> {
             "answers messaging (app) cases only; a repo case needs a coding-agent provider (claude-code, codex)",
         ));
     }
-    let options = match request.options.as_deref().map(serde_json::from_str::<Value>) {
+    let options = match request
+        .options
+        .as_deref()
+        .map(serde_json::from_str::<Value>)
+    {
         Some(Ok(Value::Object(options))) => options,
         _ => Map::new(),
     };
@@ -389,6 +399,11 @@ fn session(
         last = Some(read);
     }
     observed.messages = transcript;
-    let read = last.ok_or_else(|| failed(format!("case `{}` has no user message to send", request.case_id)))?;
+    let read = last.ok_or_else(|| {
+        failed(format!(
+            "case `{}` has no user message to send",
+            request.case_id
+        ))
+    })?;
     Ok((read, retries))
 }

@@ -20,7 +20,9 @@ impl Stream {
             None | Some("none") => Ok(Self::None),
             Some("sse") => Ok(Self::Sse),
             Some("ndjson") => Ok(Self::Ndjson),
-            Some(other) => Err(format!("unknown `stream: {other}`; use none, sse or ndjson")),
+            Some(other) => Err(format!(
+                "unknown `stream: {other}`; use none, sse or ndjson"
+            )),
         }
     }
 }

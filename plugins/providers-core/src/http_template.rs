@@ -357,12 +357,8 @@ mod tests {
             let error = parse(text).unwrap_err();
             assert!(error.contains(expected), "{text}: {error}");
         }
-        let error = render(
-            &json!({"a": ["${input.missing}"]}),
-            &context(),
-            "http.body",
-        )
-        .unwrap_err();
+        let error =
+            render(&json!({"a": ["${input.missing}"]}), &context(), "http.body").unwrap_err();
         assert_eq!(error.at, "http.body.a[0]");
         assert!(
             error
