@@ -405,7 +405,7 @@ fn provider_mistakes_error_the_case_naming_the_template_or_path_with_an_excerpt(
         let run = run(dir.path(), &[], &[]);
         assert_eq!(run.code, 2, "{http}: {}", run.said());
         assert!(
-            run.stderr.contains(&format!("http.fixture.yaml:"))
+            run.stderr.contains("http.fixture.yaml:")
                 && run.stderr.contains(&format!("{path}: "))
                 && run.stderr.contains(message),
             "{http}: {}",

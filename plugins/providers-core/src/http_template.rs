@@ -143,10 +143,8 @@ fn placeholder(text: &str) -> Result<Placeholder, String> {
                 )));
             }
         },
-        "session" => {
-            if path != [Segment::Key("id".into())] {
-                return Err(bad("the session gives `session.id` only"));
-            }
+        "session" if path != [Segment::Key("id".into())] => {
+            return Err(bad("the session gives `session.id` only"));
         }
         _ => {}
     }
