@@ -407,3 +407,100 @@ fn session(
     })?;
     Ok((read, retries))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_support::invocation;
+    use serde_json::json;
+
+    fn options(http: Value) -> Map<String, Value> {
+        match json!({"http": http, "timeoutMs": 900, "temperature": 0.3, "canned": 1}) {
+            Value::Object(o) => o,
+            _ => unreachable!(),
+        }
+    }
+
+    #[test]
+    fn the_request_is_rendered_from_the_case_with_secret_headers_by_name() {
+        let options = options(json!({
+            "url": "http://h:1/chat?c=${caseId}", "method": "POST",
+            "headers": {"X-Api-Key": {"secret": "KEY"}, "Authorization": {"bearerSecret": "TOKEN"}, "Accept": "text/plain"},
+            "body": {"q": "${message}", "t": "${settings.temperature}", "m": "${messages}"},
+            "answer": "$.reply", "usage": {"outputTokens": "$.n"}, "stream": "ndjson"
+        }));
+        let config = Config::of_options(&options).unwrap();
+        assert_eq!(
+            (config.timeout_ms, config.stream, config.session),
+            (900, Stream::Ndjson, false)
+        );
+        let request = request(
+            &config,
+            &context(&invocation("c 1", "messaging", "Hi?", None), &options),
+        )
+        .unwrap();
+        assert_eq!(request.url, "http://h:1/chat?c=c%201");
+        assert_eq!(request.timeout_ms, Some(900));
+        let headers: Vec<String> = request
+            .headers
+            .iter()
+            .map(|h| match &h.value {
+                HeaderValue::Text(t) => format!("{}: {t}", h.name),
+                HeaderValue::Secret(s) => format!("{}: secret {s}", h.name),
+                HeaderValue::BearerSecret(s) => format!("{}: bearer {s}", h.name),
+            })
+            .collect();
+        assert_eq!(
+            headers,
+            [
+                "content-type: application/json",
+                "Accept: text/plain",
+                "Authorization: bearer TOKEN",
+                "X-Api-Key: secret KEY"
+            ]
+        );
+        let body: Value = serde_json::from_slice(request.body.as_deref().unwrap()).unwrap();
+        assert_eq!(
+            body,
+            json!({"q": "Hi?", "t": 0.3, "m": [{"role": "user", "content": "Hi?"}]})
+        );
+    }
+
+    #[test]
+    fn a_missing_field_or_a_bad_path_is_an_error_naming_it() {
+        let rows = [
+            (json!(null), "the suite describes no service"),
+            (json!({"answer": "$.a"}), "`http.url` is missing"),
+            (
+                json!({"url": "http://h"}),
+                "`http.answer` (the JSONPath of the answer) is missing",
+            ),
+            (
+                json!({"url": "http://h", "answer": "$.a["}),
+                "`http.answer`: `$.a[` is not a JSONPath",
+            ),
+            (
+                json!({"url": "http://h", "answer": "$.a", "stream": "ws"}),
+                "unknown `stream: ws`",
+            ),
+        ];
+        for (http, expected) in rows {
+            let error = Config::of_options(&options(http.clone())).unwrap_err();
+            assert!(format!("{error:?}").contains(expected), "{http}: {error:?}");
+        }
+        let config = Config::of_options(&options(
+            json!({"url": "http://h", "answer": "$.a", "body": {"q": "${input.q}"}}),
+        ))
+        .unwrap();
+        let error = request(
+            &config,
+            &context(&invocation("c", "messaging", "Hi", None), &Map::new()),
+        )
+        .unwrap_err();
+        assert!(
+            format!("{error:?}")
+                .contains("http: `http.body.q`: `${input.q}`: the case has no `input`"),
+            "{error:?}"
+        );
+    }
+}
