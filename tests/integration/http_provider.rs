@@ -286,6 +286,30 @@ fn a_rate_limited_request_is_retried_after_its_retry_after() {
 }
 
 #[test]
+fn a_get_request_carries_the_case_in_its_query() {
+    let server = ModelServer::start(|request, _| {
+        Reply::json(
+            200,
+            json!({"answers": [{"text": format!("{} {}", request.method, request.path)}]})
+                .to_string(),
+        )
+    });
+    let http = format!(
+        "{{ url: \"{}/ask?q=${{message}}&case=${{caseId}}\", method: GET, answer: \"$.answers[0].text\" }}",
+        server.url
+    );
+    let dir = project(&chat_fixture(&http, ONE_CASE));
+    let run = run(dir.path(), &[], &[]);
+    // The answer is the request line, which fails the case's assertion.
+    assert_eq!(run.code, 1, "{}", run.said());
+    assert_eq!(
+        run.observed("a")["observed"]["finalText"],
+        "GET /ask?q=How%20do%20refunds%20work%3F&case=a"
+    );
+    assert_eq!(server.requests()[0].body, "");
+}
+
+#[test]
 fn a_slow_first_token_is_recorded_as_first_byte_ms() {
     let server = ModelServer::start(|_, _| {
         std::thread::sleep(Duration::from_millis(700));
@@ -444,7 +468,8 @@ fn secret_fixture(server: &ModelServer) -> String {
 fn a_granted_secret_reaches_the_server_and_no_record_or_cassette() {
     let server = guarded();
     let dir = project(&secret_fixture(&server));
-    let run = run(
+    let run_in = run;
+    let run = run_in(
         dir.path(),
         &[
             "--grant-secret",
@@ -470,6 +495,15 @@ fn a_granted_secret_reaches_the_server_and_no_record_or_cassette() {
         "a record or cassette holds the secret"
     );
     assert!(!run.stdout.contains(SECRET) && !run.stderr.contains(SECRET));
+    // Replayed without the key, its grants or the server (CI): the key
+    // holds the secret's name only.
+    drop(server);
+    let replayed = run_in(dir.path(), &["--replay", "replay-strict"], &[]);
+    assert_eq!(replayed.code, 0, "{}", replayed.said());
+    assert_eq!(
+        replayed.observed("a")["observed"]["finalText"],
+        "Refunds take 14 days. You sent [redacted]."
+    );
 }
 
 #[test]
@@ -628,5 +662,10 @@ fn the_faq_bot_service_answers_as_json_and_as_events() {
             assert_eq!(run.observed(case)["harness"], "http");
         }
         assert!(!all_text(dir.path()).contains(SECRET));
+        if fixture == "faq-http.fixture.yaml" {
+            // The judge read the service's answer.
+            let judged = run.case("refund").to_string();
+            assert!(judged.contains("fixture judge"), "{judged}");
+        }
     }
 }

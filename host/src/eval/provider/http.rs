@@ -94,3 +94,120 @@ pub fn prepare(
     setup.tls |= field.https;
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::eval::provider::setup::{GrantFlags, setup};
+    use crate::plugin::registry::test_registry as registry;
+    use serde_json::{Value, json};
+
+    fn suite(http: Value) -> Suite {
+        crate::fixture::check_suite(
+            std::path::Path::new("f.json"),
+            json!({"schemaVersion": crate::fixture::SCHEMA_VERSION, "surface": "app", "preset": "chat",
+                   "suiteId": "s", "provider": "http", "http": http, "cases": [{"caseId": "c"}]}),
+        )
+        .unwrap()
+    }
+
+    /// The `http` provider set up with `secrets` (name → variable) and
+    /// `hosts` granted by the user, then prepared for `http`.
+    fn prepared(
+        http: Value,
+        secrets: &[&str],
+        hosts: &[&str],
+        grant: bool,
+    ) -> Result<ProviderSetup, String> {
+        let flags = GrantFlags {
+            http_hosts: hosts.iter().map(|h| h.to_string()).collect(),
+            secrets: secrets
+                .iter()
+                .map(|s| (s.to_string(), format!("{s}_VAR")))
+                .collect(),
+            ..GrantFlags::default()
+        };
+        let mut setup = setup(registry(), "http", &flags, 5000, &|_| None).unwrap();
+        prepare(&mut setup, &suite(http), grant, 5000, &flags.http_hosts)
+            .map(|()| setup)
+            .map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn the_urls_host_is_granted_and_a_secret_only_for_a_host_the_user_granted() {
+        let plain =
+            json!({"url": "https://Bot.Example.com/chat", "answer": "$.reply", "timeoutMs": 9000});
+        let ready = prepared(plain.clone(), &[], &[], true).unwrap();
+        assert_eq!(ready.grants.http_hosts, ["bot.example.com"]);
+        assert!(ready.tls);
+        // Its time limit is capped by the run's; the field as written
+        // (without it) is the call key's.
+        assert_eq!(ready.options["timeoutMs"], 5000);
+        assert_eq!(ready.options["http"]["url"], "https://Bot.Example.com/chat");
+        assert!(ready.options["http"].get("timeoutMs").is_none());
+        // Answered from a cassette only: told, granted nothing.
+        let strict = prepared(plain, &[], &[], false).unwrap();
+        assert!(strict.grants.http_hosts.is_empty() && strict.options.contains_key("http"));
+
+        let keyed = json!({"url": "http://127.0.0.1:8000/chat", "answer": "$.reply",
+                           "headers": {"X-Api-Key": {"secret": "BOT_KEY"}}});
+        // (secrets granted, hosts granted, refusal or None)
+        let rows: [(&[&str], &[&str], Option<&str>); 4] = [
+            (&["BOT_KEY"], &["127.0.0.1"], None),
+            (&["BOT_KEY"], &["127.0.0.1", "other.example"], None),
+            (
+                &[],
+                &["127.0.0.1"],
+                Some(
+                    "http.headers.X-Api-Key: names secret `BOT_KEY`, which this run does not grant: add `--grant-secret BOT_KEY=ENV_VAR`",
+                ),
+            ),
+            (
+                &["BOT_KEY"],
+                &["other.example"],
+                Some(
+                    "http.headers.X-Api-Key: would send secret `BOT_KEY` to `127.0.0.1`, a host the fixture names and you have not granted: add `--grant-http 127.0.0.1`",
+                ),
+            ),
+        ];
+        for (secrets, hosts, refusal) in rows {
+            match (prepared(keyed.clone(), secrets, hosts, true), refusal) {
+                (Ok(setup), None) => {
+                    assert!(setup.grants.http_hosts.iter().any(|h| h == "127.0.0.1"));
+                    assert_eq!(setup.grants.secrets["BOT_KEY"], "BOT_KEY_VAR");
+                }
+                (Err(said), Some(expected)) => {
+                    assert!(said.contains(expected), "{secrets:?} {hosts:?}: {said}");
+                }
+                (other, _) => panic!("{secrets:?} {hosts:?}: {:?}", other.map(|_| ())),
+            }
+        }
+        // A replayed run checks no grant.
+        assert!(prepared(keyed, &[], &[], false).is_ok());
+    }
+
+    #[test]
+    fn without_its_field_the_provider_cannot_run_and_others_ignore_it() {
+        let mut setup = setup(registry(), "http", &GrantFlags::default(), 5000, &|_| None).unwrap();
+        let no_field = crate::fixture::check_suite(
+            std::path::Path::new("f.json"),
+            json!({"schemaVersion": crate::fixture::SCHEMA_VERSION, "surface": "app", "preset": "chat",
+                   "suiteId": "s", "cases": [{"caseId": "c"}]}),
+        )
+        .unwrap();
+        let said = prepare(&mut setup, &no_field, true, 5000, &[])
+            .unwrap_err()
+            .to_string();
+        assert!(said.contains("http: is missing"), "{said}");
+        let mut other = setup_of_fixture();
+        prepare(&mut other, &no_field, true, 5000, &[]).unwrap();
+        assert!(other.options.get("http").is_none());
+    }
+
+    fn setup_of_fixture() -> ProviderSetup {
+        setup(registry(), "fixture", &GrantFlags::default(), 5000, &|_| {
+            None
+        })
+        .unwrap()
+    }
+}
