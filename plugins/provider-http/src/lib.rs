@@ -28,7 +28,7 @@ impl Provider for Http {
     }
 
     fn invoke(request: Invocation) -> Result<Observation, PluginError> {
-        http_service::invoke(&request)
+        cautilus_providers_core::http_call::invoke(&request)
     }
 }
 
