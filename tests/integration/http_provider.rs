@@ -333,6 +333,35 @@ fn a_slow_first_token_is_recorded_as_first_byte_ms() {
 }
 
 #[test]
+fn a_request_past_its_time_limit_errors_its_case() {
+    let server = ModelServer::start(|_, _| {
+        std::thread::sleep(Duration::from_millis(1500));
+        Reply::json(200, json!({"reply": "Refunds take 14 days."}).to_string())
+    });
+    // The field's limit, and the field's capped by --timeout-ms.
+    for (limit, args) in [("300", &[][..]), ("20000", &["--timeout-ms", "400"][..])] {
+        let http = format!(
+            "{{ url: \"{}/chat\", body: {{ q: \"${{message}}\" }}, answer: $.reply, timeoutMs: {limit} }}",
+            server.url
+        );
+        let dir = project(&chat_fixture(&http, ONE_CASE));
+        let run = run(dir.path(), args, &[]);
+        assert_eq!(run.code, 1, "{}", run.said());
+        let case = run.case("a");
+        assert_eq!(case["status"], "errored", "{case}");
+        let said = case.to_string();
+        let ms = if limit == "300" { "300" } else { "400" };
+        assert!(
+            said.contains(&format!(
+                "no answer from {}/chat within {ms} ms",
+                server.url
+            )),
+            "{said}"
+        );
+    }
+}
+
+#[test]
 fn a_10_mb_answer_errors_its_case_naming_the_limit() {
     let server = ModelServer::start(|_, _| {
         let big = "x".repeat(10 * 1024 * 1024);
