@@ -130,6 +130,12 @@ fn a_json_answer_gives_text_usage_cost_and_tool_calls_from_the_rendered_request(
     assert_eq!(requests[0].path, "/v1/chat?case=a");
     assert_eq!(requests[0].header("accept"), Some("application/json"));
     assert_eq!(requests[0].header("content-type"), Some("application/json"));
+    // Its members in the order the fixture wrote them.
+    assert!(
+        requests[0].body.starts_with("{\"question\":"),
+        "{}",
+        requests[0].body
+    );
     assert_eq!(
         body_of(&requests[0]),
         json!({"question": "How do refunds work?", "history": [{"role": "user", "content": "How do refunds work?"}],
