@@ -59,6 +59,7 @@ const COMPONENTS: &[(&str, &str, &str)] = &[
     ),
     ("provider-codex", "codex", "cautilus_provider_codex"),
     ("provider-exec", "exec", "cautilus_provider_exec"),
+    ("provider-http", "http", "cautilus_provider_http"),
     ("judge", "cautilus-judge", "cautilus_judge"),
 ];
 

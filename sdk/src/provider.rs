@@ -59,6 +59,7 @@ impl Default for Needs {
             stands_in_for: None,
             setup_hint: None,
             runs_suite_program: false,
+            calls_suite_service: false,
         }
     }
 }

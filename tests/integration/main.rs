@@ -77,6 +77,7 @@ mod eval;
 mod exec_provider;
 mod first_byte;
 mod hostile_output;
+mod http_provider;
 mod judge_failures;
 mod observed;
 mod packs;

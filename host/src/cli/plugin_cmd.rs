@@ -386,6 +386,9 @@ fn needs_json(needs: &crate::plugin::bindings::provider_needs::Needs) -> serde_j
     if needs.runs_suite_program {
         json["runsSuiteProgram"] = serde_json::json!(true);
     }
+    if needs.calls_suite_service {
+        json["callsSuiteService"] = serde_json::json!(true);
+    }
     json
 }
 

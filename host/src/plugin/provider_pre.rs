@@ -146,6 +146,7 @@ pub(crate) fn nothing() -> Needs {
         stands_in_for: None,
         setup_hint: None,
         runs_suite_program: false,
+        calls_suite_service: false,
     }
 }
 
@@ -366,6 +367,7 @@ mod tests {
             stands_in_for: Some("acme-api".into()),
             setup_hint: Some("install acme".into()),
             runs_suite_program: false,
+            calls_suite_service: false,
         };
         edit(&mut needs);
         check(&needs)

@@ -233,6 +233,7 @@ fn fixture_schema(presets: &[PresetSchemas]) -> Value {
                 properties.insert("model".into(), json!({"type": ["string", "null"], "description": "The model the cases ask for unless a case names its own."}));
                 properties.insert("settings".into(), settings_schema());
                 properties.insert("exec".into(), exec_schema());
+                properties.insert("http".into(), http_schema());
             }
             Err(_) => {}
         }
@@ -335,6 +336,36 @@ fn exec_schema() -> Value {
             "command": {"type": "array", "minItems": 1, "items": {"type": "string"}, "description": "The program, then its arguments."},
             "output": {"enum": ["text", "json"], "description": "`text` (default): stdout is the answer; `json`: stdout is {finalText, usage?, costUsd?, toolCalls?, model?, structured?}."},
             "timeoutMs": {"type": "integer", "minimum": 1, "description": "The program's time limit (default: --timeout-ms)."}
+        }
+    })
+}
+
+fn http_schema() -> Value {
+    let path = |what: &str| json!({"type": "string", "description": format!("The JSONPath (RFC 9535) of {what} in the response (in each event or line of a stream).")});
+    json!({
+        "description": "The service the `http` provider sends each case to. Strings of `url` and `body` may hold placeholders over the case: `${input}`, `${input.<path>}`, `${messages}`, `${message}` (the last user message), `${system}`, `${model}`, `${caseId}`, `${settings.<name>}`, `${session.id}`; a string that is one placeholder takes its JSON value.",
+        "type": ["object", "null"],
+        "additionalProperties": false,
+        "required": ["url", "answer"],
+        "properties": {
+            "url": {"type": "string", "description": "http:// or https:// URL; its host is granted to the provider (placeholders may follow the host)."},
+            "method": {"enum": ["POST", "GET", "post", "get"], "description": "POST (default) or GET."},
+            "headers": {"type": "object", "description": "Header values: text, `{secret: NAME}` or `{bearerSecret: NAME}` (a secret granted with --grant-secret, sent only to a host granted with --grant-http). A header carrying a credential must name a secret.",
+                "additionalProperties": {"anyOf": [
+                    {"type": "string"},
+                    {"type": "object", "additionalProperties": false, "required": ["secret"], "properties": {"secret": {"type": "string"}}},
+                    {"type": "object", "additionalProperties": false, "required": ["bearerSecret"], "properties": {"bearerSecret": {"type": "string"}}}
+                ]}},
+            "body": {"description": "The JSON request body, a template over the case."},
+            "answer": path("the answer's text"),
+            "usage": {"type": "object", "additionalProperties": false, "description": "JSONPaths of the usage counts.",
+                "properties": {"inputTokens": path("input tokens"), "outputTokens": path("output tokens"), "cachedInputTokens": path("cached input tokens"), "reasoningTokens": path("reasoning tokens"), "llmCalls": path("model calls")}},
+            "costUsd": path("the call's cost in USD (recorded as reported)"),
+            "toolCalls": path("the list of tool calls ({name, arguments?, output?, succeeded?, durationMs?})"),
+            "stream": {"enum": ["none", "sse", "ndjson"], "description": "none (default): one JSON body; sse: server-sent events; ndjson: a JSON document per line. A stream's answer is what `answer` finds in each, joined."},
+            "session": {"type": "object", "additionalProperties": false, "required": ["idPath"], "description": "One request per user turn of a multi-turn case; the session id read from the first answer and sent as `${session.id}`.",
+                "properties": {"idPath": path("the session id")}},
+            "timeoutMs": {"type": "integer", "minimum": 1, "description": "One request's time limit (default and ceiling: --timeout-ms)."}
         }
     })
 }

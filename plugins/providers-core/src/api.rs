@@ -165,7 +165,7 @@ pub struct Call<'a> {
 
 /// Statuses worth another attempt: rate limits and transient server errors
 /// (529 is Anthropic's "overloaded").
-fn retryable(status: u16) -> bool {
+pub fn retryable(status: u16) -> bool {
     matches!(status, 408 | 409 | 429 | 500 | 502 | 503 | 504 | 529)
 }
 

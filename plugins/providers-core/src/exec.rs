@@ -313,7 +313,7 @@ fn usage_of(usage: &Value) -> Result<Usage, String> {
     })
 }
 
-fn tool_calls_of(calls: &Value) -> Result<Vec<ToolCall>, String> {
+pub(crate) fn tool_calls_of(calls: &Value) -> Result<Vec<ToolCall>, String> {
     let calls = calls.as_array().ok_or("a `toolCalls` that is not a list")?;
     calls
         .iter()

@@ -13,6 +13,10 @@
 //!   from its event stream, and [`codex_agent`], Codex likewise
 //!   ([`agent_trace`]: what agents' traces share);
 //! - [`exec`]: the user's own program, the case as JSON on stdin;
+//! - [`http_service`]: the user's own service over HTTP, the request
+//!   rendered from the fixture's template ([`http_template`]), sent
+//!   ([`http_call`]), the answer split ([`http_stream`]) and read by
+//!   JSONPath ([`http_answer`]);
 //! - [`needs`]: what each built-in provider needs from the machine (its
 //!   endpoint or program, price family, generation settings).
 
@@ -26,6 +30,11 @@ pub mod codex_agent;
 pub mod codex_cli;
 pub mod codex_turns;
 pub mod exec;
+pub mod http_answer;
+pub mod http_call;
+pub mod http_service;
+pub mod http_stream;
+pub mod http_template;
 pub mod needs;
 pub mod openai;
 pub mod openai_embed;

@@ -64,6 +64,19 @@ pub fn exec() -> Needs {
         stands_in_for: None,
         setup_hint: None,
         runs_suite_program: true,
+        calls_suite_service: false,
+    }
+}
+
+/// The `http` provider: nothing of the machine's but the service the
+/// fixture's `http` field describes, whose host (and the secrets its
+/// headers name, for hosts the user granted) the host grants itself; it
+/// passes every generation setting on (the body template places them).
+pub fn http() -> Needs {
+    Needs {
+        calls_suite_service: true,
+        runs_suite_program: false,
+        ..exec()
     }
 }
 
@@ -87,6 +100,7 @@ pub fn openai() -> Needs {
                 .into(),
         ),
         runs_suite_program: false,
+        calls_suite_service: false,
     }
 }
 
@@ -108,6 +122,7 @@ pub fn anthropic() -> Needs {
         // Said from its key variable: "set ANTHROPIC_API_KEY".
         setup_hint: None,
         runs_suite_program: false,
+        calls_suite_service: false,
     }
 }
 
@@ -195,6 +210,7 @@ fn cli(
         stands_in_for: None,
         setup_hint: None,
         runs_suite_program: false,
+        calls_suite_service: false,
     }
 }
 

@@ -1,7 +1,7 @@
 //! Calling the provider for a case: what the built-in providers declare
 //! ([`declared`]), what a provider is granted and told
 //! ([`setup`], an API provider's endpoint: [`endpoint`], the `exec`
-//! provider's program: [`exec`]), a run's calls (sessions, cassette, redaction: [`calls`]), the
+//! provider's program: [`exec`], the `http` provider's service: [`http`]), a run's calls (sessions, cassette, redaction: [`calls`]), the
 //! cassette ([`cassette`], its file [`cassette_file`]), the observation's
 //! JSON form and its scrubbing, and prices.
 
@@ -14,6 +14,7 @@ mod cassette_fuzz;
 pub mod declared;
 mod endpoint;
 pub mod exec;
+pub mod http;
 pub mod observation_json;
 pub mod observation_scrub;
 pub mod pricing;

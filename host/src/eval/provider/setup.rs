@@ -464,6 +464,12 @@ mod tests {
                     .collect()
             )
         );
+        // `http` likewise: its service is the fixture's (`super::super::http`).
+        let http = setup_of("http");
+        assert!(http.grants.http_hosts.is_empty() && http.grants.programs.is_empty());
+        assert!(super::super::http::is_http(&http.plugin));
+        assert!(!super::super::exec::is_exec(&http.plugin));
+        assert!(!super::super::http::is_http(&exec.plugin));
         let fixture = setup_of("fixture");
         assert!(fixture.grants.http_hosts.is_empty() && fixture.grants.program_env.is_empty());
         assert_eq!(settings_applied(&fixture.plugin), Some(&[][..]));

@@ -133,6 +133,13 @@ impl RunProvider {
             u64::try_from(options.limits.timeout.as_millis()).unwrap_or(u64::MAX),
             &env,
         )?;
+        crate::eval::provider::http::prepare(
+            &mut setup,
+            suite,
+            !strict,
+            u64::try_from(options.limits.timeout.as_millis()).unwrap_or(u64::MAX),
+            &options.grants.http_hosts,
+        )?;
         let isolated = body
             .get("agent")
             .and_then(|a| a.get("codexHome"))
