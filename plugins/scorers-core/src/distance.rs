@@ -72,8 +72,10 @@ pub fn levenshtein_score(
     })
 }
 
-/// Character-level Levenshtein distance (two-row dynamic programming after
-/// stripping the common prefix and suffix).
+/// Character-level Levenshtein distance: the common prefix and suffix
+/// stripped, then the bit-parallel algorithm of Hyyrö (after Myers),
+/// through `rapidfuzz`: exact, 64 characters of the shorter text per word
+/// operation.
 pub fn levenshtein(a: &str, b: &str) -> usize {
     // The common ends are found on bytes, then cut back to whole chars
     // (equal chars are equal bytes in UTF-8), so only the part that differs
@@ -93,20 +95,20 @@ pub fn levenshtein(a: &str, b: &str) -> usize {
     while !is_char_start(a, a.len() - suffix) {
         suffix -= 1;
     }
-    let chars = |bytes: &[u8]| -> Vec<char> {
+    fn chars(bytes: &[u8]) -> std::str::Chars<'_> {
         std::str::from_utf8(bytes)
             .expect("cut at char boundaries of a str")
             .chars()
-            .collect()
-    };
-    edit_distance(
-        &chars(&a[..a.len() - suffix]),
-        &chars(&b[..b.len() - suffix]),
+    }
+    rapidfuzz::distance::levenshtein::distance(
+        chars(&a[..a.len() - suffix]),
+        chars(&b[..b.len() - suffix]),
     )
 }
 
 /// The edit distance of two char sequences: two-row dynamic programming
-/// over the shorter one.
+/// over the shorter one (the tests' plain reference).
+#[cfg(test)]
 fn edit_distance(a: &[char], b: &[char]) -> usize {
     let (short, long) = if a.len() <= b.len() { (a, b) } else { (b, a) };
     let mut row: Vec<usize> = (0..=short.len()).collect();
@@ -173,6 +175,48 @@ mod tests {
             for b in &words {
                 assert_eq!(levenshtein(a, b), reference(a, b), "{a:?} {b:?}");
             }
+        }
+    }
+
+    #[test]
+    fn long_texts_match_the_plain_programme() {
+        // Texts past one and several 64-character words, near and far,
+        // from small alphabets (many equal chars) and mixed widths.
+        let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut next = |n: usize| {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            (state >> 33) as usize % n
+        };
+        let alphabets: [&[char]; 3] = [
+            &['a', 'b'],
+            &['a', 'b', 'c', 'd', 'e', ' '],
+            &['x', 'é', '😀', '東', 'y'],
+        ];
+        for round in 0..300 {
+            let alphabet = alphabets[round % 3];
+            let len = [1, 63, 64, 65, 130, 200, 257][round % 7];
+            let a: String = (0..len).map(|_| alphabet[next(alphabet.len())]).collect();
+            let mut b: Vec<char> = a.chars().collect();
+            for _ in 0..next(12) {
+                let at = next(b.len() + 1);
+                match next(3) {
+                    0 if at < b.len() => b[at] = alphabet[next(alphabet.len())],
+                    1 if at < b.len() => {
+                        b.remove(at);
+                    }
+                    _ => b.insert(at, alphabet[next(alphabet.len())]),
+                }
+            }
+            let b: String = if round % 5 == 0 {
+                (0..next(300))
+                    .map(|_| alphabet[next(alphabet.len())])
+                    .collect()
+            } else {
+                b.into_iter().collect()
+            };
+            assert_eq!(levenshtein(&a, &b), reference(&a, &b), "{a:?} {b:?}");
         }
     }
 

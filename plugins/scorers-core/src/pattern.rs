@@ -78,7 +78,7 @@ impl RegexScorer {
             )),
             None => {
                 let pattern = as_text(reference(None, expected)?);
-                let matched = compile_once(&pattern, &self.flags, "expected")?
+                let matched = built(&pattern, &self.flags, "expected")?
                     .find(output)
                     .map(|m| m.range());
                 Ok(verdict(matched, &pattern, &self.flags, output))
@@ -100,7 +100,7 @@ impl RegexScorer {
         };
         let matched = match Literal::parse(&pattern, &flags) {
             Some(literal) => literal.find(output),
-            None => compile_once(&pattern, &flags, path)?
+            None => built(&pattern, &flags, path)?
                 .find(output)
                 .map(|m| m.range()),
         };
@@ -223,6 +223,46 @@ fn compile(pattern: &str, flags: &str, path: &str) -> Result<Regex, ConfigError>
         .swap_greed(flags.contains('U'))
         .build()
         .map_err(|e| ConfigError::new(path, format!("invalid regex: {e}")))
+}
+
+/// At most this many bytes of built patterns are kept ([`built`]).
+const KEPT_BYTES: usize = 8 << 20;
+
+/// Most patterns kept ([`built`]).
+const KEPT: usize = 1024;
+
+std::thread_local! {
+    /// Patterns built for cases' own assertions, kept for the next case that
+    /// uses the same one (suites repeat their house patterns across cases),
+    /// keyed by flags and pattern, with the bytes they hold. Dropped all
+    /// at once when a bound is reached.
+    static BUILT: std::cell::RefCell<(std::collections::HashMap<String, meta::Regex>, usize)> =
+        std::cell::RefCell::default();
+}
+
+/// `pattern` built for one search ([`compile_once`]), or the same pattern
+/// built for an earlier case. A pattern is kept unless it alone holds
+/// more than a sixteenth of [`KEPT_BYTES`]; an invalid one is not kept
+/// (its error is cheap to find again).
+fn built(pattern: &str, flags: &str, path: &str) -> Result<meta::Regex, ConfigError> {
+    let key = format!("{flags}\0{pattern}");
+    if let Some(regex) = BUILT.with(|kept| kept.borrow().0.get(&key).cloned()) {
+        return Ok(regex);
+    }
+    let regex = compile_once(pattern, flags, path)?;
+    let bytes = regex.memory_usage() + key.len();
+    if bytes <= KEPT_BYTES / 16 {
+        BUILT.with(|kept| {
+            let (map, held) = &mut *kept.borrow_mut();
+            if map.len() >= KEPT || *held + bytes > KEPT_BYTES {
+                map.clear();
+                *held = 0;
+            }
+            map.insert(key, regex.clone());
+            *held += bytes;
+        });
+    }
+    Ok(regex)
 }
 
 /// `pattern` built for one search: the PikeVM and the bounded
@@ -430,6 +470,34 @@ mod tests {
             assert_eq!(text(not_text), None, "{not_text:?}");
         }
         assert_eq!(Literal::parse(&"a".repeat(Literal::MAX_LEN + 1), ""), None);
+    }
+
+    #[test]
+    fn patterns_kept_across_cases_answer_as_built_ones_past_the_bound() {
+        // More patterns than are kept, twice over: every answer is the one
+        // a newly built pattern gives, and the invalid one stays an error.
+        let once = |pattern: &str, flags: &str, output: &str| {
+            RegexScorer::score_once(
+                serde_json::from_value(json!({"value": pattern, "flags": flags})).unwrap(),
+                output,
+                None,
+            )
+            .map(|v| v.passed)
+            .map_err(|e| e.message)
+        };
+        for round in 0..2 {
+            for i in 0..KEPT + 50 {
+                let pattern = format!(r"item {i}\b|x{{{}}}", i % 7);
+                let output = format!("item {} here", i + round);
+                let fresh = compile(&pattern, "i", "value").unwrap().is_match(&output);
+                assert_eq!(once(&pattern, "i", &output), Ok(Some(fresh)), "{pattern}");
+            }
+            assert!(once("(bad", "", "x").unwrap_err().contains("invalid regex"));
+        }
+        BUILT.with(|kept| {
+            let (map, held) = &*kept.borrow();
+            assert!(map.len() <= KEPT && *held <= KEPT_BYTES);
+        });
     }
 
     #[test]
