@@ -6,6 +6,10 @@
 # time is N x DELAY / C (0.39 s at the defaults). Timed as a whole process
 # (start-up, checking pass and records included) with peak RSS; the server
 # (bench/slow_openai_server.rs) reports how many requests it held at once.
+# PROVIDER=http sends the same cases through the built-in `http` provider
+# instead (the suite's `http` field: an OpenAI-style body template, the
+# answer at `$.choices[0].message.content`), to compare the two on one
+# server.
 # Needs release builds of both:
 #   cargo build --release -p cautilus && cargo build --release -p cautilus-tests --example slow-openai-server
 #   bench/provider-concurrency.sh [N] [C] [DELAY_MS]
@@ -18,9 +22,10 @@ bin=${CAUTILUS_BIN:-target/release/cautilus}
 work=$(mktemp -d)
 trap '[ -n "${KEEP:-}" ] || rm -rf "$work"' EXIT
 
-python3 - "$n" "$work" <<'PY'
+provider=${PROVIDER:-openai}
+python3 - "$n" "$work" "$provider" <<'PY'
 import json, sys
-n, work = int(sys.argv[1]), sys.argv[2]
+n, work, provider = int(sys.argv[1]), sys.argv[2], sys.argv[3]
 cases = [{"caseId": f"case-{i:04d}", "input": f"echo item {i}",
           "expected": {"finalText": f"echo item {i}"}} for i in range(n)]
 suite = {
@@ -28,6 +33,14 @@ suite = {
     "suiteId": "provider-concurrency", "provider": "openai", "model": "bench-model",
     "cases": cases,
 }
+if provider == "http":
+    suite["provider"] = "http"
+    suite["http"] = {
+        "url": "http://127.0.0.1:${{ BENCH_PORT }}/v1/chat/completions",
+        "body": {"model": "${model}", "messages": "${messages}"},
+        "answer": "$.choices[0].message.content",
+        "usage": {"inputTokens": "$.usage.prompt_tokens", "outputTokens": "$.usage.completion_tokens"},
+    }
 json.dump(suite, open(f"{work}/suite.fixture.json", "w"))
 PY
 
@@ -38,14 +51,14 @@ for _ in $(seq 100); do [ -s "$work/port" ] && break; sleep 0.05; done
 port=$(cat "$work/port")
 
 run() {
-  OPENAI_BASE_URL="http://127.0.0.1:$port/v1" OPENAI_API_KEY=bench-key \
-    "$bin" eval test --fixture "$work/suite.fixture.json" --provider openai \
+  BENCH_PORT=$port OPENAI_BASE_URL="http://127.0.0.1:$port/v1" OPENAI_API_KEY=bench-key \
+    "$bin" eval test --fixture "$work/suite.fixture.json" --provider "$provider" \
     --concurrency "$concurrency" --workspace "$work" --output-dir "$work/$1" > /dev/null || true
 }
 run warm   # a first run on a machine compiles the built-in components
 for i in 1 2 3; do
   /usr/bin/time -f "run $i: wall %e s, cpu %U+%S s, peak RSS %M KiB" \
-    bash -c "$(declare -f run); bin=$bin work=$work port=$port concurrency=$concurrency run run$i"
+    bash -c "$(declare -f run); bin=$bin work=$work port=$port concurrency=$concurrency provider=$provider run run$i"
 done
 python3 - "$work/run1/eval-summary.json" <<'PY'
 import json, sys

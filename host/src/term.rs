@@ -144,8 +144,27 @@ pub fn json(text: &str) -> Cow<'_, str> {
 #[macro_export]
 macro_rules! term_println {
     ($($arg:tt)*) => {
-        println!("{}", $crate::term::inline(&format!($($arg)*)))
+        $crate::outln!("{}", $crate::term::inline(&format!($($arg)*)))
     };
+}
+
+/// `println!` that never panics: when stdout is closed early (`cautilus
+/// eval test … | head`), the line is dropped and the run goes on to write
+/// its records, where `println!` would panic with a broken pipe.
+#[macro_export]
+macro_rules! outln {
+    () => {
+        $crate::term::write_line(format_args!(""))
+    };
+    ($($arg:tt)*) => {
+        $crate::term::write_line(format_args!($($arg)*))
+    };
+}
+
+/// Writes one line to stdout; an error (a closed pipe) drops it
+/// ([`outln!`](crate::outln)).
+pub fn write_line(line: std::fmt::Arguments<'_>) {
+    let _ = writeln!(std::io::stdout().lock(), "{line}");
 }
 
 /// `eprintln!` for a line that holds others' text, escaped as

@@ -188,3 +188,32 @@ fn every_command_has_help_with_examples() {
         );
     }
 }
+
+#[test]
+fn a_closed_stdout_neither_panics_nor_loses_the_records() {
+    // `cautilus eval test … | head -1`: the reader is gone before the case
+    // lines are printed; the run still ends normally and writes its records.
+    let workspace = tempfile::tempdir().unwrap();
+    let out = workspace.path().join("run");
+    let mut child = crate::support::cautilus()
+        .args(["eval", "test", "--fixture"])
+        .arg(crate::support::repo().join("fixtures/eval/app/prompt/tagline.fixture.json"))
+        .args(["--provider", "fixture", "--output-dir"])
+        .arg(&out)
+        .arg("--workspace")
+        .arg(workspace.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let finished = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&finished.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(
+        matches!(finished.status.code(), Some(0 | 1)),
+        "{:?}: {stderr}",
+        finished.status
+    );
+    assert!(out.join("eval-summary.json").exists(), "{stderr}");
+}

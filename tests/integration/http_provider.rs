@@ -368,10 +368,14 @@ fn a_request_past_its_time_limit_errors_its_case() {
 }
 
 #[test]
-fn a_10_mb_answer_errors_its_case_naming_the_limit() {
+fn a_10_mb_answer_errors_its_case_naming_the_limit_until_it_is_raised() {
+    // The answer is short; the documents beside it are 10 MB.
     let server = ModelServer::start(|_, _| {
         let big = "x".repeat(10 * 1024 * 1024);
-        Reply::json(200, format!("{{\"reply\": \"{big}\"}}"))
+        Reply::json(
+            200,
+            format!("{{\"reply\": \"Refunds take 14 days.\", \"documents\": \"{big}\"}}"),
+        )
     });
     let http = format!(
         "{{ url: \"{}/chat\", body: {{ q: \"${{message}}\" }}, answer: $.reply }}",
@@ -386,6 +390,18 @@ fn a_10_mb_answer_errors_its_case_naming_the_limit() {
     assert_eq!(case["status"], "errored", "{case}");
     let said = case.to_string();
     assert!(said.contains("larger than 1048576 bytes"), "{said}");
+    assert!(said.contains("--output-mib"), "{said}");
+    // Raised (with the memory to hold it), the answer is read from it.
+    let raised = self::run(
+        dir.path(),
+        &["--output-mib", "16", "--memory-mib", "256"],
+        &[],
+    );
+    assert_eq!(raised.code, 0, "{}", raised.said());
+    assert_eq!(
+        raised.observed("a")["observed"]["finalText"],
+        "Refunds take 14 days."
+    );
 }
 
 #[test]

@@ -82,6 +82,11 @@ pub struct LimitArgs {
     /// Fuel budget (about one unit per wasm instruction) of one call; unmetered if absent
     #[arg(long, value_name = "UNITS")]
     fuel: Option<u64>,
+    /// Most output of one plugin call, in MiB: what it returns or logs, a
+    /// response it reads over HTTP, a program's stdout or stderr (raise
+    /// `--memory-mib` with it: the plugin holds what it reads)
+    #[arg(long, default_value_t = 1, value_name = "MIB", value_parser = clap::value_parser!(u64).range(1..=1024))]
+    output_mib: u64,
 }
 
 impl LimitArgs {
@@ -97,7 +102,9 @@ impl LimitArgs {
             ),
             memory_bytes: self.memory_mib.saturating_mul(1024 * 1024),
             fuel: self.fuel,
-            ..Limits::default()
+            output_bytes: usize::try_from(self.output_mib)
+                .unwrap_or(usize::MAX)
+                .saturating_mul(1024 * 1024),
         }
     }
 }

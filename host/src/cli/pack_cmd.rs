@@ -328,7 +328,7 @@ fn list(args: ListArgs) -> anyhow::Result<ExitCode> {
     let packs = home.list()?;
     if args.json {
         let rows: Vec<serde_json::Value> = packs.iter().map(pack_json).collect();
-        println!(
+        crate::outln!(
             "{}",
             crate::term::json(&serde_json::to_string_pretty(&rows)?)
         );
@@ -377,7 +377,7 @@ fn inspect(args: InspectArgs) -> anyhow::Result<ExitCode> {
     let (name, version) = split_label(&args.pack);
     let pack = PackHome::from_env()?.get(name, version)?;
     if args.json {
-        println!(
+        crate::outln!(
             "{}",
             crate::term::json(&serde_json::to_string_pretty(&pack_json(&pack))?)
         );

@@ -86,7 +86,7 @@ pub fn new_pack(args: NewArgs) -> anyhow::Result<ExitCode> {
         "/dist/\n/target/\nnode_modules/\n__pycache__/\n",
     )?;
     crate::term_println!("created pack `{}` in {}", args.name, dir.display());
-    println!("\nnext:");
+    crate::outln!("\nnext:");
     crate::term_println!("  cautilus pack build {}", dir.display());
     crate::term_println!("  cautilus pack test {}", dir.display());
     crate::term_println!(
@@ -118,7 +118,7 @@ pub fn add(command: AddCommand) -> anyhow::Result<ExitCode> {
         }
     };
     crate::term_println!("added {added} to the pack in {}", pack.display());
-    println!("\nnext:");
+    crate::outln!("\nnext:");
     crate::term_println!("  cautilus pack build {}", pack.display());
     Ok(ExitCode::SUCCESS)
 }

@@ -70,7 +70,7 @@ pub fn run(args: PackTestArgs) -> anyhow::Result<ExitCode> {
     match test(&args) {
         Ok(report) => {
             if args.json {
-                println!(
+                crate::outln!(
                     "{}",
                     crate::term::json(&serde_json::to_string_pretty(&report)?)
                 );

@@ -133,7 +133,7 @@ fn list(args: ListArgs) -> anyhow::Result<ExitCode> {
     }
     let rows: Vec<Row> = plugins.iter().flat_map(|p| rows(p)).collect();
     if args.json {
-        println!(
+        crate::outln!(
             "{}",
             crate::term::json(&serde_json::to_string_pretty(&rows)?)
         );
@@ -297,7 +297,7 @@ fn inspect(args: InspectArgs) -> anyhow::Result<ExitCode> {
         };
     }
     if args.json {
-        println!(
+        crate::outln!(
             "{}",
             crate::term::json(&serde_json::to_string_pretty(&view)?)
         );
@@ -329,11 +329,11 @@ fn inspect(args: InspectArgs) -> anyhow::Result<ExitCode> {
         crate::term_println!("  granted:      {}", granted_text(&view.granted));
     }
     for scorer in &view.scorers {
-        println!();
+        crate::outln!();
         crate::term_println!("scorer {} (cost class: {})", scorer.id, scorer.cost_class);
         crate::term_println!("  {}", scorer.description);
         // JSON over several lines (its strings escaped as JSON).
-        println!(
+        crate::outln!(
             "  config schema: {}",
             crate::term::json(&serde_json::to_string_pretty(&scorer.config_schema)?)
                 .replace('\n', "\n  ")

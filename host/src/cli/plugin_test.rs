@@ -94,7 +94,7 @@ pub fn run(args: TestArgs) -> anyhow::Result<ExitCode> {
     match test(&args) {
         Ok(report) => {
             if args.json {
-                println!(
+                crate::outln!(
                     "{}",
                     crate::term::json(&serde_json::to_string_pretty(&report)?)
                 );
@@ -303,7 +303,7 @@ pub(super) fn print_report(report: &FileReport) {
 }
 
 pub(super) fn print_summary(passed: usize, failed: usize) {
-    println!("{passed} passed, {failed} failed");
+    crate::outln!("{passed} passed, {failed} failed");
 }
 
 impl FileReport {

@@ -57,15 +57,15 @@ pub fn new_scorer(args: NewScorerArgs) -> anyhow::Result<ExitCode> {
             args.name,
             dir.display()
         );
-        println!("\nnext (see its README.md for the tools):");
+        crate::outln!("\nnext (see its README.md for the tools):");
         crate::term_println!("  cd {}", dir.display());
         crate::term_println!("  {build}");
-        println!("  cautilus plugin test .");
+        crate::outln!("  cautilus plugin test .");
         crate::term_println!(
             "  cautilus score --scorer ./{}.wasm --output 'refund for order 42' --config '{{\"keywords\": [\"refund\", \"order\"]}}'",
             args.name
         );
-        println!("  cautilus plugin test   # builds when needed, runs examples.yaml");
+        crate::outln!("  cautilus plugin test   # builds when needed, runs examples.yaml");
         return Ok(ExitCode::SUCCESS);
     }
     let spec = CrateSpec {
@@ -74,15 +74,15 @@ pub fn new_scorer(args: NewScorerArgs) -> anyhow::Result<ExitCode> {
     };
     rust_project::write_standalone(&dir, spec, &sdk_source(args.sdk_path)?)?;
     crate::term_println!("created scorer plugin `{}` in {}", args.name, dir.display());
-    println!("\nnext:");
+    crate::outln!("\nnext:");
     crate::term_println!("  cd {}", dir.display());
-    println!("  {CARGO_BUILD}");
-    println!("  cautilus plugin test .");
+    crate::outln!("  {CARGO_BUILD}");
+    crate::outln!("  cautilus plugin test .");
     crate::term_println!(
         "  cautilus score --scorer target/wasm32-wasip2/release/{} --output 'hello world' --config '{{\"value\": \"world\"}}'",
         spec.wasm_file()
     );
-    println!("  cautilus plugin test   # builds, runs the answers in examples.yaml");
+    crate::outln!("  cautilus plugin test   # builds, runs the answers in examples.yaml");
     Ok(ExitCode::SUCCESS)
 }
 
@@ -98,14 +98,14 @@ pub fn new_preset(args: NewPresetArgs) -> anyhow::Result<ExitCode> {
         args.name,
         dir.display()
     );
-    println!("\nnext:");
+    crate::outln!("\nnext:");
     crate::term_println!("  cd {}", dir.display());
-    println!("  {CARGO_BUILD}");
+    crate::outln!("  {CARGO_BUILD}");
     crate::term_println!(
         "  cautilus plugin inspect target/wasm32-wasip2/release/{}",
         spec.wasm_file()
     );
-    println!(
+    crate::outln!(
         "  # ship it in a pack (`cautilus pack add preset`) and run suites on it with `presetPack: <pack>`"
     );
     Ok(ExitCode::SUCCESS)

@@ -25,7 +25,7 @@ pub fn run(args: SchemaArgs, registry: &crate::plugin::Registry) -> anyhow::Resu
     let catalog = schema::Catalog::builtin(registry)?;
     let Some(id) = args.id else {
         for id in catalog.ids() {
-            println!("{id}");
+            crate::outln!("{id}");
         }
         return Ok(ExitCode::SUCCESS);
     };
@@ -35,6 +35,6 @@ pub fn run(args: SchemaArgs, registry: &crate::plugin::Registry) -> anyhow::Resu
             catalog.ids().join(", ")
         );
     };
-    println!("{}", serde_json::to_string_pretty(&schema)?);
+    crate::outln!("{}", serde_json::to_string_pretty(&schema)?);
     Ok(ExitCode::SUCCESS)
 }

@@ -302,7 +302,7 @@ fn print_score(
             detail: score.detail.as_deref(),
             judge,
         };
-        println!(
+        crate::outln!(
             "{}",
             crate::term::json(&serde_json::to_string_pretty(&report)?)
         );
@@ -316,19 +316,19 @@ fn print_score(
     let value = score.value.map_or("-".to_string(), |v| format!("{v:.3}"));
     // A scorer plugin's text: escaped for the terminal.
     let shown = crate::term::inline;
-    println!("{verdict} {}  value={value}", shown(&score.name));
+    crate::outln!("{verdict} {}  value={value}", shown(&score.name));
     if let Some(label) = &score.label {
-        println!("  label: {}", shown(label));
+        crate::outln!("  label: {}", shown(label));
     }
     if let Some(detail) = &score.detail {
-        println!("  {}", shown(detail));
+        crate::outln!("  {}", shown(detail));
     }
     if let Some(judge) = &judge {
         let text = |key: &str| judge[key].as_str().unwrap_or_default().to_string();
         let cost = judge["costUsd"]
             .as_f64()
             .map_or(String::new(), |usd| format!(", ${usd:.4}"));
-        println!(
+        crate::outln!(
             "  judge: {}/{} ({} call(s){cost})",
             shown(&text("provider")),
             shown(&text("model")),

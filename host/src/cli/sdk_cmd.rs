@@ -64,10 +64,10 @@ fn show(args: ShowArgs) -> anyhow::Result<ExitCode> {
             "wit": crate::plugin::WIT_VERSION,
             "project": project,
         });
-        println!("{}", serde_json::to_string_pretty(&json)?);
+        crate::outln!("{}", serde_json::to_string_pretty(&json)?);
         return Ok(ExitCode::SUCCESS);
     }
-    println!(
+    crate::outln!(
         "this cautilus carries cautilus-sdk {SDK_VERSION} (plugin contract {})",
         crate::plugin::WIT_VERSION
     );

@@ -152,7 +152,7 @@ fn run_experiment(
         eval::records::progress::print(|| {
             for (_, id, reason) in &plan.skipped {
                 let why = if reason.is_empty() { "skipped" } else { reason };
-                println!(
+                crate::outln!(
                     "  SKIP  {} — {}",
                     crate::term::inline(id),
                     crate::term::inline(why)
@@ -192,7 +192,7 @@ fn run_experiment(
                 ":"
             };
             eval::records::progress::print(|| {
-                println!(
+                crate::outln!(
                     "variant `{}`{baseline}, trial {} of {}{done}",
                     crate::term::inline(&variant.name),
                     group.trial,

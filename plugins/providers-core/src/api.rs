@@ -325,7 +325,7 @@ impl Call<'_> {
                 self.provider, self.url, self.options.timeout_ms
             ),
             HttpError::TooLarge(limit) => format!(
-                "{}: the answer from {} is larger than {limit} bytes",
+                "{}: the answer from {} is larger than {limit} bytes (raise the limit with --output-mib)",
                 self.provider, self.url
             ),
             HttpError::Transport(why) => format!(

@@ -212,7 +212,7 @@ pub fn observation(
     }
     if output.truncated {
         return Err(PluginError::failed(format!(
-            "exec: `{program}` printed more than the host keeps of a program's output ({} bytes kept): answer in fewer bytes",
+            "exec: `{program}` printed more than the host keeps of a program's output ({} bytes kept): answer in fewer bytes, or raise the limit with --output-mib",
             output.stdout.len()
         )));
     }

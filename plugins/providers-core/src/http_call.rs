@@ -89,7 +89,7 @@ fn send(request: &Request, config: &Config) -> Result<(String, u32), PluginError
                         config.timeout_ms
                     ),
                     HttpError::TooLarge(limit) => format!(
-                        "the answer from {url} is larger than {limit} bytes, the most the host keeps of a response; answer in fewer bytes"
+                        "the answer from {url} is larger than {limit} bytes, the most the host keeps of a response (raise it with --output-mib, and --memory-mib with it)"
                     ),
                     HttpError::Transport(why) => {
                         format!("cannot reach {url} ({why}); is the service running?")

@@ -65,7 +65,7 @@ pub fn list(args: ListArgs) -> anyhow::Result<ExitCode> {
         ExitCode::from(2)
     };
     if args.json {
-        println!(
+        crate::outln!(
             "{}",
             crate::term::json(&serde_json::to_string_pretty(&manifest)?)
         );
@@ -80,12 +80,16 @@ pub fn list(args: ListArgs) -> anyhow::Result<ExitCode> {
         .max()
         .unwrap_or(2)
         .max(2);
-    println!(
+    crate::outln!(
         "{:<id_width$}  {:<16}  {:>6}  {:<12}  {:<20}  PATH",
-        "ID", "SURFACE/PRESET", "CASES", "PROVIDER", "MODEL"
+        "ID",
+        "SURFACE/PRESET",
+        "CASES",
+        "PROVIDER",
+        "MODEL"
     );
     for suite in &manifest.suites {
-        println!(
+        crate::outln!(
             "{:<id_width$}  {:<16}  {:>6}  {:<12}  {:<20}  {}",
             shown(&suite.id),
             shown(&format!("{}/{}", suite.surface, suite.preset)),
@@ -95,7 +99,7 @@ pub fn list(args: ListArgs) -> anyhow::Result<ExitCode> {
             shown(&suite.path)
         );
     }
-    println!(
+    crate::outln!(
         "{} suites, {} cases",
         manifest.suites.len(),
         manifest.suites.iter().map(|s| s.cases).sum::<u64>()

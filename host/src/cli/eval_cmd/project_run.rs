@@ -86,12 +86,12 @@ pub fn run(
         |event| match event {
             project::run::Event::Starting(suite) if !json && !quiet && one_at_a_time => {
                 crate::eval::records::progress::print(|| {
-                    println!("== {} ({})", shown(&suite.id), shown(&suite.path));
+                    crate::outln!("== {} ({})", shown(&suite.id), shown(&suite.path));
                 });
             }
             project::run::Event::Finished(result) if !json && !quiet && !one_at_a_time => {
                 crate::eval::records::progress::print(|| {
-                    println!("== {} {}", shown(&result.id), shown(outcome_line(result)));
+                    crate::outln!("== {} {}", shown(&result.id), shown(outcome_line(result)));
                 });
             }
             _ => {}

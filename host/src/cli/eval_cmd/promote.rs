@@ -42,7 +42,7 @@ pub(super) fn promote(args: PromoteArgs) -> anyhow::Result<ExitCode> {
     let records = crate::cli::inputs::records_root(args.config.as_deref())?;
     let run = crate::project::latest::resolve(&args.run, &records)?;
     let promoted = crate::quality::baseline::promote(&run, args.variant.as_deref(), &records)?;
-    println!(
+    crate::outln!(
         "promoted variant `{}` of {} ({} cells) as the baseline of `{}`: {} (commit it)",
         shown(&promoted.variant),
         shown(run.display()),

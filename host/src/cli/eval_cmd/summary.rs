@@ -17,13 +17,16 @@ pub(super) fn experiment(
     eval::records::progress::finish();
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
-    if json {
-        let mut record = std::io::BufReader::new(std::fs::File::open(&outcome.record)?);
-        crate::term::copy_json(&mut record, &mut out)?;
-    } else {
-        crate::quality::report::print(&mut out, outcome)?;
-    }
-    out.flush()?;
+    let written = (|| {
+        if json {
+            let mut record = std::io::BufReader::new(std::fs::File::open(&outcome.record)?);
+            crate::term::copy_json(&mut record, &mut out)?;
+        } else {
+            crate::quality::report::print(&mut out, outcome)?;
+        }
+        out.flush()
+    })();
+    reader_gone_is_fine(written)?;
     Ok(match outcome.interrupted {
         Some(signal) => {
             eprintln!(
@@ -63,14 +66,27 @@ pub(super) fn print(
     eval::records::progress::finish();
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
-    if json {
-        let mut packet = std::io::BufReader::new(std::fs::File::open(summary)?);
-        crate::term::copy_json(&mut packet, &mut out)?;
-    } else {
-        readable(&mut out)?;
-    }
-    out.flush()?;
+    let written = (|| {
+        if json {
+            let mut packet = std::io::BufReader::new(std::fs::File::open(summary)?);
+            crate::term::copy_json(&mut packet, &mut out)?;
+        } else {
+            readable(&mut out)?;
+        }
+        out.flush()
+    })();
+    reader_gone_is_fine(written)?;
     Ok(ExitCode::from(exit_status(recommendation)))
+}
+
+/// A summary nobody reads any more (`cautilus eval test … | head`: the
+/// pipe's reader is gone) is no error: the records are written, and the
+/// run exits as its verdict says. Any other error stays one.
+fn reader_gone_is_fine(written: std::io::Result<()>) -> std::io::Result<()> {
+    match written {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => other,
+    }
 }
 
 /// A suite's exit status from its recommendation: 0 for `accept-now`, 1 for

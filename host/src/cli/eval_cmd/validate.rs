@@ -45,7 +45,7 @@ pub(super) fn validate(args: ValidateArgs) -> anyhow::Result<ExitCode> {
             ..Default::default()
         },
     )?;
-    println!("{}: {}", shown(args.fixture.display()), described(&checked));
+    crate::outln!("{}: {}", shown(args.fixture.display()), described(&checked));
     Ok(ExitCode::SUCCESS)
 }
 
