@@ -591,3 +591,24 @@ fn walk(root: &Path) -> Vec<PathBuf> {
     }
     all
 }
+
+#[test]
+fn a_variant_whose_program_is_refused_stops_the_run_before_any_variant_runs() {
+    let dir = faq_bot_copy();
+    let fixture = dir.path().join("two.fixture.yaml");
+    std::fs::write(
+        &fixture,
+        "schemaVersion: cautilus.evaluation_input.v1\nsurface: app\npreset: chat\nsuiteId: faq-two\nprovider: exec\nmodel: faq-bot\nexec: { command: [./app.py], timeoutMs: 20000 }\nvariants:\n  first: {}\n  second: { exec: { command: [/bin/echo, hi] } }\ncases:\n  - caseId: refund\n    messages: [{ role: user, content: How do refunds work? }]\n    assertions: [{ type: contains, value: \"14 days\" }]\n",
+    )
+    .unwrap();
+    let run = exec_run(dir.path(), &fixture, &[], &[]);
+    assert_eq!(run.code, 2, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.stderr.contains("exec.command[0]") && run.stderr.contains("--grant-program /bin/echo"),
+        "{}",
+        run.stderr
+    );
+    // Nothing ran: no case line, no records.
+    assert!(!run.stdout.contains("PASS"), "{}", run.stdout);
+    assert!(!run.out.join("eval-summary.json").exists());
+}

@@ -720,3 +720,26 @@ fn the_faq_bot_service_answers_as_json_and_as_events() {
         }
     }
 }
+
+#[test]
+fn a_variant_that_would_send_a_secret_to_an_ungranted_host_stops_the_run_before_any_variant_runs() {
+    let server = ModelServer::start(|_, _| Reply::json(200, json!({"reply": "ok"}).to_string()));
+    let http = format!(
+        "{{ url: \"{}/chat\", headers: {{ X-Api-Key: {{ secret: KEY }} }}, body: {{ q: \"${{message}}\" }}, answer: $.reply }}\nvariants:\n  here: {{}}\n  elsewhere: {{ http: {{ url: \"http://localhost:9/chat\" }} }}",
+        server.url
+    );
+    let dir = project(&chat_fixture(&http, ONE_CASE));
+    let run = run(
+        dir.path(),
+        &["--grant-secret", "KEY=THE_KEY", "--grant-http", "127.0.0.1"],
+        &[("THE_KEY", "k-123456")],
+    );
+    assert_eq!(run.code, 2, "{}", run.said());
+    assert!(
+        run.said()
+            .contains("would send secret `KEY` to `localhost`"),
+        "{}",
+        run.said()
+    );
+    assert!(!run.said().contains("PASS"), "{}", run.said());
+}

@@ -49,6 +49,7 @@ pub use options::{CellFilters, DEFAULT_CONCURRENCY, SuiteOptions, TestOptions, d
 pub use records::run_records::CaseLines;
 pub use run::check_pass::{check_preset_fields, validate_suite};
 pub use run::entry::{TestRun, test};
+pub use run::provider_choice::check_service;
 pub use run::resume::resume_options;
 pub use run::suite_outcome::SuiteOutcome;
 pub use run::suite_run::run_suite;

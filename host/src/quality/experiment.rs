@@ -125,10 +125,17 @@ fn run_experiment(
     contract: &crate::fixture::SuiteContract,
 ) -> Result<ExperimentOutcome, EvalError> {
     let started_at = files::now_rfc3339();
-    // Every variant's suite fields are checked before anything is written or run.
+    // Every variant's suite fields, and the program or service it gives
+    // its provider, are checked before anything is written or run.
     for (variant, _) in plan.variants.iter().enumerate() {
         if let Some(group) = plan.groups.iter().find(|g| g.variant == variant) {
-            eval::check_preset_fields(registry, plan.suite_of(suite, group))?;
+            let variant_suite = plan.suite_of(suite, group);
+            eval::check_service(
+                options,
+                &variant_suite,
+                plan.fixture_results(variant).is_some(),
+            )?;
+            eval::check_preset_fields(registry, variant_suite)?;
         }
     }
     let root = options

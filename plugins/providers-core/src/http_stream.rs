@@ -58,7 +58,9 @@ pub fn documents(body: &str, stream: Stream) -> Result<Vec<Value>, String> {
     }
 }
 
-/// The data of each event of a server-sent event stream, in order.
+/// The data of each event of a server-sent event stream, in order: its
+/// `data:` lines joined by newlines; comments and other fields skipped
+/// (the `openai` provider reads its streams with it too).
 pub fn sse_data(body: &str) -> Vec<String> {
     let mut events = Vec::new();
     let mut data: Option<String> = None;

@@ -16,6 +16,7 @@
 //! sent whole ([`fold_stream`]): the host then times the first token.
 
 use crate::api::{ApiOptions, count};
+use crate::http_stream::sse_data;
 use cautilus_sdk::provider::Invocation;
 use cautilus_sdk::{Observation, PluginError, Usage};
 use serde_json::{Value, json};
@@ -132,35 +133,6 @@ pub fn fold_stream(text: &str) -> Result<Value, String> {
         whole["usage"] = usage;
     }
     Ok(whole)
-}
-
-/// The data of each event of a server-sent event stream, in order: its
-/// `data:` lines joined by newlines; comments and other fields skipped.
-fn sse_data(text: &str) -> Vec<String> {
-    let mut events = Vec::new();
-    let mut data: Option<String> = None;
-    for line in text.split('\n') {
-        let line = line.strip_suffix('\r').unwrap_or(line);
-        if line.is_empty() {
-            events.extend(data.take());
-            continue;
-        }
-        let (field, value) = match line.split_once(':') {
-            Some((field, value)) => (field, value.strip_prefix(' ').unwrap_or(value)),
-            None => (line, ""),
-        };
-        if field == "data" {
-            match &mut data {
-                Some(buffer) => {
-                    buffer.push('\n');
-                    buffer.push_str(value);
-                }
-                None => data = Some(value.to_string()),
-            }
-        }
-    }
-    events.extend(data);
-    events
 }
 
 fn clip(text: &str) -> String {

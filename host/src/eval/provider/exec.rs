@@ -57,31 +57,11 @@ pub fn prepare(
     if !is_exec(&setup.plugin) {
         return Ok(());
     }
-    let problem = |path: &str, message: String| EvalError::Cases {
-        file: suite.file.clone(),
-        problems: vec![(path.to_string(), message)],
-    };
-    let Some(written) = suite.body.get("exec").filter(|v| !v.is_null()) else {
-        return Err(problem(
-            "exec",
-            "is missing: the `exec` provider runs the program this field names, e.g. `exec: {command: [./app.py]}`".into(),
-        ));
-    };
-    let field = ExecField::parse(written)
-        .map_err(|(path, message)| problem(&format!("exec{path}"), message))?;
+    let (field, argv) = check(suite, resolve, &setup.grants.programs, env)?;
     setup.options.insert("exec".into(), field.written());
-    if !resolve {
+    let Some(argv) = argv else {
         return Ok(());
-    }
-    let base = suite.file.parent().unwrap_or(Path::new(""));
-    let argv = resolve_command(
-        &field.command,
-        base,
-        &suite.root,
-        &setup.grants.programs,
-        env,
-    )
-    .map_err(|(at, message)| problem(&format!("exec.command[{at}]"), message))?;
+    };
     setup.plugin = Arc::new(setup.plugin.requesting_program(argv[0].clone()));
     if !setup.grants.programs.contains(&argv[0]) {
         setup.grants.programs.push(argv[0].clone());
@@ -106,6 +86,38 @@ pub fn prepare(
     setup.grants.fresh_dir = true;
     setup.scratch = Some(dir);
     Ok(())
+}
+
+/// The suite's `exec` field, checked, and unless the run answers from its
+/// cassette only (`resolve` false) its command resolved (see the module
+/// docs; `granted`: the programs the user grants): what [`prepare`] gives
+/// the provider, and what an experiment checks of every variant before
+/// the first one runs.
+pub fn check(
+    suite: &Suite,
+    resolve: bool,
+    granted: &[String],
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<(ExecField, Option<Vec<String>>), EvalError> {
+    let problem = |path: &str, message: String| EvalError::Cases {
+        file: suite.file.clone(),
+        problems: vec![(path.to_string(), message)],
+    };
+    let Some(written) = suite.body.get("exec").filter(|v| !v.is_null()) else {
+        return Err(problem(
+            "exec",
+            "is missing: the `exec` provider runs the program this field names, e.g. `exec: {command: [./app.py]}`".into(),
+        ));
+    };
+    let field = ExecField::parse(written)
+        .map_err(|(path, message)| problem(&format!("exec{path}"), message))?;
+    if !resolve {
+        return Ok((field, None));
+    }
+    let base = suite.file.parent().unwrap_or(Path::new(""));
+    let argv = resolve_command(&field.command, base, &suite.root, granted, env)
+        .map_err(|(at, message)| problem(&format!("exec.command[{at}]"), message))?;
+    Ok((field, Some(argv)))
 }
 
 /// The program and arguments of `command`, resolved against `base` (the

@@ -48,6 +48,40 @@ pub fn prepare(
     if !is_http(&setup.plugin) {
         return Ok(());
     }
+    let secrets = setup.grants.secrets.clone();
+    let field = check(suite, grant, &|name| secrets.contains_key(name), user_hosts)?;
+    setup.options.insert("http".into(), field.written());
+    let limit = field.timeout_ms.unwrap_or(timeout_ms).min(timeout_ms);
+    setup
+        .options
+        .insert("timeoutMs".into(), json!(limit.min(u64::from(u32::MAX))));
+    if !grant {
+        return Ok(());
+    }
+    if !setup
+        .grants
+        .http_hosts
+        .iter()
+        .any(|h| host_key(h) == host_key(&field.host))
+    {
+        setup.grants.http_hosts.push(field.host.clone());
+    }
+    setup.tls |= field.https;
+    Ok(())
+}
+
+/// The suite's `http` field, checked, and unless the run answers from its
+/// cassette only (`grant` false) the secrets its headers name checked
+/// against the run's grants (`granted`: whether the run grants a secret;
+/// `user_hosts`: the hosts the user grants): what [`prepare`] gives the
+/// provider, and what an experiment checks of every variant before the
+/// first one runs.
+pub fn check(
+    suite: &Suite,
+    grant: bool,
+    granted: &dyn Fn(&str) -> bool,
+    user_hosts: &[String],
+) -> Result<HttpField, EvalError> {
     let problem = |path: &str, message: String| EvalError::Cases {
         file: suite.file.clone(),
         problems: vec![(path.to_string(), message)],
@@ -60,18 +94,13 @@ pub fn prepare(
     };
     let field = HttpField::parse(written)
         .map_err(|(path, message)| problem(&format!("http{path}"), message))?;
-    setup.options.insert("http".into(), field.written());
-    let limit = field.timeout_ms.unwrap_or(timeout_ms).min(timeout_ms);
-    setup
-        .options
-        .insert("timeoutMs".into(), json!(limit.min(u64::from(u32::MAX))));
     if !grant {
-        return Ok(());
+        return Ok(field);
     }
     let host = host_key(&field.host);
     for (header, secret) in field.secrets() {
         let at = format!("http.headers.{header}");
-        if !setup.grants.secrets.contains_key(secret) {
+        if !granted(secret) {
             return Err(problem(
                 &at,
                 format!(
@@ -88,11 +117,7 @@ pub fn prepare(
             ));
         }
     }
-    if !setup.grants.http_hosts.iter().any(|h| host_key(h) == host) {
-        setup.grants.http_hosts.push(field.host.clone());
-    }
-    setup.tls |= field.https;
-    Ok(())
+    Ok(field)
 }
 
 #[cfg(test)]

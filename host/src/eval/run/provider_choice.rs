@@ -34,22 +34,8 @@ impl RunProvider {
         suite: &Suite,
     ) -> Result<Self, EvalError> {
         let body = &suite.body;
-        let env = |name: &str| {
-            std::env::var(name)
-                .ok()
-                .filter(|v| !v.trim().is_empty())
-                .or_else(|| options.provider_env.get(name).cloned())
-        };
-        let replay = match options.replay {
-            Some(mode) => mode,
-            // Checked when the fixture was loaded.
-            None => body
-                .get("replay")
-                .and_then(Value::as_str)
-                .and_then(|mode| ReplayMode::parse(mode).ok())
-                .or(options.default_replay)
-                .unwrap_or_default(),
-        };
+        let env = |name: &str| env_of(options, name);
+        let replay = replay_mode(options, body);
         let cassette = match replay {
             ReplayMode::Live => None,
             mode => {
@@ -166,6 +152,67 @@ impl RunProvider {
         let mut grants = self.setup.grants.clone();
         grants.workspace = grants.workspace.or_else(|| Some(workspace.to_path_buf()));
         Arc::new(grants)
+    }
+}
+
+/// A variable of the environment a provider may read: the process's, else
+/// the project config's `[providers]` values.
+fn env_of(options: &TestOptions, name: &str) -> Option<String> {
+    std::env::var(name)
+        .ok()
+        .filter(|v| !v.trim().is_empty())
+        .or_else(|| options.provider_env.get(name).cloned())
+}
+
+/// The replay mode of a run of the suite `body`: the flag, else the
+/// fixture's (checked when it was loaded), else the config's, else live.
+fn replay_mode(options: &TestOptions, body: &serde_json::Map<String, Value>) -> ReplayMode {
+    options.replay.unwrap_or_else(|| {
+        body.get("replay")
+            .and_then(Value::as_str)
+            .and_then(|mode| ReplayMode::parse(mode).ok())
+            .or(options.default_replay)
+            .unwrap_or_default()
+    })
+}
+
+/// Checks, without making the provider, what a run of `suite` would give
+/// the built-in `exec` provider (its program, resolved and granted) or
+/// `http` provider (its service, the secrets its headers name sent only
+/// where granted) when the run goes to one of them (the flag's provider,
+/// else the fixture's, else the config's; answers given beforehand go to
+/// the fixture backend). An experiment checks every variant with it
+/// before the first one runs, so a variant refused at its turn does not
+/// come after others ran.
+pub fn check_service(options: &TestOptions, suite: &Suite, canned: bool) -> Result<(), EvalError> {
+    if canned || options.fixture_results.is_some() || options.reuse_outputs.is_some() {
+        return Ok(());
+    }
+    let body = &suite.body;
+    let reference = options
+        .provider
+        .clone()
+        .or_else(|| {
+            body.get("provider")
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        })
+        .or_else(|| options.default_provider.clone());
+    let live = replay_mode(options, body) != ReplayMode::ReplayStrict;
+    let env = |name: &str| env_of(options, name);
+    match reference.as_deref() {
+        Some("exec") => {
+            crate::eval::provider::exec::check(suite, live, &options.grants.programs, &env)
+                .map(drop)
+        }
+        Some("http") => crate::eval::provider::http::check(
+            suite,
+            live,
+            &|name| options.grants.secrets.contains_key(name),
+            &options.grants.http_hosts,
+        )
+        .map(drop),
+        _ => Ok(()),
     }
 }
 
