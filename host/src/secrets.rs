@@ -37,6 +37,33 @@ pub const MIN_CHARS: usize = 4;
 /// program (see [`register`]).
 static GRANTED: RwLock<Option<Arc<Vec<String>>>> = RwLock::new(None);
 
+/// The environment variables this process reads granted secrets from
+/// (see [`register_sources`]).
+static SOURCES: RwLock<Vec<String>> = RwLock::new(Vec::new());
+
+/// Registers the environment variables a run reads its granted secrets
+/// from (`--grant-secret NAME=VAR`, `[grants] secrets`): a fixture may not
+/// interpolate them (`${{ VAR }}`), whatever their names, or it could send
+/// the value wherever it sends its text.
+pub fn register_sources<'a>(names: impl IntoIterator<Item = &'a str>) {
+    let mut sources = SOURCES.write().unwrap_or_else(|e| e.into_inner());
+    for name in names {
+        if !sources.iter().any(|s| s == name) {
+            sources.push(name.to_string());
+        }
+    }
+}
+
+/// Whether `name` is a variable a granted secret is read from
+/// ([`register_sources`]).
+pub fn is_source(name: &str) -> bool {
+    SOURCES
+        .read()
+        .unwrap_or_else(|e| e.into_inner())
+        .iter()
+        .any(|s| s == name)
+}
+
 /// Registers `values` as secrets of this process: from now on, every record
 /// written and every line printed is scrubbed of them.
 pub fn register<'a>(values: impl IntoIterator<Item = &'a str>) {

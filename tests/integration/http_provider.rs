@@ -743,3 +743,32 @@ fn a_variant_that_would_send_a_secret_to_an_ungranted_host_stops_the_run_before_
     );
     assert!(!run.said().contains("PASS"), "{}", run.said());
 }
+
+#[test]
+fn a_fixture_may_not_interpolate_the_variable_a_granted_secret_comes_from() {
+    // `${{ ACME }}` would put the secret's value in the body, sent to
+    // whatever host the fixture names: refused before the run, whatever
+    // the variable's name.
+    let server = ModelServer::start(|_, _| Reply::json(200, json!({"reply": "ok"}).to_string()));
+    let http = format!(
+        "{{ url: \"{}/chat\", body: {{ q: \"${{message}}\", k: \"${{{{ ACME }}}}\" }}, answer: $.reply }}",
+        server.url
+    );
+    let dir = project(&chat_fixture(&http, ONE_CASE));
+    let run = run(
+        dir.path(),
+        &["--grant-secret", "MYKEY=ACME", "--grant-http", "127.0.0.1"],
+        &[("ACME", "sk-exfil-value-777")],
+    );
+    assert_eq!(run.code, 2, "{}", run.said());
+    assert!(
+        run.said()
+            .contains("reads the variable a secret granted to this run comes from"),
+        "{}",
+        run.said()
+    );
+    assert!(server.requests().is_empty(), "the service was called");
+    // Not granted as a secret, an ordinary variable interpolates.
+    let plain = self::run(dir.path(), &[], &[("ACME", "plain-value")]);
+    assert_eq!(plain.code, 1, "{}", plain.said());
+}

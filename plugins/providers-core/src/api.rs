@@ -179,7 +179,8 @@ pub fn backoff(attempt: u32, retry_after: Option<&str>) -> Duration {
     let asked = retry_after
         .and_then(|v| v.trim().parse::<f64>().ok())
         .filter(|s| s.is_finite() && *s >= 0.0)
-        .map(Duration::from_secs_f64);
+        // Capped before it becomes a Duration (1e20 s would not fit).
+        .map(|s| Duration::from_secs_f64(s.min(MAX_WAIT.as_secs_f64())));
     asked
         .unwrap_or_else(|| Duration::from_millis(500u64.saturating_mul(1 << attempt.min(6))))
         .min(MAX_WAIT)
@@ -422,6 +423,10 @@ mod tests {
         assert_eq!(backoff(0, Some("2")), Duration::from_secs(2));
         assert_eq!(backoff(3, Some("0.25")), Duration::from_millis(250));
         assert_eq!(backoff(0, Some("3600")), MAX_WAIT);
+        // Past what a Duration holds: capped, no panic.
+        for huge in ["1e20", "18446744073709551616", "1e308"] {
+            assert_eq!(backoff(0, Some(huge)), MAX_WAIT, "{huge}");
+        }
         assert_eq!(backoff(0, None), Duration::from_millis(500));
         assert_eq!(backoff(2, None), Duration::from_millis(2000));
         assert_eq!(backoff(2, Some("soon")), Duration::from_millis(2000));

@@ -213,7 +213,7 @@ fn grant_flags(
     programs: Vec<String>,
     secrets: Vec<(String, String)>,
 ) -> GrantFlags {
-    GrantFlags {
+    let flags = GrantFlags {
         http_hosts: config
             .http
             .iter()
@@ -222,7 +222,10 @@ fn grant_flags(
             .collect(),
         programs: config.programs.iter().cloned().chain(programs).collect(),
         secrets: config.secrets.clone().into_iter().chain(secrets).collect(),
-    }
+    };
+    // A fixture loaded after this may not interpolate where they come from.
+    crate::secrets::register_sources(flags.secrets.values().map(String::as_str));
+    flags
 }
 
 #[cfg(test)]
