@@ -200,14 +200,16 @@ fn chat_answer(model: &str, text: &str) -> Reply {
 #[test]
 fn a_key_an_openai_compatible_server_echoes_reaches_no_record_report_or_output() {
     // Cases alternate: answers naming the key as their model, and errors
-    // quoting the header back, in every shape. The shape follows the case's
-    // question, not the call's place in line: judge calls interleave with
-    // answer calls in an order the scheduler picks.
-    let server = ModelServer::start(|request, index| {
-        let echo = &echoes()[index % echoes().len()];
+    // quoting the header back, in every shape. The shape and the echo follow
+    // the case's question, not the call's place in line: judge calls
+    // interleave with answer calls in an order the scheduler picks (with the
+    // echo chosen by place, whether the plain `Bearer <key>` echo reached a
+    // 401 case depended on that order).
+    let server = ModelServer::start(|request, _| {
         let question = (0..9)
             .find(|i| request.body.contains(&format!("\"question {i}\"")))
             .unwrap_or(0);
+        let echo = &echoes()[question % echoes().len()];
         if request.body.contains("names Cautilus") {
             return chat_answer(
                 &format!("Bearer {KEY}"),
