@@ -42,6 +42,10 @@ pub enum Run {
 /// An error about the fixture is placed in its file
 /// ([`eval::positions`]).
 pub fn test(registry: &Registry, options: &TestOptions) -> Result<Run, EvalError> {
+    // Before the fixture is read: it may not interpolate the variables the
+    // run's secrets come from, whether the grants came from flags, the
+    // config or the run being resumed.
+    crate::secrets::register_sources(options.grants.secrets.values().map(String::as_str));
     run(registry, options)
         .map_err(|e| eval::positions::placed(e, &options.fixture, options.path_root.as_deref()))
 }
