@@ -18,9 +18,13 @@
 //!
 //! A value is matched whatever the letter case of its ASCII letters (a
 //! server that upper-cases what it quotes still quotes the key), also in
-//! its JSON-escaped and `{:?}`-escaped forms, and becomes `[redacted]`.
+//! its JSON-escaped and `{:?}`-escaped forms and in whatever escaping a
+//! server quotes it (`\/`, `\u002d`, `%2F`, `&#47;`: [`escaped`]), and
+//! becomes `[redacted]`.
 //! Values shorter than [`MIN_CHARS`] are not matched (they would redact
 //! ordinary words).
+
+mod escaped;
 
 use std::borrow::Cow;
 use std::sync::{Arc, RwLock};
@@ -109,6 +113,10 @@ pub fn scrub_granted_bytes(bytes: &[u8]) -> Cow<'_, [u8]> {
             }
         }
     }
+    let spans = escaped::secret_spans(&out, &secrets);
+    if !spans.is_empty() {
+        out = Cow::Owned(escaped::replace_spans(&out, &spans));
+    }
     out
 }
 
@@ -179,7 +187,7 @@ pub fn scrub_granted_json(text: &str) -> Cow<'_, str> {
         return Cow::Borrowed(text);
     };
     let held = |s: &String| forms(s).iter().any(|f| holds_bytes(text.as_bytes(), f));
-    if !secrets.iter().any(held) {
+    if !secrets.iter().any(held) && escaped::secret_spans(text.as_bytes(), &secrets).is_empty() {
         return Cow::Borrowed(text);
     }
     match serde_json::from_str::<Value>(text) {
@@ -252,6 +260,10 @@ pub fn scrub_cow<'a>(text: &'a str, secrets: &[String]) -> Cow<'a, str> {
             }
         }
     }
+    let spans = escaped::secret_spans(out.as_bytes(), secrets);
+    if !spans.is_empty() {
+        out = Cow::Owned(whole_text(escaped::replace_spans(out.as_bytes(), &spans)));
+    }
     out
 }
 
@@ -306,13 +318,15 @@ fn find_ignoring_ascii_case(bytes: &[u8], needle: &[u8], from: usize) -> Option<
 /// or `None` when there is none.
 fn replace_ignoring_ascii_case(text: &str, needle: &str) -> Option<String> {
     let bytes = replace_bytes_ignoring_ascii_case(text.as_bytes(), needle.as_bytes())?;
-    // Whole UTF-8: a match starts where the needle's first byte (ASCII or
-    // a lead byte, never a continuation byte) does, and ends after its
-    // last whole character; `[redacted]` is ASCII.
-    Some(
-        String::from_utf8(bytes)
-            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()),
-    )
+    Some(whole_text(bytes))
+}
+
+/// A text with spans replaced by `[redacted]`, as text. Whole UTF-8: a
+/// match starts where the needle's first byte (ASCII or a lead byte, never
+/// a continuation byte) or an escape does, and ends after a whole
+/// character or escape; `[redacted]` is ASCII.
+fn whole_text(bytes: Vec<u8>) -> String {
+    String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
 
 /// Field names that hold credentials (JSON members, HTTP headers), whatever

@@ -557,6 +557,84 @@ fn a_granted_secret_reaches_the_server_and_no_record_or_cassette() {
     );
 }
 
+/// A key with the characters servers escape (`/`, `+`, `=`).
+const SLASHED: &str = "sk-proj/Ab+9=http-5151";
+
+/// `text` with every UTF-16 unit as a JSON `\uXXXX` escape.
+fn all_u_escaped(text: &str) -> String {
+    text.encode_utf16().map(|u| format!("\\u{u:04x}")).collect()
+}
+
+#[test]
+fn a_secret_echoed_in_any_escaping_is_redacted_from_errors_records_and_output() {
+    // PHP's `\/`, a server that escapes every character, a query string
+    // quoted back, an HTML error page; and one answer that decodes to it.
+    let forms = [
+        SLASHED.replace('/', "\\/"),
+        all_u_escaped(SLASHED),
+        "sk-proj%2FAb%2B9%3Dhttp-5151".to_string(),
+        "sk-proj&#47;Ab&#x2B;9&#61;http-5151".to_string(),
+    ];
+    let bodies = forms.clone();
+    let server = ModelServer::start(move |request, _| {
+        let q = body_of(request)["q"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        match q
+            .strip_prefix("form ")
+            .and_then(|n| n.parse::<usize>().ok())
+        {
+            Some(n) => Reply::json(400, format!("{{\"error\": \"bad key {}\"}}", bodies[n])),
+            None => Reply::json(
+                200,
+                format!("{{\"reply\": \"14 days, key {}\"}}", bodies[1]),
+            ),
+        }
+    });
+    let http = format!(
+        "{{ url: \"{}/chat\", headers: {{ Authorization: {{ bearerSecret: BOT_KEY }} }}, body: {{ q: \"${{message}}\" }}, answer: $.reply }}",
+        server.url
+    );
+    let mut cases = String::new();
+    for n in 0..forms.len() {
+        cases.push_str(&format!(
+            "  - caseId: e{n}\n    messages:\n      - {{ role: user, content: form {n} }}\n"
+        ));
+    }
+    cases.push_str(ONE_CASE);
+    let dir = project(&chat_fixture(&http, &cases));
+    let run = run(
+        dir.path(),
+        &[
+            "--grant-secret",
+            "BOT_KEY=ACME_BOT_KEY",
+            "--grant-http",
+            "127.0.0.1",
+        ],
+        &[("ACME_BOT_KEY", SLASHED)],
+    );
+    assert_eq!(run.code, 1, "{}", run.said());
+    for n in 0..forms.len() {
+        let case = run.case(&format!("e{n}"));
+        assert_eq!(case["status"], "errored", "{case}");
+        assert!(case.to_string().contains("bad key [redacted]"), "{case}");
+    }
+    assert_eq!(
+        run.observed("a")["observed"]["finalText"],
+        "14 days, key [redacted]"
+    );
+    let everything = format!("{}{}", all_text(dir.path()), run.said());
+    // Whatever escaping a record or report adds on top: no piece of any
+    // form is left (its start, its end, the escaped `s` it starts with).
+    for piece in ["sk-proj", "http-5151", "u0073"] {
+        assert!(
+            !everything.contains(piece),
+            "`{piece}` is in a record or the output"
+        );
+    }
+}
+
 #[test]
 fn a_secret_goes_only_to_a_host_the_user_granted() {
     let server = guarded();

@@ -1,0 +1,333 @@
+//! Secrets quoted in an escaped form a plain search does not see.
+//!
+//! A server, a CLI or a program may echo a secret however its language
+//! escapes text: JSON's `\/` (PHP) or `\u002d` (Go, or a hostile server
+//! escaping every character), `\u{2d}` (Rust), percent-encoding (a query
+//! string quoted back), HTML character references, or any of them inside a
+//! string that was escaped again (`\\/`). This module searches a text's
+//! *decoded view* — each escape read as the character it stands for, a run
+//! of backslashes read as one — and gives the raw spans that decode to a
+//! secret, so the caller replaces exactly those bytes.
+//!
+//! Decoding is loose on purpose: a sequence that only looks like an escape
+//! is decoded too. The cost of that is at most an over-redacted span, never
+//! a secret left in.
+
+/// One escape token: the decoded bytes it stands for start at `at` in the
+/// decoded view and are `len` long; it spans `raw` in the text.
+#[derive(Debug, Clone, Copy)]
+struct Escape {
+    at: usize,
+    len: usize,
+    raw: (usize, usize),
+}
+
+/// A text's decoded view, with where each escape came from.
+struct Decoded {
+    bytes: Vec<u8>,
+    escapes: Vec<Escape>,
+}
+
+impl Decoded {
+    /// The raw span of the decoded bytes `from..to` (`to` exclusive).
+    fn raw_span(&self, from: usize, to: usize) -> (usize, usize) {
+        (self.raw_start(from), self.raw_end(to - 1))
+    }
+
+    fn escape_before(&self, at: usize) -> Option<&Escape> {
+        let i = self.escapes.partition_point(|e| e.at <= at);
+        i.checked_sub(1).map(|i| &self.escapes[i])
+    }
+
+    /// Where the token holding decoded byte `at` starts in the text.
+    fn raw_start(&self, at: usize) -> usize {
+        match self.escape_before(at) {
+            None => at,
+            Some(e) if at < e.at + e.len => e.raw.0,
+            Some(e) => e.raw.1 + (at - e.at - e.len),
+        }
+    }
+
+    /// Where the token holding decoded byte `at` ends in the text.
+    fn raw_end(&self, at: usize) -> usize {
+        match self.escape_before(at) {
+            None => at + 1,
+            Some(e) if at < e.at + e.len => e.raw.1,
+            Some(e) => e.raw.1 + (at - e.at - e.len) + 1,
+        }
+    }
+}
+
+/// The raw spans of `text` that decode to one of `secrets` (ASCII letter
+/// case ignored), sorted and disjoint; empty when `text` holds no escape.
+pub(super) fn secret_spans(text: &[u8], secrets: &[String]) -> Vec<(usize, usize)> {
+    if memchr::memchr3(b'\\', b'%', b'&', text).is_none() {
+        return Vec::new();
+    }
+    let Some(decoded) = decode(text) else {
+        return Vec::new();
+    };
+    let mut spans = Vec::new();
+    for secret in secrets {
+        let needle = secret.as_bytes();
+        let mut from = 0;
+        while let Some(at) = super::find_ignoring_ascii_case(&decoded.bytes, needle, from) {
+            spans.push(decoded.raw_span(at, at + needle.len()));
+            from = at + needle.len();
+        }
+    }
+    spans.sort_unstable();
+    let mut merged: Vec<(usize, usize)> = Vec::with_capacity(spans.len());
+    for (start, end) in spans {
+        match merged.last_mut() {
+            Some(last) if start <= last.1 => last.1 = last.1.max(end),
+            _ => merged.push((start, end)),
+        }
+    }
+    merged
+}
+
+/// `text` with `spans` (sorted, disjoint) replaced by `[redacted]`.
+pub(super) fn replace_spans(text: &[u8], spans: &[(usize, usize)]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(text.len());
+    let mut last = 0;
+    for &(start, end) in spans {
+        out.extend_from_slice(&text[last..start]);
+        out.extend_from_slice(super::REDACTED.as_bytes());
+        last = end;
+    }
+    out.extend_from_slice(&text[last..]);
+    out
+}
+
+/// The decoded view of `text`, or `None` when it holds no escape.
+fn decode(text: &[u8]) -> Option<Decoded> {
+    let mut bytes = Vec::new();
+    let mut escapes = Vec::new();
+    let mut plain_from = 0;
+    let mut i = 0;
+    while i < text.len() {
+        let Some((value, end)) = escape_at(text, i) else {
+            i += 1;
+            continue;
+        };
+        if escapes.is_empty() {
+            bytes.reserve(text.len());
+        }
+        bytes.extend_from_slice(&text[plain_from..i]);
+        let mut utf8 = [0; 4];
+        let decoded: &[u8] = match value {
+            Unit::Char(c) => c.encode_utf8(&mut utf8).as_bytes(),
+            Unit::Byte(b) => {
+                utf8[0] = b;
+                &utf8[..1]
+            }
+        };
+        escapes.push(Escape {
+            at: bytes.len(),
+            len: decoded.len(),
+            raw: (i, end),
+        });
+        bytes.extend_from_slice(decoded);
+        i = end;
+        plain_from = end;
+    }
+    if escapes.is_empty() {
+        return None;
+    }
+    bytes.extend_from_slice(&text[plain_from..]);
+    Some(Decoded { bytes, escapes })
+}
+
+/// What an escape stands for: a character, or a byte (percent-encoding
+/// encodes UTF-8 byte by byte).
+enum Unit {
+    Char(char),
+    Byte(u8),
+}
+
+/// The escape starting at `i`, if one does: what it stands for and where
+/// it ends.
+fn escape_at(text: &[u8], i: usize) -> Option<(Unit, usize)> {
+    match text[i] {
+        b'\\' => backslash_escape(text, i),
+        b'%' => {
+            let b = hex_value(text.get(i + 1..i + 3)?)?;
+            Some((Unit::Byte(b as u8), i + 3))
+        }
+        b'&' => html_reference(text, i),
+        _ => None,
+    }
+}
+
+/// A run of backslashes and what follows it: `\/`, `\"`, `\'`, `\n`-style
+/// controls, `\uXXXX` (a surrogate pair too), `\u{…}`, or a run of them
+/// before anything else (a backslash escaped once or more) read as one `\`.
+fn backslash_escape(text: &[u8], i: usize) -> Option<(Unit, usize)> {
+    let run = text[i..].iter().take_while(|&&b| b == b'\\').count();
+    let k = i + run;
+    let unit = |c: char, end: usize| Some((Unit::Char(c), end));
+    match text.get(k) {
+        Some(b'u') => {
+            if let Some((c, end)) = unicode_escape(text, k) {
+                return unit(c, end);
+            }
+        }
+        Some(&c @ (b'/' | b'"' | b'\'')) => return unit(c as char, k + 1),
+        Some(b'n') => return unit('\n', k + 1),
+        Some(b'r') => return unit('\r', k + 1),
+        Some(b't') => return unit('\t', k + 1),
+        Some(b'b') => return unit('\u{8}', k + 1),
+        Some(b'f') => return unit('\u{c}', k + 1),
+        _ => {}
+    }
+    // Only a run of two or more changes anything.
+    (run > 1).then_some((Unit::Char('\\'), k))
+}
+
+/// `uXXXX` (with a following `\uXXXX` low surrogate when it is a high one)
+/// or `u{X…}` at `k`: the character and where the escape ends.
+fn unicode_escape(text: &[u8], k: usize) -> Option<(char, usize)> {
+    if text.get(k + 1) == Some(&b'{') {
+        let close = k + 2 + text.get(k + 2..k + 9)?.iter().position(|&b| b == b'}')?;
+        let code = hex_value(&text[k + 2..close])?;
+        return Some((char::from_u32(code)?, close + 1));
+    }
+    let unit = hex_value(text.get(k + 1..k + 5)?)?;
+    if !(0xD800..0xDC00).contains(&unit) {
+        return Some((char::from_u32(unit)?, k + 5));
+    }
+    // A high surrogate: its low half follows, after its own backslashes.
+    let next = k + 5;
+    let run = text
+        .get(next..)?
+        .iter()
+        .take_while(|&&b| b == b'\\')
+        .count();
+    let u = next + run;
+    if run == 0 || text.get(u) != Some(&b'u') {
+        return None;
+    }
+    let low = hex_value(text.get(u + 1..u + 5)?)?;
+    if !(0xDC00..0xE000).contains(&low) {
+        return None;
+    }
+    let code = 0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00);
+    Some((char::from_u32(code)?, u + 5))
+}
+
+/// `&#NN;`, `&#xHH;` or one of the named references of the characters
+/// HTML and XML escape, at `i`.
+fn html_reference(text: &[u8], i: usize) -> Option<(Unit, usize)> {
+    let window = &text[i..text.len().min(i + 12)];
+    let end = i + window.iter().position(|&b| b == b';')?;
+    let name = &text[i + 1..end];
+    let c = match name {
+        b"amp" => '&',
+        b"lt" => '<',
+        b"gt" => '>',
+        b"quot" => '"',
+        b"apos" => '\'',
+        [b'#', b'x' | b'X', hex @ ..] => char::from_u32(hex_value(hex)?)?,
+        [b'#', digits @ ..] if !digits.is_empty() && digits.iter().all(u8::is_ascii_digit) => {
+            char::from_u32(std::str::from_utf8(digits).ok()?.parse().ok()?)?
+        }
+        _ => return None,
+    };
+    Some((Unit::Char(c), end + 1))
+}
+
+/// The value of a non-empty run of at most 8 hexadecimal digits.
+fn hex_value(digits: &[u8]) -> Option<u32> {
+    if digits.is_empty() || digits.len() > 8 || !digits.iter().all(u8::is_ascii_hexdigit) {
+        return None;
+    }
+    u32::from_str_radix(std::str::from_utf8(digits).ok()?, 16).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scrubbed(text: &str, secret: &str) -> String {
+        let spans = secret_spans(text.as_bytes(), &[secret.to_string()]);
+        String::from_utf8(replace_spans(text.as_bytes(), &spans)).unwrap()
+    }
+
+    /// Every character of `s` as a JSON `\uXXXX` escape.
+    fn all_u_escaped(s: &str) -> String {
+        s.encode_utf16().map(|u| format!("\\u{u:04x}")).collect()
+    }
+
+    #[test]
+    fn a_secret_is_found_in_every_escaping_a_server_may_quote_it_in() {
+        let key = "sk-Aq/7+Zr=ü😀-x";
+        let forms = [
+            // PHP's json_encode.
+            r"sk-Aq\/7+Zr=ü😀-x".to_string(),
+            // Go's encoder, and a server escaping everything.
+            r"sk\u002dAq/7\u002bZr=\u00fc\ud83d\ude00-x".to_string(),
+            all_u_escaped(key),
+            all_u_escaped(key)
+                .to_ascii_uppercase()
+                .replace("\\U", "\\u"),
+            // Escaped again inside another string, twice.
+            r"sk-Aq\\/7+Zr=ü😀-x".to_string(),
+            r"sk\\\\u002dAq\\\\/7+Zr=ü\\ud83d\\ude00-x".to_string(),
+            // Rust's debug form, percent-encoding, HTML references.
+            r"sk-Aq/7+Zr=\u{fc}\u{1f600}-x".to_string(),
+            "sk-Aq%2F7%2BZr%3D%C3%BC%F0%9F%98%80-x".to_string(),
+            "sk-Aq&#47;7&#x2b;Zr&#61;&#252;&#x1F600;-x".to_string(),
+            // Letter case of the ASCII letters.
+            r"SK-AQ\/7+ZR=ü😀-X".to_string(),
+        ];
+        for form in forms {
+            let text = format!("{{\"error\": \"bad key {form}!\"}}");
+            assert_eq!(
+                scrubbed(&text, key),
+                "{\"error\": \"bad key [redacted]!\"}",
+                "{form}"
+            );
+        }
+    }
+
+    #[test]
+    fn text_without_the_secret_is_left_alone() {
+        for text in [
+            r"C:\\users\\new\\file 100% &amp; done \u00fc \ud800 &#xZZ; %zz \",
+            "",
+            "%",
+            "&#;",
+            r"\u{110000} \u{} \uDC00\u0041",
+        ] {
+            assert!(secret_spans(text.as_bytes(), &["sk-none-here".into()]).is_empty());
+        }
+    }
+
+    #[test]
+    fn spans_of_several_secrets_are_merged() {
+        let secrets = vec!["sk-one/two".to_string(), "two-three".to_string()];
+        let text = r"x sk-one\/two-three y";
+        let spans = secret_spans(text.as_bytes(), &secrets);
+        assert_eq!(spans, vec![(2, 19)]);
+        assert_eq!(
+            String::from_utf8(replace_spans(text.as_bytes(), &spans)).unwrap(),
+            "x [redacted] y"
+        );
+    }
+
+    #[test]
+    fn hostile_escapes_do_not_panic() {
+        let secrets = vec!["secret-value".to_string()];
+        for text in [
+            "\\".repeat(10_000),
+            "%".repeat(3) + "%f",
+            "&#".to_string() + &"9".repeat(30) + ";",
+            "\\u{ffffffff}\\uD83D\\u".into(),
+            "\\ud83d".into(),
+            "&#x;&#x110000;".into(),
+        ] {
+            let _ = secret_spans(text.as_bytes(), &secrets);
+        }
+    }
+}
