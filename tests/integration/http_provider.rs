@@ -636,6 +636,39 @@ fn a_secret_echoed_in_any_escaping_is_redacted_from_errors_records_and_output() 
 }
 
 #[test]
+fn cases_the_template_tells_apart_by_id_replay_their_own_answers() {
+    let server = ModelServer::start(|request, _| {
+        let case = body_of(request)["case"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        Reply::json(
+            200,
+            json!({"reply": format!("answer for {case}")}).to_string(),
+        )
+    });
+    let http = format!(
+        "{{ url: \"{}/chat\", body: {{ case: \"${{caseId}}\", q: \"${{message}}\" }}, answer: $.reply }}",
+        server.url
+    );
+    // The same question in both: only the id tells them apart.
+    let cases = ONE_CASE.to_string() + &ONE_CASE.replace("caseId: a", "caseId: b");
+    let dir = project(&chat_fixture(&http, &cases));
+    let recorded = run(dir.path(), &["--replay", "record-new"], &[]);
+    assert_eq!(server.requests().len(), 2, "{}", recorded.said());
+    drop(server);
+    let replayed = run(dir.path(), &["--replay", "replay-strict"], &[]);
+    for case in ["a", "b"] {
+        assert_eq!(
+            replayed.observed(case)["observed"]["finalText"],
+            format!("answer for {case}"),
+            "{}",
+            replayed.said()
+        );
+    }
+}
+
+#[test]
 fn a_secret_goes_only_to_a_host_the_user_granted() {
     let server = guarded();
     let dir = project(&secret_fixture(&server));

@@ -23,8 +23,18 @@ const VOLATILE_OPTIONS: &[&str] = &[
     "execArgv",
 ];
 
-/// The normalized request of a provider call and its key.
-pub fn call_key(kind: &str, adapter: &str, request: &Invocation, sample: usize) -> (String, Value) {
+/// The normalized request of a provider call and its key. The case id is
+/// left out, so one recording serves every case making the same call,
+/// unless `by_case`: the provider hands the id to what it calls (the
+/// suite's program reads it on stdin, the suite's service wherever its
+/// template says `${caseId}`), whose answer may then depend on it.
+pub fn call_key(
+    kind: &str,
+    adapter: &str,
+    request: &Invocation,
+    sample: usize,
+    by_case: bool,
+) -> (String, Value) {
     let parse = |text: &Option<String>| {
         text.as_deref()
             .map(|t| serde_json::from_str::<Value>(t).unwrap_or_else(|_| json!(t)))
@@ -34,7 +44,7 @@ pub fn call_key(kind: &str, adapter: &str, request: &Invocation, sample: usize) 
         _ => Map::new(),
     };
     settings.retain(|k, _| !VOLATILE_OPTIONS.contains(&k.as_str()));
-    let normalized = json!({
+    let mut normalized = json!({
         "kind": kind,
         "adapter": adapter,
         "mode": request.mode,
@@ -46,6 +56,9 @@ pub fn call_key(kind: &str, adapter: &str, request: &Invocation, sample: usize) 
         // Repeated samples of a case are distinct calls: each is recorded.
         "sample": sample,
     });
+    if by_case {
+        normalized["caseId"] = json!(request.case_id);
+    }
     // serde_json keeps insertion order, and every map above is built in a
     // fixed order, so equal requests serialize to equal bytes.
     let key = hex::encode(Sha256::digest(normalized.to_string().as_bytes()));

@@ -41,6 +41,9 @@ pub struct ProviderCalls {
     redaction: crate::eval::redact::Redaction,
     /// Which costs of live calls stand (before they are recorded).
     pricing: crate::eval::provider::pricing::Pricing,
+    /// Its calls are recorded per case: it hands the case id to what it
+    /// calls ([`crate::eval::provider::cassette::call_key`]).
+    keyed_by_case: bool,
 }
 
 /// Where a coding agent's samples run: each in a fresh copy of its case's
@@ -76,8 +79,13 @@ impl ProviderCalls {
         cassette: Option<Arc<Cassette>>,
         secrets: Vec<String>,
     ) -> Self {
+        // The suite's program reads the case id on stdin; the suite's
+        // service gets it wherever its template says `${caseId}`.
+        let keyed_by_case = crate::eval::provider::exec::is_exec(&plugin)
+            || crate::eval::provider::http::is_http(&plugin);
         Self {
             plugin,
+            keyed_by_case,
             limits,
             grants,
             cassette,
@@ -240,7 +248,14 @@ impl ProviderCalls {
         let (outcome, first_byte_ms) = match &self.cassette {
             Some(cassette) => {
                 cassette
-                    .answer_timed("provider", self.plugin.id(), request, index, live)
+                    .answer_timed(
+                        "provider",
+                        self.plugin.id(),
+                        request,
+                        index,
+                        self.keyed_by_case,
+                        live,
+                    )
                     .await
             }
             None => {

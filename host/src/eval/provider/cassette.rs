@@ -5,7 +5,8 @@
 //! (`provider` for a case's call, `model` for a judge's), the adapter id, the mode, the model, the system prompt,
 //! the messages, the input and the provider settings, without what does not
 //! change the answer (the case id, the expected value, timeouts, endpoint
-//! and key names). So one cassette serves every case and variant that makes
+//! and key names). The case id is kept for a provider that hands it to
+//! what it calls (the suite's program or service: `exec`, `http`). So one cassette serves every case and variant that makes
 //! the same call. The file, `<workspace>/.cautilus/cassettes/<name>.json`
 //! (`cautilus.cassette.v1`), holds `recordedAt`, `cautilusVersion`, the
 //! models seen and one entry per key (the normalized request and the
@@ -206,7 +207,7 @@ impl Cassette {
                 first_byte_ms: None,
             }
         };
-        self.answer_timed(kind, adapter, request, sample, live)
+        self.answer_timed(kind, adapter, request, sample, false, live)
             .await
             .0
     }
@@ -214,15 +215,17 @@ impl Cassette {
     /// [`Self::answer`] for a call timed to its first byte too: the answer
     /// and its time to first byte (live, or as recorded: a replayed call
     /// keeps the times of the call it replays, as it keeps `durationMs`).
+    /// Keyed by its case too when `by_case` ([`call_key`]).
     pub async fn answer_timed(
         &self,
         kind: &str,
         adapter: &str,
         request: &Invocation,
         sample: usize,
+        by_case: bool,
         live: impl std::future::Future<Output = Timed>,
     ) -> (Result<Observation, String>, Option<u64>) {
-        let (key, normalized) = call_key(kind, adapter, request, sample);
+        let (key, normalized) = call_key(kind, adapter, request, sample, by_case);
         if self.mode != ReplayMode::Refresh {
             let hit = {
                 let state = self.lock();
@@ -466,19 +469,23 @@ mod tests {
 
     #[test]
     fn keys_ignore_what_does_not_change_the_answer() {
-        let (a, _) = call_key("provider", "openai", &invocation("c1", 1000), 0);
-        let (b, _) = call_key("provider", "openai", &invocation("c2", 9000), 0);
+        let (a, _) = call_key("provider", "openai", &invocation("c1", 1000), 0, false);
+        let (b, _) = call_key("provider", "openai", &invocation("c2", 9000), 0, false);
         assert_eq!(
             a, b,
             "case id, expected, timeout and endpoint are not part of the call"
         );
-        let (c, _) = call_key("provider", "anthropic", &invocation("c1", 1000), 0);
+        let (c, _) = call_key("provider", "anthropic", &invocation("c1", 1000), 0, false);
         assert_ne!(a, c, "the adapter is");
         let mut other = invocation("c1", 1000);
         other.messages[0].content = "hello".into();
-        assert_ne!(a, call_key("provider", "openai", &other, 0).0);
-        let (first, _) = call_key("provider", "openai", &invocation("c1", 1000), 0);
-        let (second, _) = call_key("provider", "openai", &invocation("c1", 1000), 1);
+        assert_ne!(a, call_key("provider", "openai", &other, 0, false).0);
+        let (first, _) = call_key("provider", "openai", &invocation("c1", 1000), 0, false);
+        let (second, _) = call_key("provider", "openai", &invocation("c1", 1000), 1, false);
+        // A provider that hands the case id on is keyed by it.
+        let (by_case, _) = call_key("provider", "exec", &invocation("c1", 1000), 0, true);
+        let (other_case, _) = call_key("provider", "exec", &invocation("c2", 1000), 0, true);
+        assert_ne!(by_case, other_case);
         assert_ne!(first, second, "each repeated sample is its own call");
     }
 
@@ -520,6 +527,7 @@ mod tests {
                 "openai",
                 &asking(case),
                 0,
+                false,
                 live,
             ));
             assert!(outcome.is_ok());
@@ -533,6 +541,7 @@ mod tests {
                 "openai",
                 &asking(case),
                 0,
+                false,
                 async { panic!("replay-strict made a live call") },
             ));
             assert_eq!(outcome.unwrap().duration_ms, Some(40));
@@ -690,7 +699,7 @@ mod tests {
         }
 
         // The stored request of c1 edited, its key kept: refused, named.
-        let (key, _) = call_key("provider", "openai", &invocation("c1", 1), 0);
+        let (key, _) = call_key("provider", "openai", &invocation("c1", 1), 0, false);
         let mut file: Value = serde_json::from_str(&after).unwrap();
         file["entries"][&key]["request"]["messages"][0]["content"] = json!("bye");
         std::fs::write(&path, file.to_string()).unwrap();
