@@ -135,6 +135,7 @@ fn run_experiment(
         if let Some(group) = plan.groups.iter().find(|g| g.variant == variant) {
             let variant_suite = plan.suite_of(suite, group);
             eval::check_service(
+                registry,
                 options,
                 &variant_suite,
                 plan.fixture_results(variant).is_some(),

@@ -64,6 +64,15 @@ impl Declared {
         )
     }
 
+    /// What built-in provider `id` declares (`None`: no built-in has
+    /// that id).
+    pub fn needs_of(&self, id: &str) -> Option<&Needs> {
+        self.providers
+            .iter()
+            .find(|(provider, _)| provider == id)
+            .map(|(_, needs)| needs)
+    }
+
     /// The coding agents (a program working in copies of the workspace),
     /// in order.
     pub fn agents(&self) -> impl Iterator<Item = (&str, &Program)> {

@@ -177,14 +177,20 @@ fn replay_mode(options: &TestOptions, body: &serde_json::Map<String, Value>) -> 
 }
 
 /// Checks, without making the provider, what a run of `suite` would give
-/// the built-in `exec` provider (its program, resolved and granted) or
-/// `http` provider (its service, the secrets its headers name sent only
-/// where granted) when the run goes to one of them (the flag's provider,
-/// else the fixture's, else the config's; answers given beforehand go to
-/// the fixture backend). An experiment checks every variant with it
-/// before the first one runs, so a variant refused at its turn does not
-/// come after others ran.
-pub fn check_service(options: &TestOptions, suite: &Suite, canned: bool) -> Result<(), EvalError> {
+/// a built-in provider that runs the suite's program (`exec`: the program,
+/// resolved and granted) or calls the suite's service (`http`: the secrets
+/// its headers name sent only where granted), as the provider declares
+/// (`runs-suite-program`, `calls-suite-service`), when the run goes to one
+/// (the flag's provider, else the fixture's, else the config's; answers
+/// given beforehand go to the fixture backend). An experiment checks every
+/// variant with it before the first one runs, so a variant refused at its
+/// turn does not come after others ran.
+pub fn check_service(
+    registry: &Registry,
+    options: &TestOptions,
+    suite: &Suite,
+    canned: bool,
+) -> Result<(), EvalError> {
     if canned || options.fixture_results.is_some() || options.reuse_outputs.is_some() {
         return Ok(());
     }
@@ -198,22 +204,27 @@ pub fn check_service(options: &TestOptions, suite: &Suite, canned: bool) -> Resu
                 .map(str::to_string)
         })
         .or_else(|| options.default_provider.clone());
+    let Some(reference) = reference else {
+        return Ok(());
+    };
+    let declared = Declared::builtin(registry)?;
+    let Some(needs) = declared.needs_of(&reference) else {
+        return Ok(());
+    };
     let live = replay_mode(options, body) != ReplayMode::ReplayStrict;
     let env = |name: &str| env_of(options, name);
-    match reference.as_deref() {
-        Some("exec") => {
-            crate::eval::provider::exec::check(suite, live, &options.grants.programs, &env)
-                .map(drop)
-        }
-        Some("http") => crate::eval::provider::http::check(
+    if needs.runs_suite_program {
+        crate::eval::provider::exec::check(suite, live, &options.grants.programs, &env)?;
+    }
+    if needs.calls_suite_service {
+        crate::eval::provider::http::check(
             suite,
             live,
             &|name| options.grants.secrets.contains_key(name),
             &options.grants.http_hosts,
-        )
-        .map(drop),
-        _ => Ok(()),
+        )?;
     }
+    Ok(())
 }
 
 /// What the built-in providers declare, read when a choice needs it.
