@@ -146,19 +146,7 @@ pub fn command(request: &Invocation, options: &Map<String, Value>, config: &Conf
 
 /// Runs one case with the program.
 pub fn invoke(request: &Invocation) -> Result<Observation, PluginError> {
-    if request.mode != "messaging" {
-        return Err(PluginError::failed(
-            "exec: answers messaging (app) cases only; a repo case needs a coding-agent provider (claude-code, codex)",
-        ));
-    }
-    let options = match request
-        .options
-        .as_deref()
-        .map(serde_json::from_str::<Value>)
-    {
-        Some(Ok(Value::Object(options))) => options,
-        _ => Map::new(),
-    };
+    let options = crate::messaging::options("exec", request)?;
     let config = Config::of_options(&options)?;
     let output = process::run(&command(request, &options, &config)).map_err(|error| {
         let why = match error {

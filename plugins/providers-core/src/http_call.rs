@@ -12,7 +12,6 @@ use std::time::{Duration, Instant};
 use cautilus_sdk::provider::Invocation;
 use cautilus_sdk::provider::http::{self, HttpError, Request};
 use cautilus_sdk::{Message, Observation, PluginError, excerpt, log};
-use serde_json::{Map, Value};
 
 use crate::http_answer;
 use crate::http_service::{
@@ -121,19 +120,7 @@ fn exchange(
 
 /// Answers one messaging case.
 pub fn invoke(request: &Invocation) -> Result<Observation, PluginError> {
-    if request.mode != "messaging" {
-        return Err(failed(
-            "answers messaging (app) cases only; a repo case needs a coding-agent provider (claude-code, codex)",
-        ));
-    }
-    let options = match request
-        .options
-        .as_deref()
-        .map(serde_json::from_str::<Value>)
-    {
-        Some(Ok(Value::Object(options))) => options,
-        _ => Map::new(),
-    };
+    let options = crate::messaging::options(NAME, request)?;
     let config = Config::of_options(&options)?;
     let mut context = context(request, &options);
     let mut observed = Observation {

@@ -35,6 +35,7 @@ pub mod http_call;
 pub mod http_service;
 pub mod http_stream;
 pub mod http_template;
+pub mod messaging;
 pub mod needs;
 pub mod openai;
 pub mod openai_embed;
