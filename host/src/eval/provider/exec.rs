@@ -101,7 +101,7 @@ pub fn check(
 ) -> Result<(ExecField, Option<Vec<String>>), EvalError> {
     let problem = |path: &str, message: String| EvalError::Cases {
         file: suite.file.clone(),
-        problems: vec![(path.to_string(), message)],
+        problems: vec![(suite.field_at(path), message)],
     };
     let Some(written) = suite.body.get("exec").filter(|v| !v.is_null()) else {
         return Err(problem(
