@@ -266,6 +266,55 @@ fn a_session_sends_one_request_per_user_turn_with_the_id_of_the_first_answer() {
 }
 
 #[test]
+fn a_session_opened_by_a_start_request_carries_its_id_from_the_first_turn() {
+    // A REST session API: `POST /sessions` gives the id, every turn goes
+    // to `/sessions/<id>/turns`; a case whose start answer lacks the id
+    // errors naming the path and quoting the answer.
+    let server = ModelServer::start(|request, _| {
+        let body = body_of(request);
+        match request.path.as_str() {
+            "/sessions" if body["user"] == "a" => {
+                Reply::json(201, json!({"session": {"id": "s-7"}}).to_string())
+            }
+            "/sessions" => Reply::json(200, json!({"status": "full"}).to_string()),
+            "/sessions/s-7/turns" => Reply::json(
+                200,
+                json!({"reply": format!("s-7 heard {}", body["text"].as_str().unwrap_or(""))})
+                    .to_string(),
+            ),
+            _ => Reply::json(404, json!({"error": "no such session"}).to_string()),
+        }
+    });
+    let http = format!(
+        "{{ url: \"{0}/sessions/${{session.id}}/turns\", body: {{ text: \"${{message}}\" }}, answer: $.reply, session: {{ idPath: $.session.id, start: {{ url: \"{0}/sessions\", body: {{ user: \"${{caseId}}\" }} }} }} }}",
+        server.url
+    );
+    let cases = "  - caseId: a\n    messages:\n      - { role: user, content: Hi }\n      - { role: user, content: Refunds? }\n    assertions:\n      - { type: contains, value: \"s-7 heard Refunds?\" }\n";
+    let dir = project(&chat_fixture(
+        &http,
+        &(cases.to_string() + &cases.replace("caseId: a", "caseId: b")),
+    ));
+    let run = run(dir.path(), &[], &[]);
+    assert_eq!(run.code, 1, "{}", run.said());
+    assert_eq!(run.case("a")["status"], "passed", "{}", run.said());
+    let paths: Vec<String> = server.requests().iter().map(|r| r.path.clone()).collect();
+    assert_eq!(
+        paths.iter().filter(|p| *p == "/sessions/s-7/turns").count(),
+        2,
+        "{paths:?}"
+    );
+    assert!(!paths.iter().any(|p| p.contains("//")), "{paths:?}");
+    let b = run.case("b");
+    assert_eq!(b["status"], "errored", "{b}");
+    assert!(
+        b.to_string().contains(
+            "the session id path `$.session.id` found nothing in the answer to the session's start request"
+        ) && b.to_string().contains("full"),
+        "{b}"
+    );
+}
+
+#[test]
 fn a_rate_limited_request_is_retried_after_its_retry_after() {
     let server = ModelServer::start(|_, index| {
         if index == 0 {

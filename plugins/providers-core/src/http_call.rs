@@ -12,10 +12,11 @@ use std::time::{Duration, Instant};
 use cautilus_sdk::provider::Invocation;
 use cautilus_sdk::provider::http::{self, HttpError, Request};
 use cautilus_sdk::{Message, Observation, PluginError, excerpt, log};
+use serde_json::Value;
 
 use crate::http_answer;
 use crate::http_service::{
-    Config, EXCERPT, HARNESS, NAME, context, failed, messages_json, request,
+    Config, EXCERPT, HARNESS, NAME, Start, context, failed, messages_json, request, start_request,
 };
 use crate::http_stream;
 use crate::http_template::Context;
@@ -146,6 +147,38 @@ pub fn invoke(request: &Invocation) -> Result<Observation, PluginError> {
     Ok(observed)
 }
 
+/// Opens a session with `start` (the case's first user message is
+/// `${message}`): the id its answer gives at `session.idPath`, and the
+/// retries it took.
+fn start_session(
+    config: &Config,
+    start: &Start,
+    context: &Context,
+) -> Result<(Value, u32), PluginError> {
+    let request = start_request(config, start, context)?;
+    let (body, retries) = send(&request, config)?;
+    let said = || excerpt(body.trim(), EXCERPT);
+    let document: Value = serde_json::from_str(body.trim()).map_err(|e| {
+        failed(format!(
+            "the answer to the session's start request from {} is not JSON ({e}): {}",
+            request.url,
+            said()
+        ))
+    })?;
+    let path = config.paths.session_id.as_ref().ok_or_else(|| {
+        failed("`http.session.idPath` is missing: where the start request's answer gives the session id")
+    })?;
+    let id = path.first(&document).cloned().ok_or_else(|| {
+        failed(format!(
+            "the session id path `{}` found nothing in the answer to the session's start request from {}: {}",
+            path.text,
+            request.url,
+            said()
+        ))
+    })?;
+    Ok((id, retries))
+}
+
 /// A session: one request per user turn (earlier assistant turns of the
 /// case are the service's to give), the session id read from the first
 /// answer that has it; the last answer is the case's, every turn is in
@@ -159,6 +192,11 @@ fn session(
     let mut transcript: Vec<Message> = Vec::new();
     let mut retries = 0;
     let mut last = None;
+    if let Some(start) = &config.session_start {
+        let (id, tries) = start_session(config, start, context)?;
+        context.session_id = Some(id);
+        retries += tries;
+    }
     for (turn, message) in request.messages.iter().enumerate() {
         if message.role != "user" {
             if message.role == "system" {

@@ -52,7 +52,19 @@ pub struct Config {
     pub stream: Stream,
     /// One request per user turn.
     pub session: bool,
+    /// The request that opens a session before its first turn, if any.
+    pub session_start: Option<Start>,
     pub timeout_ms: u32,
+}
+
+/// `session.start`: the request that opens a session, its id read from
+/// its answer at `session.idPath`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Start {
+    /// As written; the service's URL when the fixture gives none.
+    pub url: String,
+    pub method: String,
+    pub body: Option<Value>,
 }
 
 pub(crate) fn failed(message: impl std::fmt::Display) -> PluginError {
@@ -109,6 +121,22 @@ impl Config {
             }
         }
         let session = field.get("session").and_then(Value::as_object);
+        let session_start = session
+            .and_then(|s| s.get("start"))
+            .and_then(Value::as_object)
+            .map(|start| Start {
+                url: start
+                    .get("url")
+                    .and_then(Value::as_str)
+                    .unwrap_or(&url)
+                    .to_string(),
+                method: start
+                    .get("method")
+                    .and_then(Value::as_str)
+                    .unwrap_or("POST")
+                    .to_ascii_uppercase(),
+                body: start.get("body").filter(|b| !b.is_null()).cloned(),
+            });
         let session_id = session
             .and_then(|s| s.get("idPath"))
             .and_then(Value::as_str)
@@ -128,6 +156,7 @@ impl Config {
             },
             stream: Stream::parse(text("stream")).map_err(failed)?,
             session: session.is_some(),
+            session_start,
             timeout_ms: options
                 .get("timeoutMs")
                 .and_then(Value::as_u64)
@@ -172,15 +201,53 @@ pub(crate) fn messages_json(messages: &[Message]) -> Value {
 
 /// The request `config` describes for `context`.
 pub fn request(config: &Config, context: &Context) -> Result<Request, PluginError> {
-    let url = match http_template::render_text(&config.url, context, &http_template::percent_encode)
+    let target = Target {
+        url: &config.url,
+        method: &config.method,
+        body: config.body.as_ref(),
+        at: "http",
+    };
+    request_to(config, &target, context)
+}
+
+/// The request that opens a session (`session.start`), for `context`.
+pub fn start_request(
+    config: &Config,
+    start: &Start,
+    context: &Context,
+) -> Result<Request, PluginError> {
+    let target = Target {
+        url: &start.url,
+        method: &start.method,
+        body: start.body.as_ref(),
+        at: "http.session.start",
+    };
+    request_to(config, &target, context)
+}
+
+/// Where a request goes and what it carries, as written (`at`: where).
+struct Target<'a> {
+    url: &'a str,
+    method: &'a str,
+    body: Option<&'a Value>,
+    at: &'a str,
+}
+
+/// The request to `target` with `config`'s headers, for `context`.
+fn request_to(
+    config: &Config,
+    target: &Target<'_>,
+    context: &Context,
+) -> Result<Request, PluginError> {
+    let at = target.at;
+    let url = match http_template::render_text(target.url, context, &http_template::percent_encode)
     {
         Ok(value) => http_template::as_text(&value),
-        Err(why) => return Err(failed(format!("`http.url`: {why}"))),
+        Err(why) => return Err(failed(format!("`{at}.url`: {why}"))),
     };
-    let body = config
+    let body = target
         .body
-        .as_ref()
-        .map(|template| http_template::render(template, context, "http.body"))
+        .map(|template| http_template::render(template, context, &format!("{at}.body")))
         .transpose()
         .map_err(|e| failed(format!("`{}`: {}", e.at, e.message)))?;
     let mut headers = Vec::new();
@@ -207,7 +274,7 @@ pub fn request(config: &Config, context: &Context) -> Result<Request, PluginErro
         });
     }
     Ok(Request {
-        method: config.method.clone(),
+        method: target.method.to_string(),
         url,
         headers,
         body: body.map(|b| b.to_string().into_bytes()),
