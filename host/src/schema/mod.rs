@@ -363,8 +363,16 @@ fn http_schema() -> Value {
             "costUsd": path("the call's cost in USD (recorded as reported)"),
             "toolCalls": path("the list of tool calls ({name, arguments?, output?, succeeded?, durationMs?})"),
             "stream": {"enum": ["none", "sse", "ndjson"], "description": "none (default): one JSON body; sse: server-sent events; ndjson: a JSON document per line. A stream's answer is what `answer` finds in each, joined."},
-            "session": {"type": "object", "additionalProperties": false, "required": ["idPath"], "description": "One request per user turn of a multi-turn case; the session id read from the first answer and sent as `${session.id}`.",
-                "properties": {"idPath": path("the session id")}},
+            "session": {"type": "object", "additionalProperties": false, "required": ["idPath"], "description": "One request per user turn of a multi-turn case; the session id read from the first answer (or the start request's) and sent as `${session.id}`.",
+                "properties": {
+                    "idPath": path("the session id"),
+                    "start": {"type": "object", "additionalProperties": false, "description": "A request that opens the session before its first turn, on the service's host; the id is read from its answer.",
+                        "properties": {
+                            "url": {"type": "string", "description": "Where it goes (default: http.url); placeholders but ${session.id}."},
+                            "method": {"enum": ["POST", "GET", "post", "get"], "description": "POST (default) or GET."},
+                            "body": {"description": "Its JSON body, a template over the case."}
+                        }}
+                }},
             "timeoutMs": {"type": "integer", "minimum": 1, "description": "One request's time limit (default and ceiling: --timeout-ms)."}
         }
     })
