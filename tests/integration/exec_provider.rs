@@ -121,6 +121,29 @@ fn the_faq_bot_answers_through_exec_as_text() {
 }
 
 #[test]
+fn a_base_fixtures_program_is_found_beside_the_base_not_the_child() {
+    // The FAQ bot's fixture as a shared base, extended from another
+    // directory: `./app.py` is the base's file.
+    let dir = faq_bot_copy();
+    let child_dir = dir.path().join("evals/smoke");
+    std::fs::create_dir_all(&child_dir).unwrap();
+    let child = child_dir.join("smoke.fixture.yaml");
+    std::fs::write(
+        &child,
+        "extends: ../../faq.fixture.yaml\nsuiteId: faq-smoke\ncases:\n  - caseId: refund\n    messages:\n      - { role: user, content: How do refunds work? }\n    assertions:\n      - { type: contains, value: \"14 days\" }\n",
+    )
+    .unwrap();
+    let run = exec_run(dir.path(), &child, &[], &[]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert_eq!(
+        run.case("refund")["status"],
+        "passed",
+        "{}",
+        run.case("refund")
+    );
+}
+
+#[test]
 fn the_faq_bot_answers_json_with_usage_cost_tool_calls_and_the_settings_it_got() {
     let dir = faq_bot_copy();
     let run = exec_run(
