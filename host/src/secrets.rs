@@ -18,8 +18,8 @@
 //!
 //! A value is matched whatever the letter case of its ASCII letters (a
 //! server that upper-cases what it quotes still quotes the key), also in
-//! its JSON-escaped and `{:?}`-escaped forms and in whatever escaping a
-//! server quotes it (`\/`, `\u002d`, `%2F`, `&#47;`: [`escaped`]), and
+//! its JSON-escaped and `{:?}`-escaped forms and in the common escapings a
+//! server quotes it in (`\/`, `\u002d`, `%2F`, `&#47;`: [`escaped`]), and
 //! becomes `[redacted]`.
 //! Values shorter than [`MIN_CHARS`] are not matched (they would redact
 //! ordinary words).
@@ -140,8 +140,9 @@ pub fn scrub_granted_output(bytes: Vec<u8>, cut: bool) -> Vec<u8> {
     out
 }
 
-/// Replaces a beginning of one of `secrets` (in any of its forms, at least
-/// [`MIN_CHARS`] bytes, ASCII case ignored) that ends `bytes`.
+/// Replaces a beginning of one of `secrets` (in any of its forms, escaped
+/// too, at least [`MIN_CHARS`] bytes, ASCII case ignored) that ends
+/// `bytes`.
 fn strip_cut_secret(bytes: &mut Vec<u8>, secrets: &[String]) {
     let longest = secrets
         .iter()
@@ -153,8 +154,11 @@ fn strip_cut_secret(bytes: &mut Vec<u8>, secrets: &[String]) {
             })
         })
         .max();
-    if let Some(k) = longest {
-        bytes.truncate(bytes.len() - k);
+    let plain = longest.map(|k| bytes.len() - k);
+    // Quoted escaped (`sk-proj\/Ab` cut off): the beginning decodes to one.
+    let escaped = escaped::cut_secret_start(bytes, secrets);
+    if let Some(start) = plain.into_iter().chain(escaped).min() {
+        bytes.truncate(start);
         bytes.extend_from_slice(REDACTED.as_bytes());
     }
 }

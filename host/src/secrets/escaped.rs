@@ -1,25 +1,44 @@
 //! Secrets quoted in an escaped form a plain search does not see.
 //!
 //! A server, a CLI or a program may echo a secret however its language
-//! escapes text: JSON's `\/` (PHP) or `\u002d` (Go, or a hostile server
-//! escaping every character), `\u{2d}` (Rust), percent-encoding (a query
-//! string quoted back), HTML character references, or any of them inside a
-//! string that was escaped again (`\\/`). This module searches a text's
-//! *decoded view* — each escape read as the character it stands for, a run
-//! of backslashes read as one — and gives the raw spans that decode to a
-//! secret, so the caller replaces exactly those bytes.
+//! escapes text. The common escapings are decoded: JSON's `\/` (PHP) and
+//! `\u002d` (Go, or a hostile server escaping every character, surrogate
+//! pairs too), `\u{2d}` (Rust), `\x2d`, percent-encoding (a query string
+//! quoted back), HTML references (`&#47;`, `&#x2F;`, and the names of the
+//! characters keys hold: `&sol;`, `&plus;`, …); a backslash escape at any
+//! depth (`\\/`, a string escaped again), the others one level deep. This
+//! module searches a text's *decoded view* — each escape read as the
+//! character it stands for, a run of backslashes read as one — for each
+//! secret as it is and as the same decoding reads it (a secret may itself
+//! hold `%40` or `\n`), and gives the raw spans that decode to one, so the
+//! caller replaces exactly those bytes.
 //!
 //! Decoding is loose on purpose: a sequence that only looks like an escape
-//! is decoded too. The cost of that is at most an over-redacted span, never
-//! a secret left in.
+//! is decoded too. The cost of that is at most an over-redacted span.
+//! Not decoded: an encoding applied twice (`%252F`, `&amp;#47;`), a
+//! reference without its `;`, and escapes of other notations.
 
 /// One escape token: the decoded bytes it stands for start at `at` in the
-/// decoded view and are `len` long; it spans `raw` in the text.
+/// decoded view and are `len` long; it spans `raw` in the text. Offsets are
+/// `u32` (a text the host holds is at most 1 GiB: `--output-mib`), so a
+/// text of escapes costs 16 bytes an escape.
 #[derive(Debug, Clone, Copy)]
 struct Escape {
-    at: usize,
-    len: usize,
-    raw: (usize, usize),
+    at: u32,
+    len: u32,
+    raw: (u32, u32),
+}
+
+impl Escape {
+    fn at(&self) -> usize {
+        self.at as usize
+    }
+    fn end(&self) -> usize {
+        self.at as usize + self.len as usize
+    }
+    fn raw(&self) -> (usize, usize) {
+        (self.raw.0 as usize, self.raw.1 as usize)
+    }
 }
 
 /// A text's decoded view, with where each escape came from.
@@ -35,7 +54,7 @@ impl Decoded {
     }
 
     fn escape_before(&self, at: usize) -> Option<&Escape> {
-        let i = self.escapes.partition_point(|e| e.at <= at);
+        let i = self.escapes.partition_point(|e| e.at() <= at);
         i.checked_sub(1).map(|i| &self.escapes[i])
     }
 
@@ -43,8 +62,8 @@ impl Decoded {
     fn raw_start(&self, at: usize) -> usize {
         match self.escape_before(at) {
             None => at,
-            Some(e) if at < e.at + e.len => e.raw.0,
-            Some(e) => e.raw.1 + (at - e.at - e.len),
+            Some(e) if at < e.end() => e.raw().0,
+            Some(e) => e.raw().1 + (at - e.end()),
         }
     }
 
@@ -52,26 +71,55 @@ impl Decoded {
     fn raw_end(&self, at: usize) -> usize {
         match self.escape_before(at) {
             None => at + 1,
-            Some(e) if at < e.at + e.len => e.raw.1,
-            Some(e) => e.raw.1 + (at - e.at - e.len) + 1,
+            Some(e) if at < e.end() => e.raw().1,
+            Some(e) => e.raw().1 + (at - e.end()) + 1,
         }
     }
+}
+
+/// What to look for in a decoded view: each secret (at least
+/// [`super::MIN_CHARS`] characters) as it is, and decoded the same way when
+/// it holds something that reads as an escape (`p%40ss`, `pw\\n`), so a
+/// secret is found whichever way the decoder reads it.
+fn needles(secrets: &[String]) -> Vec<Vec<u8>> {
+    let mut needles: Vec<Vec<u8>> = Vec::new();
+    for secret in secrets
+        .iter()
+        .filter(|s| s.chars().count() >= super::MIN_CHARS)
+    {
+        let plain = secret.as_bytes().to_vec();
+        if let Some(decoded) = decode(&plain).map(|d| d.bytes)
+            && decoded.len() >= super::MIN_CHARS
+            && !needles.contains(&decoded)
+        {
+            needles.push(decoded);
+        }
+        if !needles.contains(&plain) {
+            needles.push(plain);
+        }
+    }
+    needles
+}
+
+/// Whether `text` may hold an escape at all (most texts do not: they are
+/// searched no further).
+fn may_hold_escape(text: &[u8]) -> bool {
+    memchr::memchr3(b'\\', b'%', b'&', text).is_some()
 }
 
 /// The raw spans of `text` that decode to one of `secrets` (ASCII letter
 /// case ignored), sorted and disjoint; empty when `text` holds no escape.
 pub(super) fn secret_spans(text: &[u8], secrets: &[String]) -> Vec<(usize, usize)> {
-    if memchr::memchr3(b'\\', b'%', b'&', text).is_none() {
+    if !may_hold_escape(text) {
         return Vec::new();
     }
     let Some(decoded) = decode(text) else {
         return Vec::new();
     };
     let mut spans = Vec::new();
-    for secret in secrets {
-        let needle = secret.as_bytes();
+    for needle in needles(secrets) {
         let mut from = 0;
-        while let Some(at) = super::find_ignoring_ascii_case(&decoded.bytes, needle, from) {
+        while let Some(at) = super::find_ignoring_ascii_case(&decoded.bytes, &needle, from) {
             spans.push(decoded.raw_span(at, at + needle.len()));
             from = at + needle.len();
         }
@@ -87,6 +135,33 @@ pub(super) fn secret_spans(text: &[u8], secrets: &[String]) -> Vec<(usize, usize
     merged
 }
 
+/// Where a secret's beginning ([`super::MIN_CHARS`] or more of its
+/// decoded bytes, ASCII case ignored) that ends `text` starts in it, once
+/// decoded: what is left of a secret quoted escaped in output the host cut
+/// off. `None` when no such beginning ends it.
+pub(super) fn cut_secret_start(text: &[u8], secrets: &[String]) -> Option<usize> {
+    // An escape is at most 12 bytes (`\uXXXX\uXXXX`, `&#x1F600;`); a
+    // backslash run can be longer, and is decoded wholly within the window
+    // when it starts in it.
+    let longest = secrets.iter().map(String::len).max()?;
+    let window_start = text.len().saturating_sub(longest.saturating_mul(12));
+    let tail = &text[window_start..];
+    if !may_hold_escape(tail) {
+        return None;
+    }
+    let decoded = decode(tail)?;
+    let bytes = &decoded.bytes;
+    needles(secrets)
+        .iter()
+        .filter_map(|needle| {
+            (super::MIN_CHARS..needle.len()).rev().find(|&k| {
+                bytes.len() >= k && bytes[bytes.len() - k..].eq_ignore_ascii_case(&needle[..k])
+            })
+        })
+        .max()
+        .map(|k| window_start + decoded.raw_start(bytes.len() - k))
+}
+
 /// `text` with `spans` (sorted, disjoint) replaced by `[redacted]`.
 pub(super) fn replace_spans(text: &[u8], spans: &[(usize, usize)]) -> Vec<u8> {
     let mut out = Vec::with_capacity(text.len());
@@ -100,8 +175,12 @@ pub(super) fn replace_spans(text: &[u8], spans: &[(usize, usize)]) -> Vec<u8> {
     out
 }
 
-/// The decoded view of `text`, or `None` when it holds no escape.
+/// The decoded view of `text`, or `None` when it holds no escape (or is
+/// longer than the offsets of its escapes can say: 4 GiB).
 fn decode(text: &[u8]) -> Option<Decoded> {
+    if u32::try_from(text.len()).is_err() {
+        return None;
+    }
     let mut bytes = Vec::new();
     let mut escapes = Vec::new();
     let mut plain_from = 0;
@@ -123,10 +202,11 @@ fn decode(text: &[u8]) -> Option<Decoded> {
                 &utf8[..1]
             }
         };
+        let offset = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
         escapes.push(Escape {
-            at: bytes.len(),
-            len: decoded.len(),
-            raw: (i, end),
+            at: offset(bytes.len()),
+            len: offset(decoded.len()),
+            raw: (offset(i), offset(end)),
         });
         bytes.extend_from_slice(decoded);
         i = end;
@@ -174,6 +254,11 @@ fn backslash_escape(text: &[u8], i: usize) -> Option<(Unit, usize)> {
             }
         }
         Some(&c @ (b'/' | b'"' | b'\'')) => return unit(c as char, k + 1),
+        Some(b'x') => {
+            if let Some(b) = text.get(k + 1..k + 3).and_then(hex_value) {
+                return Some((Unit::Byte(b as u8), k + 3));
+            }
+        }
         Some(b'n') => return unit('\n', k + 1),
         Some(b'r') => return unit('\r', k + 1),
         Some(b't') => return unit('\t', k + 1),
@@ -189,7 +274,8 @@ fn backslash_escape(text: &[u8], i: usize) -> Option<(Unit, usize)> {
 /// or `u{X…}` at `k`: the character and where the escape ends.
 fn unicode_escape(text: &[u8], k: usize) -> Option<(char, usize)> {
     if text.get(k + 1) == Some(&b'{') {
-        let close = k + 2 + text.get(k + 2..k + 9)?.iter().position(|&b| b == b'}')?;
+        let window = text.get(k + 2..text.len().min(k + 9))?;
+        let close = k + 2 + window.iter().position(|&b| b == b'}')?;
         let code = hex_value(&text[k + 2..close])?;
         return Some((char::from_u32(code)?, close + 1));
     }
@@ -228,6 +314,24 @@ fn html_reference(text: &[u8], i: usize) -> Option<(Unit, usize)> {
         b"gt" => '>',
         b"quot" => '"',
         b"apos" => '\'',
+        // HTML5 names of the characters keys hold.
+        b"sol" => '/',
+        b"plus" => '+',
+        b"equals" => '=',
+        b"colon" => ':',
+        b"period" => '.',
+        b"comma" => ',',
+        b"lowbar" => '_',
+        b"hyphen" | b"dash" => '-',
+        b"num" => '#',
+        b"percnt" => '%',
+        b"commat" => '@',
+        b"excl" => '!',
+        b"quest" => '?',
+        b"ast" => '*',
+        b"dollar" => '$',
+        b"bsol" => '\\',
+        b"Tab" => '\t',
         [b'#', b'x' | b'X', hex @ ..] => char::from_u32(hex_value(hex)?)?,
         [b'#', digits @ ..] if !digits.is_empty() && digits.iter().all(u8::is_ascii_digit) => {
             char::from_u32(std::str::from_utf8(digits).ok()?.parse().ok()?)?
@@ -314,6 +418,64 @@ mod tests {
             String::from_utf8(replace_spans(text.as_bytes(), &spans)).unwrap(),
             "x [redacted] y"
         );
+    }
+
+    #[test]
+    fn escapes_at_the_very_end_and_in_other_notations_are_decoded() {
+        let key = "sk-Aq/7+Zr-x";
+        for form in [
+            r"sk-Aq/7+Zr\u{2d}x",
+            r"sk\x2dAq\x2f7\x2bZr-x",
+            "sk-Aq&sol;7&plus;Zr&hyphen;x",
+        ] {
+            assert_eq!(
+                scrubbed(&format!("key {form}"), key),
+                "key [redacted]",
+                "{form}"
+            );
+        }
+        // The escape is the last thing in the text.
+        assert_eq!(
+            scrubbed(r"key sk-Aq/7+Zr\u{2d}", "sk-Aq/7+Zr-"),
+            "key [redacted]"
+        );
+    }
+
+    #[test]
+    fn a_secret_holding_what_reads_as_an_escape_is_found_escaped_again() {
+        // A URL with a percent-encoded password, echoed PHP-style.
+        let url = "postgres://app:p%40ss-w0rd@db/prod";
+        let echoed = r"error: postgres:\/\/app:p%40ss-w0rd@db\/prod refused";
+        assert_eq!(scrubbed(echoed, url), "error: [redacted] refused");
+        // A literal backslash-n in a password, escaped twice.
+        let password = r"pw\nX-9zz";
+        for form in [r"pw\\nX-9zz", r"pw\\\\nX-9zz"] {
+            assert_eq!(
+                scrubbed(&format!("[{form}]"), password),
+                "[[redacted]]",
+                "{form}"
+            );
+        }
+    }
+
+    #[test]
+    fn values_too_short_to_be_secrets_are_left_in_escaped_text() {
+        let spans = secret_spans(b"abc &amp; abc", &["abc".to_string()]);
+        assert!(spans.is_empty(), "{spans:?}");
+    }
+
+    #[test]
+    fn the_escaped_beginning_of_a_cut_secret_is_found() {
+        let secrets = vec!["sk-proj/Ab+9=http-5151".to_string()];
+        let text = r"error: sk-proj\/Ab+9=ht";
+        let start = cut_secret_start(text.as_bytes(), &secrets).unwrap();
+        assert_eq!(&text[start..], r"sk-proj\/Ab+9=ht");
+        assert_eq!(
+            cut_secret_start(b"error: sk-p", &secrets),
+            None,
+            "too short"
+        );
+        assert_eq!(cut_secret_start(br"error: \/ plain", &secrets), None);
     }
 
     #[test]
