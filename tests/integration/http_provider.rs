@@ -273,7 +273,11 @@ fn a_session_opened_by_a_start_request_carries_its_id_from_the_first_turn() {
     let server = ModelServer::start(|request, _| {
         let body = body_of(request);
         match request.path.as_str() {
-            "/sessions" if body["user"] == "a" => {
+            "/sessions"
+                if body["user"] == "a"
+                    && body["first"] == "Hi"
+                    && body["so_far"].as_array().map(Vec::len) == Some(1) =>
+            {
                 Reply::json(201, json!({"session": {"id": "s-7"}}).to_string())
             }
             "/sessions" => Reply::json(200, json!({"status": "full"}).to_string()),
@@ -286,7 +290,7 @@ fn a_session_opened_by_a_start_request_carries_its_id_from_the_first_turn() {
         }
     });
     let http = format!(
-        "{{ url: \"{0}/sessions/${{session.id}}/turns\", body: {{ text: \"${{message}}\" }}, answer: $.reply, session: {{ idPath: $.session.id, start: {{ url: \"{0}/sessions\", body: {{ user: \"${{caseId}}\" }} }} }} }}",
+        "{{ url: \"{0}/sessions/${{session.id}}/turns\", body: {{ text: \"${{message}}\" }}, answer: $.reply, session: {{ idPath: $.session.id, start: {{ url: \"{0}/sessions\", body: {{ user: \"${{caseId}}\", first: \"${{message}}\", so_far: \"${{messages}}\" }} }} }} }}",
         server.url
     );
     let cases = "  - caseId: a\n    messages:\n      - { role: user, content: Hi }\n      - { role: user, content: Refunds? }\n    assertions:\n      - { type: contains, value: \"s-7 heard Refunds?\" }\n";

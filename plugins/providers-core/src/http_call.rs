@@ -147,9 +147,9 @@ pub fn invoke(request: &Invocation) -> Result<Observation, PluginError> {
     Ok(observed)
 }
 
-/// Opens a session with `start` (the case's first user message is
-/// `${message}`): the id its answer gives at `session.idPath`, and the
-/// retries it took.
+/// Opens a session with `start` (`context`: the case before its first
+/// turn): the id its answer gives at `session.idPath`, and the retries it
+/// took.
 fn start_session(
     config: &Config,
     start: &Start,
@@ -193,7 +193,19 @@ fn session(
     let mut retries = 0;
     let mut last = None;
     if let Some(start) = &config.session_start {
-        let (id, tries) = start_session(config, start, context)?;
+        // It is sent before the first turn: `${message}` is that turn's,
+        // `${messages}` the conversation up to it.
+        let mut opening = context.clone();
+        if let Some(first) = request.messages.iter().position(|m| m.role == "user") {
+            let so_far: Vec<Message> = request.messages[..=first]
+                .iter()
+                .filter(|m| m.role == "system" || m.role == "user")
+                .cloned()
+                .collect();
+            opening.messages = messages_json(&so_far);
+            opening.message = Some(request.messages[first].content.clone());
+        }
+        let (id, tries) = start_session(config, start, &opening)?;
         context.session_id = Some(id);
         retries += tries;
     }
