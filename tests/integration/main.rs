@@ -21,6 +21,9 @@
 //!   text and JSON, its errors, what a fixture may run, granted secrets,
 //!   process trees at its timeout, variants recorded and replayed;
 //! - `eval`: `eval test|evaluate|validate` with proof and negative fixtures;
+//! - `kept_answers`: answers kept as they arrive (`answers.jsonl`): those
+//!   behind a hanging case survive SIGKILL and a second interrupt, and
+//!   `--resume` scores them without asking again; damage, redaction;
 //! - `judge_failures`: a judge whose verdicts cannot be used: every
 //!   errored assertion named, counted and in the aggregates;
 //! - `hostile_output`: a granted key echoed back reaches no record, report
@@ -79,6 +82,7 @@ mod first_byte;
 mod hostile_output;
 mod http_provider;
 mod judge_failures;
+mod kept_answers;
 mod observed;
 mod packs;
 mod plugin_test;

@@ -1,7 +1,9 @@
 //! Interrupting a run: the first SIGINT or SIGTERM asks the run to stop
 //! after the cases in flight (workers take no new batch; every finished
 //! case is written, the run directory says how far it got); a second one
-//! exits at once (the journal still holds every case that finished).
+//! exits at once (the journal still holds every case that finished, and
+//! `answers.jsonl` every answer the provider gave, so `--resume` asks for
+//! none of them again).
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
@@ -60,7 +62,7 @@ pub fn announcing<R>(f: impl FnOnce() -> R) -> R {
             while !done.load(Ordering::SeqCst) {
                 if requested() {
                     eprintln!(
-                        "interrupted: finishing the cases in flight and writing every finished case; interrupt again to stop at once (`--resume` can pick up from the journal)"
+                        "interrupted: finishing the cases in flight and writing every finished case; interrupt again to stop at once (`--resume` picks up from the journal and the answers already received)"
                     );
                     return;
                 }

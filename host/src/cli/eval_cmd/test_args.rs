@@ -18,7 +18,8 @@ Examples:
 Interrupting (Ctrl-C, SIGTERM) stops the run between cases: every finished
 case is written, run.json says how far it got, and `--resume <run-dir>`
 runs the remaining cases only. A second interrupt stops at once; the
-journal (cells.jsonl) still holds every finished case.
+journal (cells.jsonl) still holds every finished case, and answers.jsonl
+every answer a provider gave, so `--resume` does not ask for it again.
 
 A suite with variants, trials, gates or a selection of cases (--case,
 --variant, `only`, `skip`) is an experiment: each variant's trial runs as

@@ -1,6 +1,8 @@
 //! A run's calls to its provider: every sample of every case goes through
 //! here, from the cassette or live, with the granted secrets scrubbed from
-//! whatever comes back.
+//! whatever comes back; each case's answers kept in the run directory as
+//! soon as they are all in, and taken from there by a resumed run
+//! ([`crate::eval::provider::answers`]).
 //!
 //! Calls are futures on the I/O runtime ([`crate::plugin::io`]). Each call
 //! in flight has a provider session of its own, taken from a pool and put
@@ -8,12 +10,13 @@
 //! ever in flight at once (the run's concurrency).
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
 use serde_json::{Map, Value};
 
 use crate::eval::cases::workspace_copy::{WorkspaceCopy, fresh_copy};
+use crate::eval::provider::answers::Answers;
 use crate::eval::provider::cassette::{Cassette, Timed};
 use crate::eval::provider::observation_scrub::scrub_observation;
 use crate::plugin::bindings::preset_api::Sample;
@@ -44,6 +47,9 @@ pub struct ProviderCalls {
     /// Its calls are recorded per case: it hands the case id to what it
     /// calls ([`crate::eval::provider::cassette::call_key`]).
     keyed_by_case: bool,
+    /// Where each case's answers are kept as they finish, and an earlier
+    /// part of the run's are taken from (set once the run knows which).
+    answers: OnceLock<Answers>,
 }
 
 /// Where a coding agent's samples run: each in a fresh copy of its case's
@@ -95,6 +101,7 @@ impl ProviderCalls {
             run_dir: None,
             redaction: crate::eval::redact::Redaction::default(),
             pricing: crate::eval::provider::pricing::Pricing::default(),
+            answers: OnceLock::new(),
         }
     }
 
@@ -122,15 +129,47 @@ impl ProviderCalls {
         self
     }
 
+    /// Keeps each case's answers in `answers` as they finish, and answers
+    /// a case it kept earlier from there (set once; later calls are
+    /// ignored). Set after the calls are made ready, as a resumed run
+    /// checks its file against the suite first.
+    pub fn keep_answers(&self, answers: Answers) {
+        let _ = self.answers.set(answers);
+    }
+
     /// The provider's id (what a cassette entry is keyed by).
     pub fn provider_id(&self) -> &str {
         self.plugin.id()
     }
 
-    /// Takes every sample of one case, in order, in `workspace` (the case's
-    /// own copy) when it has one. A provider failure is that sample's
-    /// outcome (the preset decides what it means); it never stops the run.
+    /// Takes every sample of case `case` (its index in the suite), in
+    /// order, in `workspace` (the case's own copy) when it has one: as an
+    /// earlier part of the run kept them, else from the provider, then
+    /// keeps them. A provider failure is that sample's outcome (the preset
+    /// decides what it means); it never stops the run.
     pub async fn samples(
+        &self,
+        case: usize,
+        requests: Vec<Invocation>,
+        workspace: Option<PathBuf>,
+    ) -> CaseSamples {
+        let answers = self.answers.get();
+        let case_id = requests.first().map(|r| r.case_id.clone());
+        let kept = answers.zip(case_id.as_deref());
+        if let Some((answers, case_id)) = kept
+            && let Some(earlier) = answers.earlier(case, case_id, requests.len())
+        {
+            return earlier;
+        }
+        let taken = self.take_samples(requests, workspace).await;
+        if let Some((answers, case_id)) = kept {
+            answers.keep(case, case_id, &taken, &self.redaction, &self.secrets);
+        }
+        taken
+    }
+
+    /// Every sample of one case from the cassette or the provider.
+    async fn take_samples(
         &self,
         requests: Vec<Invocation>,
         workspace: Option<PathBuf>,

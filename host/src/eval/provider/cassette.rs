@@ -275,7 +275,6 @@ impl Cassette {
         if let Some(ms) = first_byte_ms {
             entry["firstByteMs"] = json!(ms);
         }
-        self.redaction.apply(&mut entry);
         self.redact(&mut entry);
         let text = cassette_file::entry_text(&entry);
         let mut state = self.lock();
@@ -302,7 +301,6 @@ impl Cassette {
         let stored = entry.get("request").unwrap_or(&Value::Null);
         // This call's request as recording would have stored it.
         let mut live = json!({ "request": normalized });
-        self.redaction.apply(&mut live);
         self.redact(&mut live);
         if !cassette_file::same_request(stored, &live["request"]) {
             return Err(format!(
@@ -338,12 +336,26 @@ impl Cassette {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Credential-like fields and the run's secret values, at any depth.
+    /// The user's paths, credential-like fields and the run's secret
+    /// values, at any depth ([`redact_recorded`]).
     fn redact(&self, value: &mut Value) {
-        redact_credential_fields(value);
         let secrets = self.secrets.lock().unwrap_or_else(|e| e.into_inner());
-        crate::secrets::scrub_value(value, &secrets);
+        redact_recorded(value, &self.redaction, &secrets);
     }
+}
+
+/// What a recorded answer is redacted of before it is written (a cassette
+/// entry, an answer a run keeps for `--resume`): `redaction`'s paths
+/// wherever they resolve, every credential-like field at any depth, and
+/// every value of `secrets`.
+pub fn redact_recorded(
+    value: &mut Value,
+    redaction: &crate::eval::redact::Redaction,
+    secrets: &[String],
+) {
+    redaction.apply(value);
+    redact_credential_fields(value);
+    crate::secrets::scrub_value(value, secrets);
 }
 
 /// Every entry in key order, one per key: those recorded this run over

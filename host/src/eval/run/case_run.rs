@@ -216,6 +216,7 @@ pub fn case_workspace(
 /// interrupted, the cases finished so far are returned (a prefix); when
 /// another batch failed, the batch stops with [`EvalError::Stopped`].
 pub fn run_cases(
+    indices: &[usize],
     plans: &[CasePlan],
     origins: &[CaseOrigin],
     settings: &[Map<String, Value>],
@@ -234,6 +235,7 @@ pub fn run_cases(
         }
         let workspace = case_workspace(origin, context.root)?;
         let samples = crate::plugin::io::block_on(calls.samples(
+            indices[i],
             requests(plan, context, settings.get(i)),
             workspace.as_ref().map(|w| w.path().to_path_buf()),
         ));

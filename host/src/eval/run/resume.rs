@@ -14,12 +14,14 @@ use crate::eval::records::run_records::CaseLines;
 use crate::eval::records::run_state::{RunOptions, RunState, RunStatus};
 use crate::eval::run::packets::{CASES, OBSERVED, SUMMARY};
 
-/// A resumed run's state, running again, and what it says of itself.
+/// A resumed run's state, running again, and what it says of itself
+/// (`answered`: unfinished cases whose answers the run kept).
 pub(super) fn resume_state(
     mut state: RunState,
     journal: Journal,
     output_dir: &Path,
     total: usize,
+    answered: usize,
 ) -> (RunState, Option<Journal>) {
     state.status = RunStatus::Running;
     state.resumed += 1;
@@ -32,6 +34,12 @@ pub(super) fn resume_state(
         journal.finished(),
         total - journal.finished()
     );
+    if answered > 0 {
+        eprintln!(
+            "{answered} of them were answered before the run stopped: scored from the answers kept in {}, without asking the provider again",
+            crate::eval::provider::answers::FILE
+        );
+    }
     (state, Some(journal))
 }
 

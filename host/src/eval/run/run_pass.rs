@@ -179,6 +179,7 @@ impl RunPass<'_> {
                     });
                 };
                 let (ran, workspaces) = run_cases(
+                    &batch.indices,
                     &plans,
                     &batch.origins,
                     &batch.settings,
@@ -314,10 +315,13 @@ impl RunPass<'_> {
                 let requests = requests(plan, self.context, flight.batch.settings.get(i));
                 let path = workspace.as_ref().map(|w| w.path().to_path_buf());
                 let calls = self.calls.clone();
+                let case = flight.batch.indices[i];
                 flight
                     .calls
                     .push(crate::plugin::io::handle().spawn(async move {
-                        let samples = calls.samples(requests, path).await;
+                        // Kept by the call's task as soon as it finishes,
+                        // whatever case before it is still waiting.
+                        let samples = calls.samples(case, requests, path).await;
                         drop(slot);
                         samples
                     }));

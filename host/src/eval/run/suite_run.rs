@@ -9,7 +9,9 @@
 //! run was interrupted, `run.json` says how far it got, and no partial
 //! file is left. `--resume <run-dir>` checks the fixture is unchanged
 //! (fingerprint), takes the finished cases from the journal (each line
-//! checked against the suite's case at its index) and runs the rest only.
+//! checked against the suite's case at its index) and runs the rest only,
+//! scoring those whose answers the run kept (`answers.jsonl`, checked the
+//! same way) without calling the provider again.
 //!
 //! The run directory is claimed ([`crate::eval::records::run_dir`]) before anything is
 //! read from or written to it, and the claim rides in the outcome.
@@ -23,6 +25,7 @@ use crate::eval::EvalError;
 use crate::eval::files::{self, PacketWriter};
 use crate::eval::interrupt;
 use crate::eval::options::{DEFAULT_CONCURRENCY, SuiteOptions, TestOptions, default_jobs};
+use crate::eval::provider::answers::{self, Answers};
 use crate::eval::provider::calls::{AgentWorkspaces, ProviderCalls};
 use crate::eval::provider::cassette::{Cassette, ReplayMode};
 use crate::eval::records::journal::{self, Journal};
@@ -173,8 +176,14 @@ pub fn run_suite(
         });
     }
     let journal_path = output_dir.join(journal::FILE);
-    // The journal of a resumed run is checked line by line against the
-    // suite before anything is written.
+    // The provider's answers are kept as its calls finish when they cost
+    // something to ask again: a provider that computes them (no network,
+    // no program) answers again at no cost.
+    let answers_path = provider
+        .waits_on_io()
+        .then(|| output_dir.join(answers::FILE));
+    // The journal and the kept answers of a resumed run are checked line
+    // by line against the suite before anything is written.
     let case_ids = validated.case_ids.take();
     let resumed = match resumed {
         Some(state) => {
@@ -182,8 +191,15 @@ pub fn run_suite(
                 .as_ref()
                 .map(|ids| move |id: &str| ids.index_of(id));
             let check = index_of.as_ref().map(|f| f as &journal::IndexOf<'_>);
-            match Journal::load_checked(&journal_path, total, check) {
-                Ok(journal) => Some((state, journal)),
+            let loaded = Journal::load_checked(&journal_path, total, check).and_then(|journal| {
+                let answers = answers_path
+                    .as_deref()
+                    .map(|path| Answers::resume(path, total, check, &|i| journal.contains(i)))
+                    .transpose()?;
+                Ok((journal, answers))
+            });
+            match loaded {
+                Ok((journal, answers)) => Some((state, journal, answers)),
                 Err(error) => {
                     drop(cases_out); // the run's own records stay as they were
                     return Err(error);
@@ -196,12 +212,23 @@ pub fn run_suite(
     cases_out.finish(&Map::new())?;
 
     let (state, journal) = match resumed {
-        Some((state, journal)) => resume_state(state, journal, &output_dir, total),
+        Some((state, journal, answers)) => {
+            let answered = answers.as_ref().map_or(0, Answers::kept);
+            if let Some(answers) = answers {
+                calls.keep_answers(answers);
+            }
+            resume_state(state, journal, &output_dir, total, answered)
+        }
         None => {
             std::fs::File::create(&journal_path).map_err(|source| EvalError::Write {
                 path: journal_path.clone(),
                 source,
             })?;
+            // A new run in an earlier run's directory: none of its answers.
+            match &answers_path {
+                Some(path) => calls.keep_answers(Answers::start(path)?),
+                None => remove_answers(&output_dir),
+            }
             let state = RunState::start(
                 run_options(options, &reference, run_provider.replay),
                 validated.fingerprint.clone(),
@@ -288,6 +315,7 @@ pub fn run_suite(
         calls,
     };
     let worked = interrupt::announcing(|| run_pass::run(&pass, kept, &mut records));
+    drop(pass); // its calls hold the kept answers open
     let settings_not_applied = settings_not_applied
         .into_inner()
         .unwrap_or_else(|p| p.into_inner());
@@ -370,6 +398,12 @@ fn concurrency(
     }
 }
 
+/// Removes the provider answers kept in `dir` (a resume aid only: see
+/// [`crate::eval::provider::answers`]), if any.
+fn remove_answers(dir: &Path) {
+    let _ = std::fs::remove_file(dir.join(answers::FILE));
+}
+
 /// How the run pass ended, and what the run still holds.
 struct Ended<'a> {
     worked: Result<(), EvalError>,
@@ -424,6 +458,10 @@ fn finish(
         None => state.end(RunStatus::Completed, done),
     }
     state.write(&output_dir)?;
+    if interrupted.is_none() {
+        // Every case is in the journal: nothing is left to resume.
+        remove_answers(&output_dir);
+    }
     Ok(SuiteOutcome {
         tally,
         summary_path: output_dir.join(SUMMARY),

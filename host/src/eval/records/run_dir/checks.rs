@@ -18,6 +18,7 @@ pub const RECORD_NAMES: &[&str] = &[
     LOCK_FILE,
     "run.json",
     "cells.jsonl",
+    "answers.jsonl",
     "eval-cases.json",
     "eval-cases.json.partial",
     "eval-observed.json",

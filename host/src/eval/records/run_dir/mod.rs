@@ -527,6 +527,7 @@ mod tests {
     fn record_names_cover_every_record() {
         for name in [
             crate::eval::records::journal::FILE,
+            crate::eval::provider::answers::FILE,
             crate::eval::records::run_state::FILE,
             crate::eval::provider::calls::TRANSCRIPTS,
             crate::quality::experiment::FILE,
