@@ -901,7 +901,7 @@ fn a_variant_that_would_send_a_secret_to_an_ungranted_host_stops_the_run_before_
     assert_eq!(run.code, 2, "{}", run.said());
     assert!(
         run.said().contains(
-            "variants.elsewhere.http.headers.X-Api-Key: would send secret `KEY` to `localhost`"
+            "http.headers.X-Api-Key: in variant `elsewhere`: would send secret `KEY` to `localhost`"
         ),
         "{}",
         run.said()

@@ -120,6 +120,27 @@ pub fn check_resumable(dir: &std::path::Path) -> Result<(), EvalError> {
     Ok(())
 }
 
+/// `error` about a variant's suite, saying which variant where its place
+/// (a value the base wrote) does not.
+fn in_variant(error: EvalError, name: &str) -> EvalError {
+    match error {
+        EvalError::Cases { file, problems } => EvalError::Cases {
+            file,
+            problems: problems
+                .into_iter()
+                .map(|(path, message)| {
+                    if path.starts_with("variants.") {
+                        (path, message)
+                    } else {
+                        (path, format!("in variant `{name}`: {message}"))
+                    }
+                })
+                .collect(),
+        },
+        other => other,
+    }
+}
+
 fn run_experiment(
     registry: &Registry,
     options: &TestOptions,
@@ -139,7 +160,8 @@ fn run_experiment(
                 options,
                 &variant_suite,
                 plan.fixture_results(variant).is_some(),
-            )?;
+            )
+            .map_err(|error| in_variant(error, &plan.variants[variant].name))?;
             eval::check_preset_fields(registry, variant_suite)?;
         }
     }

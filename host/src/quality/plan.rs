@@ -226,8 +226,7 @@ impl Plan {
             .filter(|(k, _)| *k != "fixtureResults")
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect();
-        let overridden = without_results.keys().cloned().collect();
-        body = crate::fixture::compose::deep_merge(body, Value::Object(without_results));
+        body = crate::fixture::compose::deep_merge(body, Value::Object(without_results.clone()));
         let Value::Object(body) = body else {
             unreachable!("an object merged with an object")
         };
@@ -243,7 +242,7 @@ impl Plan {
         };
         Suite {
             body,
-            overridden,
+            overrides: without_results,
             variant: Some(self.variants[group.variant].name.clone()),
             cases,
             warnings: Vec::new(),
