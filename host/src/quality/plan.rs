@@ -242,7 +242,7 @@ impl Plan {
         };
         Suite {
             body,
-            overrides: without_results,
+            overrides: Box::new(without_results),
             variant: Some(self.variants[group.variant].name.clone()),
             cases,
             warnings: Vec::new(),
