@@ -383,6 +383,11 @@ pub fn names_a_credential(name: &str) -> bool {
         "JWT",
         "DSN",
         "WEBHOOK",
+        "PW",
+        "SEED",
+        "SASL",
+        "JAAS",
+        "OTP",
     ];
     // Whole names that hold credentials without saying so.
     const NAMES: &[&str] = &["DATABASE_URL", "SSHPASS", "PGPASS", "PGPASSWORD"];
@@ -393,6 +398,8 @@ pub fn names_a_credential(name: &str) -> bool {
         "accesskey",
         "secretkey",
         "openaikey",
+        "connectionstring",
+        "connstr",
     ];
     let lower = name.to_ascii_lowercase();
     // The shell's working directories, not a password.
@@ -401,10 +408,56 @@ pub fn names_a_credential(name: &str) -> bool {
     }
     credential_field(name)
         || NAMES.iter().any(|n| n.eq_ignore_ascii_case(name))
-        || JOINED.iter().any(|j| lower.contains(j))
+        || JOINED
+            .iter()
+            .any(|j| lower.replace(['_', '-'], "").contains(j))
         || name
             .split('_')
             .any(|part| PARTS.iter().any(|p| part.eq_ignore_ascii_case(p)))
+}
+
+/// Whether a value (of an environment variable a fixture reads) holds a
+/// credential whatever its variable is named: a URL with a user (and
+/// password) in it (`postgres://app:pw@db`, `https://TOKEN@host`,
+/// `redis://:pw@cache`), or a `key=value` list naming a password or key
+/// (`…;AccountKey=…`, `password="…"`).
+pub fn holds_a_credential(value: &str) -> bool {
+    const KEYS: &[&str] = &[
+        "password",
+        "passwd",
+        "pwd",
+        "pass",
+        "accountkey",
+        "sharedaccesskey",
+        "sharedaccesssignature",
+        "sig",
+        "secret",
+        "clientsecret",
+        "token",
+        "apikey",
+        "accesskey",
+        "secretkey",
+        "privatekey",
+    ];
+    let userinfo = value.match_indices("://").any(|(at, _)| {
+        let authority = &value[at + 3..];
+        let end = authority
+            .find(|c: char| matches!(c, '/' | '?' | '#') || c.is_whitespace())
+            .unwrap_or(authority.len());
+        authority[..end].contains('@')
+    });
+    let named = value
+        .split(|c: char| matches!(c, ';' | '&' | ',') || c.is_whitespace())
+        .filter_map(|pair| pair.split_once('='))
+        .any(|(key, secret)| {
+            let key: String = key
+                .chars()
+                .filter(char::is_ascii_alphanumeric)
+                .collect::<String>()
+                .to_ascii_lowercase();
+            !secret.trim_matches(['"', '\'']).is_empty() && KEYS.contains(&key.as_str())
+        });
+    userinfo || named
 }
 
 #[cfg(test)]
@@ -506,6 +559,36 @@ mod tests {
     }
 
     #[test]
+    fn values_holding_credentials_are_known_whatever_their_names() {
+        for value in [
+            "postgres://app:s3cret@db:5432/prod",
+            "mongodb+srv://user:pw@cluster0.example.net/db?retryWrites=true",
+            "redis://:pw@cache:6379/0",
+            "amqp://guest:guest@mq//",
+            "http://proxyuser:proxypass@proxy:3128",
+            "https://ghp_token@github.com/org/repo.git",
+            "DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=abc==;EndpointSuffix=core.windows.net",
+            "Server=db;Database=app;User Id=sa;Password=Pa55;",
+            "org.apache.kafka.common.security.plain.PlainLoginModule required username=\"u\" password=\"p\";",
+            "Endpoint=sb://ns.servicebus.windows.net/;SharedAccessKeyName=k;SharedAccessKey=v=",
+        ] {
+            assert!(holds_a_credential(value), "{value}");
+        }
+        for value in [
+            "8765",
+            "redis://cache:6379/0",
+            "http://127.0.0.1:8000/chat",
+            "user@example.com",
+            "a=b;c=d",
+            "password=",
+            "https://example.com/path?q=a@b",
+            "Hello, world",
+        ] {
+            assert!(!holds_a_credential(value), "{value}");
+        }
+    }
+
+    #[test]
     fn credentials_are_named_fields_and_counts_are_not() {
         for name in [
             "authorization",
@@ -549,6 +632,12 @@ mod tests {
             "PGPASS",
             "SLACK_WEBHOOK",
             "DISCORD_WEBHOOK_URL",
+            "DB_PW",
+            "LDAP_BIND_PW",
+            "OTP_SEED",
+            "KAFKA_SASL_JAAS_CONFIG",
+            "DB_CONNECTION_STRING",
+            "AZURE_STORAGE_CONNECTION_STRING",
         ] {
             assert!(names_a_credential(name), "{name}");
         }

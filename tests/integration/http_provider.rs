@@ -936,4 +936,23 @@ fn a_fixture_may_not_interpolate_the_variable_a_granted_secret_comes_from() {
     // Not granted as a secret, an ordinary variable interpolates.
     let plain = self::run(dir.path(), &[], &[("ACME", "plain-value")]);
     assert_eq!(plain.code, 1, "{}", plain.said());
+    // A value holding a credential is refused whatever its variable's name
+    // (connection strings, URLs with a password, proxies with a user).
+    for value in [
+        "postgres://app:s3cret@db:5432/prod",
+        "DefaultEndpointsProtocol=https;AccountName=a;AccountKey=abc==",
+        "http://user:pass@proxy:3128",
+    ] {
+        let refused = self::run(dir.path(), &[], &[("ACME", value)]);
+        assert_eq!(refused.code, 2, "{value}: {}", refused.said());
+        assert!(
+            refused
+                .said()
+                .contains("`${{ ACME }}`'s value holds a credential"),
+            "{}",
+            refused.said()
+        );
+        assert!(!refused.said().contains("s3cret") && !refused.said().contains("abc=="));
+    }
+    assert!(server.requests().len() <= 1, "only the plain run called it");
 }
