@@ -722,6 +722,46 @@ fn cases_the_template_tells_apart_by_id_replay_their_own_answers() {
 }
 
 #[test]
+fn each_trial_of_an_experiment_is_recorded_as_its_own_call() {
+    // A service whose answer changes from call to call: trial 2 must ask
+    // it again (not replay trial 1's recording), and a second recording
+    // run replays each trial's own answer without asking.
+    let server = ModelServer::start(|_, index| {
+        Reply::json(
+            200,
+            json!({"reply": format!("call {}", index + 1)}).to_string(),
+        )
+    });
+    let http = format!(
+        "{{ url: \"{}/chat\", body: {{ q: \"${{message}}\" }}, answer: $.reply }}\ntrials: 2\nvariants: {{ deployed: {{}} }}",
+        server.url
+    );
+    let dir = project(&chat_fixture(&http, ONE_CASE));
+    let args = ["--replay", "record-new", "--concurrency", "1"];
+    let first = run(dir.path(), &args, &[]);
+    assert_eq!(server.requests().len(), 2, "{}", first.said());
+    let again = run(dir.path(), &args, &[]);
+    assert_eq!(server.requests().len(), 2, "{}", again.said());
+    let answers: std::collections::BTreeSet<String> = (1..=2)
+        .map(|trial| {
+            let observed = read_json(&again.out.join(format!(
+                "variants/deployed/trial-{trial}/eval-observed.json"
+            )));
+            observed["evaluations"][0]["observed"]["finalText"]
+                .as_str()
+                .unwrap_or_else(|| panic!("{observed}\n{}", again.said()))
+                .to_string()
+        })
+        .collect();
+    assert_eq!(
+        answers,
+        ["call 1", "call 2"].map(String::from).into(),
+        "{}",
+        again.said()
+    );
+}
+
+#[test]
 fn a_secret_goes_only_to_a_host_the_user_granted() {
     let server = guarded();
     let dir = project(&secret_fixture(&server));

@@ -23,6 +23,28 @@ const VOLATILE_OPTIONS: &[&str] = &[
     "execArgv",
 ];
 
+/// What tells apart calls whose requests are equal: the sample of a case
+/// (repeats), the trial of an experiment (1-based), and whether the case's
+/// id counts (see [`call_key`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CallPlace {
+    pub sample: usize,
+    pub trial: u32,
+    pub by_case: bool,
+}
+
+impl CallPlace {
+    /// Sample `sample` of a call in a run without trials, its case id not
+    /// counted.
+    pub fn sample(sample: usize) -> Self {
+        Self {
+            sample,
+            trial: 1,
+            by_case: false,
+        }
+    }
+}
+
 /// The normalized request of a provider call and its key. The case id is
 /// left out, so one recording serves every case making the same call,
 /// unless `by_case`: the provider hands the id to what it calls (the
@@ -32,9 +54,13 @@ pub fn call_key(
     kind: &str,
     adapter: &str,
     request: &Invocation,
-    sample: usize,
-    by_case: bool,
+    place: CallPlace,
 ) -> (String, Value) {
+    let CallPlace {
+        sample,
+        trial,
+        by_case,
+    } = place;
     let parse = |text: &Option<String>| {
         text.as_deref()
             .map(|t| serde_json::from_str::<Value>(t).unwrap_or_else(|_| json!(t)))
@@ -58,6 +84,11 @@ pub fn call_key(
     });
     if by_case {
         normalized["caseId"] = json!(request.case_id);
+    }
+    // An experiment's later trials are calls of their own (the first keeps
+    // the key a run without trials has).
+    if trial > 1 {
+        normalized["trial"] = json!(trial);
     }
     // serde_json keeps insertion order, and every map above is built in a
     // fixed order, so equal requests serialize to equal bytes.

@@ -47,6 +47,9 @@ pub struct ProviderCalls {
     /// Its calls are recorded per case: it hands the case id to what it
     /// calls ([`crate::eval::provider::cassette::call_key`]).
     keyed_by_case: bool,
+    /// The experiment's trial these calls are of (1-based): a later trial's
+    /// calls are recorded apart from the first's.
+    trial: u32,
     /// Where each case's answers are kept as they finish, and an earlier
     /// part of the run's are taken from (set once the run knows which).
     answers: OnceLock<Answers>,
@@ -92,6 +95,7 @@ impl ProviderCalls {
         Self {
             plugin,
             keyed_by_case,
+            trial: 1,
             limits,
             grants,
             cassette,
@@ -103,6 +107,12 @@ impl ProviderCalls {
             pricing: crate::eval::provider::pricing::Pricing::default(),
             answers: OnceLock::new(),
         }
+    }
+
+    /// Its calls are of trial `trial` (1-based) of an experiment.
+    pub fn with_trial(mut self, trial: u32) -> Self {
+        self.trial = trial.max(1);
+        self
     }
 
     /// Prices live calls as `pricing` says.
@@ -291,8 +301,11 @@ impl ProviderCalls {
                         "provider",
                         self.plugin.id(),
                         request,
-                        index,
-                        self.keyed_by_case,
+                        crate::eval::provider::cassette::CallPlace {
+                            sample: index,
+                            trial: self.trial,
+                            by_case: self.keyed_by_case,
+                        },
                         live,
                     )
                     .await

@@ -6,7 +6,9 @@
 //! the messages, the input and the provider settings, without what does not
 //! change the answer (the case id, the expected value, timeouts, endpoint
 //! and key names). The case id is kept for a provider that hands it to
-//! what it calls (the suite's program or service: `exec`, `http`). So one cassette serves every case and variant that makes
+//! what it calls (the suite's program or service: `exec`, `http`), and an
+//! experiment's trial after the first is part of the key (each trial is a
+//! call of its own; the first keeps the key of a run without trials). So one cassette serves every case and variant that makes
 //! the same call. The file, `<workspace>/.cautilus/cassettes/<name>.json`
 //! (`cautilus.cassette.v1`), holds `recordedAt`, `cautilusVersion`, the
 //! models seen and one entry per key (the normalized request and the
@@ -45,7 +47,7 @@ use crate::plugin::bindings::provider_api::Invocation;
 use crate::plugin::bindings::types::Observation;
 use crate::secrets::credential_field;
 
-pub use crate::eval::provider::call_key::call_key;
+pub use crate::eval::provider::call_key::{CallPlace, call_key};
 pub use crate::eval::provider::cassette_file::SCHEMA;
 
 /// Past this age a cassette is reported stale (its model may have changed).
@@ -207,7 +209,7 @@ impl Cassette {
                 first_byte_ms: None,
             }
         };
-        self.answer_timed(kind, adapter, request, sample, false, live)
+        self.answer_timed(kind, adapter, request, CallPlace::sample(sample), live)
             .await
             .0
     }
@@ -215,17 +217,16 @@ impl Cassette {
     /// [`Self::answer`] for a call timed to its first byte too: the answer
     /// and its time to first byte (live, or as recorded: a replayed call
     /// keeps the times of the call it replays, as it keeps `durationMs`).
-    /// Keyed by its case too when `by_case` ([`call_key`]).
+    /// Keyed by its place ([`call_key`]).
     pub async fn answer_timed(
         &self,
         kind: &str,
         adapter: &str,
         request: &Invocation,
-        sample: usize,
-        by_case: bool,
+        place: CallPlace,
         live: impl std::future::Future<Output = Timed>,
     ) -> (Result<Observation, String>, Option<u64>) {
-        let (key, normalized) = call_key(kind, adapter, request, sample, by_case);
+        let (key, normalized) = call_key(kind, adapter, request, place);
         if self.mode != ReplayMode::Refresh {
             let hit = {
                 let state = self.lock();
@@ -481,23 +482,77 @@ mod tests {
 
     #[test]
     fn keys_ignore_what_does_not_change_the_answer() {
-        let (a, _) = call_key("provider", "openai", &invocation("c1", 1000), 0, false);
-        let (b, _) = call_key("provider", "openai", &invocation("c2", 9000), 0, false);
+        let (a, _) = call_key(
+            "provider",
+            "openai",
+            &invocation("c1", 1000),
+            CallPlace::sample(0),
+        );
+        let (b, _) = call_key(
+            "provider",
+            "openai",
+            &invocation("c2", 9000),
+            CallPlace::sample(0),
+        );
         assert_eq!(
             a, b,
             "case id, expected, timeout and endpoint are not part of the call"
         );
-        let (c, _) = call_key("provider", "anthropic", &invocation("c1", 1000), 0, false);
+        let (c, _) = call_key(
+            "provider",
+            "anthropic",
+            &invocation("c1", 1000),
+            CallPlace::sample(0),
+        );
         assert_ne!(a, c, "the adapter is");
         let mut other = invocation("c1", 1000);
         other.messages[0].content = "hello".into();
-        assert_ne!(a, call_key("provider", "openai", &other, 0, false).0);
-        let (first, _) = call_key("provider", "openai", &invocation("c1", 1000), 0, false);
-        let (second, _) = call_key("provider", "openai", &invocation("c1", 1000), 1, false);
+        assert_ne!(
+            a,
+            call_key("provider", "openai", &other, CallPlace::sample(0)).0
+        );
+        let (first, _) = call_key(
+            "provider",
+            "openai",
+            &invocation("c1", 1000),
+            CallPlace::sample(0),
+        );
+        let (second, _) = call_key(
+            "provider",
+            "openai",
+            &invocation("c1", 1000),
+            CallPlace::sample(1),
+        );
         // A provider that hands the case id on is keyed by it.
-        let (by_case, _) = call_key("provider", "exec", &invocation("c1", 1000), 0, true);
-        let (other_case, _) = call_key("provider", "exec", &invocation("c2", 1000), 0, true);
+        let (by_case, _) = call_key(
+            "provider",
+            "exec",
+            &invocation("c1", 1000),
+            CallPlace {
+                by_case: true,
+                ..CallPlace::sample(0)
+            },
+        );
+        let (other_case, _) = call_key(
+            "provider",
+            "exec",
+            &invocation("c2", 1000),
+            CallPlace {
+                by_case: true,
+                ..CallPlace::sample(0)
+            },
+        );
         assert_ne!(by_case, other_case);
+        // A later trial of an experiment is a call of its own; the first
+        // keeps the key of a run without trials.
+        let trial = |trial| CallPlace {
+            trial,
+            ..CallPlace::sample(0)
+        };
+        let (first_trial, _) = call_key("provider", "openai", &invocation("c1", 1000), trial(1));
+        let (second_trial, _) = call_key("provider", "openai", &invocation("c1", 1000), trial(2));
+        assert_eq!(first_trial, a);
+        assert_ne!(second_trial, a);
         assert_ne!(first, second, "each repeated sample is its own call");
     }
 
@@ -538,8 +593,7 @@ mod tests {
                 "provider",
                 "openai",
                 &asking(case),
-                0,
-                false,
+                CallPlace::sample(0),
                 live,
             ));
             assert!(outcome.is_ok());
@@ -552,8 +606,7 @@ mod tests {
                 "provider",
                 "openai",
                 &asking(case),
-                0,
-                false,
+                CallPlace::sample(0),
                 async { panic!("replay-strict made a live call") },
             ));
             assert_eq!(outcome.unwrap().duration_ms, Some(40));
@@ -711,7 +764,12 @@ mod tests {
         }
 
         // The stored request of c1 edited, its key kept: refused, named.
-        let (key, _) = call_key("provider", "openai", &invocation("c1", 1), 0, false);
+        let (key, _) = call_key(
+            "provider",
+            "openai",
+            &invocation("c1", 1),
+            CallPlace::sample(0),
+        );
         let mut file: Value = serde_json::from_str(&after).unwrap();
         file["entries"][&key]["request"]["messages"][0]["content"] = json!("bye");
         std::fs::write(&path, file.to_string()).unwrap();

@@ -362,7 +362,8 @@ fn provider_calls(
     )
     .with_run_dir(output_dir)
     .with_redaction(options.redact.clone())
-    .with_pricing(run_provider.setup.pricing.clone());
+    .with_pricing(run_provider.setup.pricing.clone())
+    .with_trial(options.trial);
     if run_provider.setup.agent {
         calls = calls.with_agent_workspaces(AgentWorkspaces {
             source: options.workspace.clone(),
