@@ -5,8 +5,9 @@
 //! `\u002d` (Go, or a hostile server escaping every character, surrogate
 //! pairs too), `\u{2d}` (Rust), `\x2d`, percent-encoding (a query string
 //! quoted back), HTML references (`&#47;`, `&#x2F;`, and the names of the
-//! characters keys hold: `&sol;`, `&plus;`, …); a backslash escape at any
-//! depth (`\\/`, a string escaped again), the others one level deep. This
+//! characters keys hold: `&sol;`, `&plus;`, …, a numeric one without its
+//! `;`); a backslash escape at any depth (`\\/`, a string escaped again),
+//! and any of them applied up to three times (`%252F`, `&amp;#47;`). This
 //! module searches a text's *decoded view* — each escape read as the
 //! character it stands for, a run of backslashes read as one — for each
 //! secret as it is and as the same decoding reads it (a secret may itself
@@ -15,8 +16,8 @@
 //!
 //! Decoding is loose on purpose: a sequence that only looks like an escape
 //! is decoded too. The cost of that is at most an over-redacted span.
-//! Not decoded: an encoding applied twice (`%252F`, `&amp;#47;`), a
-//! reference without its `;`, and escapes of other notations.
+//! Not decoded: an encoding applied four times or more, a named reference
+//! without its `;`, and escapes of other notations.
 
 /// One escape token: the decoded bytes it stands for start at `at` in the
 /// decoded view and are `len` long; it spans `raw` in the text. Offsets are
@@ -101,6 +102,10 @@ fn needles(secrets: &[String]) -> Vec<Vec<u8>> {
     needles
 }
 
+/// How many times a text is decoded: an encoding applied twice or three
+/// times (`%252F`, `&amp;#47;`, `&#37;2F`) is read too.
+const PASSES: usize = 3;
+
 /// Whether `text` may hold an escape at all (most texts do not: they are
 /// searched no further).
 fn may_hold_escape(text: &[u8]) -> bool {
@@ -113,16 +118,33 @@ pub(super) fn secret_spans(text: &[u8], secrets: &[String]) -> Vec<(usize, usize
     if !may_hold_escape(text) {
         return Vec::new();
     }
-    let Some(decoded) = decode(text) else {
-        return Vec::new();
-    };
+    let needles = needles(secrets);
+    // Each pass decodes what the one before gave (`%252F` → `%2F` → `/`,
+    // `&amp;#47;` → `&#47;` → `/`); a match is mapped back through them.
+    let mut passes: Vec<Decoded> = Vec::new();
     let mut spans = Vec::new();
-    for needle in needles(secrets) {
-        let mut from = 0;
-        while let Some(at) = super::find_ignoring_ascii_case(&decoded.bytes, &needle, from) {
-            spans.push(decoded.raw_span(at, at + needle.len()));
-            from = at + needle.len();
+    while passes.len() < PASSES {
+        let view = passes.last().map_or(text, |d| d.bytes.as_slice());
+        if !may_hold_escape(view) {
+            break;
         }
+        let Some(decoded) = decode(view) else {
+            break;
+        };
+        for needle in &needles {
+            let mut from = 0;
+            while let Some(at) = super::find_ignoring_ascii_case(&decoded.bytes, needle, from) {
+                let span = decoded.raw_span(at, at + needle.len());
+                spans.push(
+                    passes
+                        .iter()
+                        .rev()
+                        .fold(span, |(start, end), pass| pass.raw_span(start, end)),
+                );
+                from = at + needle.len();
+            }
+        }
+        passes.push(decoded);
     }
     spans.sort_unstable();
     let mut merged: Vec<(usize, usize)> = Vec::with_capacity(spans.len());
@@ -305,6 +327,9 @@ fn unicode_escape(text: &[u8], k: usize) -> Option<(char, usize)> {
 /// `&#NN;`, `&#xHH;` or one of the named references of the characters
 /// HTML and XML escape, at `i`.
 fn html_reference(text: &[u8], i: usize) -> Option<(Unit, usize)> {
+    if text.get(i + 1) == Some(&b'#') {
+        return numeric_reference(text, i);
+    }
     let window = &text[i..text.len().min(i + 12)];
     let end = i + window.iter().position(|&b| b == b';')?;
     let name = &text[i + 1..end];
@@ -332,13 +357,38 @@ fn html_reference(text: &[u8], i: usize) -> Option<(Unit, usize)> {
         b"dollar" => '$',
         b"bsol" => '\\',
         b"Tab" => '\t',
-        [b'#', b'x' | b'X', hex @ ..] => char::from_u32(hex_value(hex)?)?,
-        [b'#', digits @ ..] if !digits.is_empty() && digits.iter().all(u8::is_ascii_digit) => {
-            char::from_u32(std::str::from_utf8(digits).ok()?.parse().ok()?)?
-        }
         _ => return None,
     };
     Some((Unit::Char(c), end + 1))
+}
+
+/// `&#NN;` or `&#xHH;` at `i`, its `;` optional (browsers read `&#47`):
+/// at most 8 digits.
+fn numeric_reference(text: &[u8], i: usize) -> Option<(Unit, usize)> {
+    let (hex, start) = match text.get(i + 2) {
+        Some(b'x' | b'X') => (true, i + 3),
+        _ => (false, i + 2),
+    };
+    let digit = |b: &u8| {
+        if hex {
+            b.is_ascii_hexdigit()
+        } else {
+            b.is_ascii_digit()
+        }
+    };
+    let len = text.get(start..)?.iter().take_while(|b| digit(b)).count();
+    if len == 0 || len > 8 {
+        return None;
+    }
+    let digits = std::str::from_utf8(&text[start..start + len]).ok()?;
+    let code = u32::from_str_radix(digits, if hex { 16 } else { 10 }).ok()?;
+    let end = start + len;
+    let end = if text.get(end) == Some(&b';') {
+        end + 1
+    } else {
+        end
+    };
+    Some((Unit::Char(char::from_u32(code)?), end))
 }
 
 /// The value of a non-empty run of at most 8 hexadecimal digits.
@@ -439,6 +489,25 @@ mod tests {
             scrubbed(r"key sk-Aq/7+Zr\u{2d}", "sk-Aq/7+Zr-"),
             "key [redacted]"
         );
+    }
+
+    #[test]
+    fn an_encoding_applied_twice_or_three_times_is_read() {
+        let key = "Zq9/Sec+ret=Val-ue_42";
+        for form in [
+            "Zq9%252FSec%252Bret%253DVal-ue_42",
+            "Zq9%25252FSec+ret=Val-ue_42",
+            "Zq9&amp;#47;Sec&amp;#43;ret=Val-ue_42",
+            "Zq9&#37;2FSec+ret=Val-ue_42",
+            "Zq9&#47Sec&#43ret&#61Val-ue_42",
+            "Zq9&sol;Sec&plus;ret&equals;Val-ue_42",
+        ] {
+            assert_eq!(
+                scrubbed(&format!("<{form}>"), key),
+                "<[redacted]>",
+                "{form}"
+            );
+        }
     }
 
     #[test]
