@@ -762,6 +762,37 @@ fn each_trial_of_an_experiment_is_recorded_as_its_own_call() {
 }
 
 #[test]
+fn a_secret_a_header_cannot_carry_errors_its_case_naming_the_variable() {
+    let server = guarded();
+    let dir = project(&secret_fixture(&server));
+    for (value, said) in [
+        (
+            "http-secret-value-5150\n",
+            "holds a control character (U+000A, a line break",
+        ),
+        ("", "which is empty"),
+    ] {
+        let run = run(
+            dir.path(),
+            &[
+                "--grant-secret",
+                "BOT_KEY=ACME_BOT_KEY",
+                "--grant-http",
+                "127.0.0.1",
+            ],
+            &[("ACME_BOT_KEY", value)],
+        );
+        let case = run.case("a");
+        assert_eq!(case["status"], "errored", "{case}");
+        assert!(
+            case.to_string().contains(said) && case.to_string().contains("ACME_BOT_KEY"),
+            "{case}"
+        );
+    }
+    assert!(server.requests().is_empty(), "nothing was sent");
+}
+
+#[test]
 fn a_secret_goes_only_to_a_host_the_user_granted() {
     let server = guarded();
     let dir = project(&secret_fixture(&server));

@@ -42,6 +42,22 @@ impl HttpCtx {
         })?;
         // What leaves the host is never written or printed by it.
         crate::secrets::register([value.as_str()]);
+        if let Some(c) = value.chars().find(|c| c.is_control() && *c != '\t') {
+            return Err(http::HttpError::Denied(format!(
+                "secret `{name}` (from environment variable `{var}`) holds a control character (U+{:04X}{}), which a header cannot carry: set the variable without it",
+                u32::from(c),
+                if c == '\n' {
+                    ", a line break: a trailing newline from a file?"
+                } else {
+                    ""
+                }
+            )));
+        }
+        if value.is_empty() {
+            return Err(http::HttpError::Denied(format!(
+                "secret `{name}` comes from environment variable `{var}`, which is empty"
+            )));
+        }
         Ok(value)
     }
 }
