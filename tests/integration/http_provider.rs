@@ -793,6 +793,42 @@ fn a_secret_a_header_cannot_carry_errors_its_case_naming_the_variable() {
 }
 
 #[test]
+fn a_later_step_that_would_send_a_secret_to_an_ungranted_host_stops_the_run_before_step_one() {
+    let server = ModelServer::start(|_, _| Reply::json(200, json!({"reply": "ok"}).to_string()));
+    let step = |suite: &str, url: &str, headers: &str| {
+        format!(
+            "  - schemaVersion: cautilus.evaluation_input.v1\n    surface: app\n    preset: chat\n    suiteId: {suite}\n    provider: http\n    model: bot\n    http: {{ url: \"{url}\", headers: {{ {headers} }}, body: {{ q: \"${{message}}\" }}, answer: $.reply }}\n    cases:\n      - caseId: a\n        messages: [{{ role: user, content: hi }}]\n"
+        )
+    };
+    let fixture = format!(
+        "schemaVersion: cautilus.evaluation_input.v1\nsuiteId: two-services\nsteps:\n{}{}",
+        step("first", &format!("{}/chat", server.url), ""),
+        step(
+            "second",
+            "http://localhost:9/chat",
+            "X-Api-Key: { secret: KEY }"
+        ),
+    );
+    let dir = project(&fixture);
+    let run = run(
+        dir.path(),
+        &["--grant-secret", "KEY=THE_KEY", "--grant-http", "127.0.0.1"],
+        &[("THE_KEY", "k-123456")],
+    );
+    assert_eq!(run.code, 2, "{}", run.said());
+    assert!(
+        run.said()
+            .contains("would send secret `KEY` to `localhost`"),
+        "{}",
+        run.said()
+    );
+    assert!(
+        server.requests().is_empty(),
+        "step 0 ran before step 1 was refused"
+    );
+}
+
+#[test]
 fn a_secret_goes_only_to_a_host_the_user_granted() {
     let server = guarded();
     let dir = project(&secret_fixture(&server));

@@ -93,14 +93,17 @@ pub fn run(
     let mut reports = Vec::with_capacity(fixture.steps.len());
     let mut failure = None;
     let mut stopped = false;
-    // A step's preset fields are checked before the first step runs, unless
-    // they wait on an earlier step's output (then when the step runs).
+    // A step's preset fields, and the program or service it gives its
+    // provider, are checked before the first step runs, unless they wait
+    // on an earlier step's output (then when the step runs).
     for step in &fixture.steps {
         if let Ok(suite) = step.suite(&fixture.file, &[]) {
-            crate::eval::check_preset_fields(registry, suite).map_err(|error| EvalError::Step {
+            let in_step = |error| EvalError::Step {
                 index: step.index,
                 error: Box::new(error),
-            })?;
+            };
+            crate::eval::check_service(registry, options, &suite, false).map_err(in_step)?;
+            crate::eval::check_preset_fields(registry, suite).map_err(in_step)?;
         }
     }
     // Every step's files are the fixture's inputs; each step's run claims
