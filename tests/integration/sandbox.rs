@@ -39,9 +39,12 @@ fn infinite_loop_hits_the_deadline_then_the_host_recovers() {
         error.to_string().contains("hostile"),
         "names the plugin: {error}"
     );
+    // The error says the deadline stopped it; the bound only catches a
+    // stop far past it (a loaded machine, e.g. several builds on two
+    // cores, has taken 1.5 s to get there).
     assert!(
-        elapsed < deadline * 2,
-        "stopped after {elapsed:?}, more than twice the {deadline:?} deadline"
+        elapsed < deadline * 10,
+        "stopped after {elapsed:?}, more than ten times the {deadline:?} deadline"
     );
     assert_healthy(&mut session);
 }
