@@ -21,6 +21,9 @@
 //!   text and JSON, its errors, what a fixture may run, granted secrets,
 //!   process trees at its timeout, variants recorded and replayed;
 //! - `eval`: `eval test|evaluate|validate` with proof and negative fixtures;
+//! - `evidence`: the read models (run list, detail, cell evidence,
+//!   comparison, suite progress) over a dozen real runs and a promoted
+//!   baseline, and `cautilus mcp` driven by the reference MCP client;
 //! - `judge_failures`: a judge whose verdicts cannot be used: every
 //!   errored assertion named, counted and in the aggregates;
 //! - `hostile_output`: a granted key echoed back reaches no record, report
@@ -74,6 +77,7 @@ mod cli_providers;
 mod compose;
 mod concurrency;
 mod eval;
+mod evidence;
 mod exec_provider;
 mod first_byte;
 mod hostile_output;
