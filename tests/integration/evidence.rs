@@ -229,10 +229,6 @@ fn read_models_over_a_dozen_runs_with_a_promoted_baseline() {
     );
     assert!(argv.contains(&"--fixture-results"), "{argv:?}");
     assert!(argv.contains(&"canned-11.json"), "{argv:?}");
-    // The repro command reruns that case alone.
-    let (code, stdout, stderr) = cli(root, &argv[1..]);
-    assert_eq!(code, 1, "{stdout}{stderr}");
-
     // Two runs compared: the regression first, with each side's numbers.
     let comparison = compare::compare_runs(&records, &previous_id, None, &newest_id, None).unwrap();
     let comparison = checked("cautilus.evidence_comparison.v1", &comparison);
@@ -296,6 +292,12 @@ fn read_models_over_a_dozen_runs_with_a_promoted_baseline() {
             .to_string()
             .contains("no finished run")
     );
+    // The repro command reruns that case alone (the last: it adds a run).
+    let (code, stdout, stderr) = cli(root, &argv[1..]);
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    let rerun = &list::run_list(&records, Some("support"), 0, Some(1)).runs[0];
+    assert_eq!(rerun.counts["total"], 1);
+    assert_eq!(rerun.counts["failed"], 1);
 }
 
 /// The Python with the reference MCP client (`mcp` from PyPI): .ci/run
@@ -380,7 +382,8 @@ fn the_reference_mcp_client_drives_cautilus_mcp() {
     let bad_suite = seen["badSuite"].as_str().unwrap();
     assert!(bad_suite.contains("list_suites"), "{bad_suite}");
     let extra = seen["extraArgument"].as_str().unwrap();
-    assert!(!extra.is_empty());
+    assert!(extra.contains("provider"), "{extra}");
+    assert_eq!(seen["after"]["total"], 2, "the server still answers");
     // What the tools may not do: the run used the config's provider only.
     assert_eq!(
         seen["summary"]["run"]["targets"][0],

@@ -16,12 +16,18 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 
+def field(answer, snake, camel):
+    """A result's field under its name in mcp 2 (snake case) or 1 (camel)."""
+    return getattr(answer, snake, getattr(answer, camel, None))
+
+
 def result_of(answer):
     """The tool's JSON, or its error text."""
-    if answer.isError:
+    if field(answer, "is_error", "isError"):
         return {"error": " ".join(c.text for c in answer.content if hasattr(c, "text"))}
-    if answer.structuredContent is not None:
-        return answer.structuredContent
+    structured = field(answer, "structured_content", "structuredContent")
+    if structured is not None:
+        return structured
     return json.loads(answer.content[0].text)
 
 

@@ -2,7 +2,8 @@
 //! of one experiment (the same run on both sides, a variant each).
 //!
 //! - **Cases** are keyed by case id, and by variant when neither side
-//!   names one (two experiments with the same variants). A case's verdict
+//!   names one and a side has several (two experiments of the same
+//!   variants). A case's verdict
 //!   on a side is `passed` when every trial passed, else the worst status
 //!   of its trials (`errored` > `failed`/`blocked` > `degraded` >
 //!   `unchecked`), as `eval compare` reads it. Cases whose verdict changed
@@ -172,6 +173,10 @@ pub fn verdict(statuses: &[&str]) -> String {
 }
 
 /// Compares run `a` (its variant `variant_a`, when given) with run `b`.
+/// Cases are keyed by variant too when no variant is named and a side has
+/// several (two experiments of the same variants); otherwise by case id
+/// alone, so a plain run and a one-variant experiment of the same suite
+/// (a run compared with a promoted baseline, a selection) line up.
 pub fn compare_runs(
     records: &Records,
     a: &str,
@@ -179,26 +184,35 @@ pub fn compare_runs(
     b: &str,
     variant_b: Option<&str>,
 ) -> Result<Comparison, EvidenceError> {
-    let keyed_by_variant = variant_a.is_none() && variant_b.is_none();
-    let (side_a, cells_a) = side(records, a, variant_a, keyed_by_variant)?;
-    let (side_b, cells_b) = side(records, b, variant_b, keyed_by_variant)?;
-    Ok(compare_cells(side_a, &cells_a, side_b, &cells_b))
+    let (side_a, rows_a, several_a) = side(records, a, variant_a)?;
+    let (side_b, rows_b, several_b) = side(records, b, variant_b)?;
+    let keyed = variant_a.is_none() && variant_b.is_none() && (several_a || several_b);
+    let cells =
+        |rows: &[CaseRow]| -> Vec<Cell> { rows.iter().map(|r| Cell::of_row(r, keyed)).collect() };
+    Ok(compare_cells(
+        side_a,
+        &cells(&rows_a),
+        side_b,
+        &cells(&rows_b),
+    ))
 }
 
+/// One side: its summary, its rows (of `variant`, when given) and whether
+/// the run has several variants.
 fn side(
     records: &Records,
     id: &str,
     variant: Option<&str>,
-    keyed_by_variant: bool,
-) -> Result<(Side, Vec<Cell>), EvidenceError> {
+) -> Result<(Side, Vec<CaseRow>, bool), EvidenceError> {
     let run = records.resolve(id)?;
     let report = crate::report::load(&run.dir).map_err(|source| EvidenceError::Read {
         run: run.id.clone(),
         source,
     })?;
-    let rows: Vec<&CaseRow> = report
+    let several = report.variants.len() > 1;
+    let rows: Vec<CaseRow> = report
         .cases
-        .iter()
+        .into_iter()
         .filter(|r| variant.is_none_or(|v| r.variant.as_deref() == Some(v)))
         .collect();
     if let Some(v) = variant
@@ -232,7 +246,7 @@ fn side(
             targets.push(target);
         }
     }
-    let stat: Vec<CellStat> = rows.iter().map(|r| CellStat::of_row(r)).collect();
+    let stat: Vec<CellStat> = rows.iter().map(CellStat::of_row).collect();
     let side = Side {
         run: run.id.clone(),
         variant: variant.map(str::to_string),
@@ -241,11 +255,7 @@ fn side(
         targets,
         stats: stats(&stat),
     };
-    let cells = rows
-        .iter()
-        .map(|r| Cell::of_row(r, keyed_by_variant))
-        .collect();
-    Ok((side, cells))
+    Ok((side, rows, several))
 }
 
 type Key = (String, String);
