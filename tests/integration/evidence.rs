@@ -298,6 +298,15 @@ fn read_models_over_a_dozen_runs_with_a_promoted_baseline() {
     let rerun = &list::run_list(&records, Some("support"), 0, Some(1)).runs[0];
     assert_eq!(rerun.counts["total"], 1);
     assert_eq!(rerun.counts["failed"], 1);
+
+    // A project run's suites are runs of their own: `<run>/suites/<suite>`.
+    let (code, _, stderr) = cli(root, &["eval", "test", "--suite", "models", "--quiet"]);
+    assert_eq!(code, 0, "{stderr}");
+    let nested = &list::run_list(&records, Some("models"), 0, None).runs[0];
+    assert!(nested.id.contains("/suites/"), "{}", nested.id);
+    let nested = detail::run_detail(&records, &nested.id).unwrap();
+    assert_eq!(nested.run.suite_id, "models");
+    assert_eq!(nested.variants.len(), 2);
 }
 
 /// The Python with the reference MCP client (`mcp` from PyPI): .ci/run

@@ -242,8 +242,9 @@ pub fn cell_evidence(
 /// `run.json`.
 fn run_options(dir: &Path) -> Option<Value> {
     fn find(dir: &Path, depth: usize) -> Option<PathBuf> {
+        // Its own file, never a link to one elsewhere.
         let file = dir.join(crate::eval::records::run_state::FILE);
-        if file.is_file() {
+        if std::fs::symlink_metadata(&file).is_ok_and(|m| m.is_file()) {
             return Some(file);
         }
         if depth == 0 {

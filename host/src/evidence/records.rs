@@ -134,7 +134,7 @@ impl Records {
         if !dir.starts_with(&runs) {
             return Err(bad("it leads outside the runs directory"));
         }
-        if !dir.is_dir() || !holds_a_run(&dir) || !finished_or_suite(&dir) {
+        if !dir.is_dir() || !holds_a_run(&dir) || !finished(&dir) {
             return Err(unknown());
         }
         Ok(RunRef {
@@ -157,12 +157,6 @@ fn plain_segment(name: &str) -> bool {
 /// Whether `dir` holds a run's records a report can read.
 fn holds_a_run(dir: &Path) -> bool {
     dir.join(crate::quality::experiment::FILE).is_file() || dir.join("eval-summary.json").is_file()
-}
-
-/// A finished run, or a suite's run inside a project run (whose own
-/// `run.json` says how it ended).
-fn finished_or_suite(dir: &Path) -> bool {
-    finished(dir) || dir.join(crate::eval::records::run_state::FILE).is_file()
 }
 
 #[cfg(test)]
