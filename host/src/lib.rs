@@ -27,6 +27,7 @@ pub mod authoring;
 pub mod cli;
 pub mod contract;
 pub mod eval;
+pub mod evidence;
 pub mod file_names;
 pub mod fixture;
 pub mod json_members;

@@ -24,6 +24,9 @@
 //! - `kept_answers`: answers kept as they arrive (`answers.jsonl`): those
 //!   behind a hanging case survive SIGKILL and a second interrupt, and
 //!   `--resume` scores them without asking again; damage, redaction;
+//! - `evidence`: the read models (run list, detail, cell evidence,
+//!   comparison, suite progress) over a dozen real runs and a promoted
+//!   baseline, and `cautilus mcp` driven by the reference MCP client;
 //! - `judge_failures`: a judge whose verdicts cannot be used: every
 //!   errored assertion named, counted and in the aggregates;
 //! - `hostile_output`: a granted key echoed back reaches no record, report
@@ -77,6 +80,7 @@ mod cli_providers;
 mod compose;
 mod concurrency;
 mod eval;
+mod evidence;
 mod exec_provider;
 mod first_byte;
 mod hostile_output;

@@ -47,6 +47,11 @@ const HOST_FILES: &[&str] = &[
     "cautilus.project_summary.v1",
     "cautilus.experiment.v1",
     "cautilus.baseline.v1",
+    "cautilus.run_list.v1",
+    "cautilus.run_detail.v1",
+    "cautilus.cell_evidence.v1",
+    "cautilus.evidence_comparison.v1",
+    "cautilus.suite_progress.v1",
 ];
 
 #[test]
@@ -118,7 +123,7 @@ fn sdk_copy(path: &str) -> Option<&str> {
 }
 
 /// Validates `document` against the committed schema `id`.
-fn validates(id: &str, document: &Value) -> Result<(), String> {
+pub(crate) fn validates(id: &str, document: &Value) -> Result<(), String> {
     let schema: Value =
         serde_json::from_str(&std::fs::read_to_string(committed(id)).unwrap()).unwrap();
     let verdict = score(

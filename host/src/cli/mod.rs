@@ -5,6 +5,7 @@
 
 mod eval_cmd;
 mod inputs;
+mod mcp_cmd;
 mod pack_build;
 mod pack_cmd;
 mod pack_new;
@@ -66,6 +67,9 @@ enum Command {
     /// Show or update the cautilus-sdk of a Rust plugin project or pack
     #[command(subcommand)]
     Sdk(sdk_cmd::SdkCommand),
+    /// Serve the project's suites and run evidence to a coding agent (MCP on stdio)
+    #[command(after_help = mcp_cmd::EXAMPLES)]
+    Mcp(mcp_cmd::McpArgs),
 }
 
 /// Sandbox limits a user can set on any command that runs plugins.
@@ -153,6 +157,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Schema(args) => schema_cmd::run(args, registry()?),
         Command::Report(command) => report_cmd::run(command),
         Command::Sdk(command) => sdk_cmd::run(command),
+        Command::Mcp(args) => mcp_cmd::run(args),
     }
 }
 

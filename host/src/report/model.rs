@@ -89,6 +89,8 @@ pub struct Assertion {
     pub passed: Option<bool>,
     pub score: Option<f64>,
     pub required: Option<bool>,
+    /// Its weight in the case's assertion score.
+    pub weight: Option<f64>,
     pub detail: Option<String>,
     pub label: Option<String>,
 }

@@ -85,7 +85,8 @@ impl Catalog {
             .presets
             .iter()
             .flat_map(|p| p.contract.schemas.iter().map(|(id, _)| id.as_str()));
-        for id in published.chain(HOST_IDS.iter().copied()) {
+        let evidence = crate::evidence::IDS.iter().copied();
+        for id in published.chain(HOST_IDS.iter().copied()).chain(evidence) {
             if !ids.iter().any(|known| known == id) {
                 ids.push(id.to_string());
             }
@@ -113,6 +114,7 @@ impl Catalog {
             }
             "cautilus.experiment.v1" => pinned(id, generate::<experiment::ExperimentRecord>(), &[]),
             "cautilus.baseline.v1" => pinned(id, generate::<experiment::BaselineRecord>(), &[]),
+            id if crate::evidence::IDS.contains(&id) => crate::evidence::schema(id)?,
             _ => return published.cloned(),
         })
     }

@@ -1,0 +1,154 @@
+//! `cautilus.suite_progress.v1`: one suite's runs over time, oldest first
+//! (a series to plot), each with its pass rate, mean score ± SEM, cost and
+//! latency ([`super::summary::stats`]), and the promoted baseline's values
+//! computed the same way from its cells, to overlay.
+//!
+//! At most [`MAX_POINTS`] runs: the newest.
+
+use schemars::JsonSchema;
+use serde::Serialize;
+
+use super::summary::{CellStat, Stats, plain_mean, stats};
+use super::{Records, SUITE_PROGRESS};
+use crate::quality::aggregate::CellFacts;
+
+/// The most runs a series holds (the newest).
+pub const MAX_POINTS: usize = 200;
+
+/// A suite over time.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SuiteProgress {
+    pub schema_version: String,
+    pub suite_id: String,
+    /// Oldest first.
+    pub runs: Vec<ProgressPoint>,
+    /// Runs of the suite before the first point (past [`MAX_POINTS`]).
+    pub omitted: usize,
+    /// The promoted baseline, when the suite has one.
+    pub baseline: Option<BaselineOverlay>,
+}
+
+/// One run of the suite.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ProgressPoint {
+    pub run: String,
+    pub started_at: Option<String>,
+    pub kind: String,
+    pub status: String,
+    pub recommendation: Option<String>,
+    pub passed: Option<bool>,
+    pub stats: Stats,
+}
+
+/// The promoted baseline's values.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct BaselineOverlay {
+    pub variant: String,
+    pub promoted_at: String,
+    pub stats: Stats,
+}
+
+/// The progress of suite `suite_id`.
+pub fn suite_progress(records: &Records, suite_id: &str) -> SuiteProgress {
+    let mut points = Vec::new();
+    for run in records.runs() {
+        let Ok(report) = crate::report::load(&run.dir) else {
+            continue;
+        };
+        if report.header.suite_id != suite_id {
+            continue;
+        }
+        let cells: Vec<CellStat> = report.cases.iter().map(CellStat::of_row).collect();
+        points.push(ProgressPoint {
+            run: run.id,
+            started_at: report.header.started_at.clone(),
+            kind: report.header.kind.to_string(),
+            status: report.header.status.clone(),
+            recommendation: report.header.recommendation.clone(),
+            passed: report.header.passed,
+            stats: stats(&cells),
+        });
+    }
+    // Newest first from the records; keep the newest, then oldest first.
+    let omitted = points.len().saturating_sub(MAX_POINTS);
+    points.truncate(MAX_POINTS);
+    points.reverse();
+    let baseline = crate::quality::baseline::read(records.root(), suite_id)
+        .ok()
+        .flatten()
+        .map(|b| BaselineOverlay {
+            stats: baseline_stats(&b.cells),
+            variant: b.variant,
+            promoted_at: b.promoted_at,
+        });
+    SuiteProgress {
+        schema_version: SUITE_PROGRESS.into(),
+        suite_id: suite_id.into(),
+        runs: points,
+        omitted,
+        baseline,
+    }
+}
+
+/// The statistics of a promoted baseline's cells.
+pub fn baseline_stats(cells: &[CellFacts]) -> Stats {
+    let cells: Vec<CellStat> = cells
+        .iter()
+        .map(|c| {
+            let scores: Vec<f64> = c.scores.iter().map(|(_, s)| *s).collect();
+            CellStat {
+                passed: c.status == "passed",
+                score: plain_mean(&scores),
+                duration_ms: c.duration_ms,
+                cost_usd: c.cost_usd,
+            }
+        })
+        .collect();
+    stats(&cells)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn facts(status: &str, scores: &[f64], ms: f64, usd: f64) -> CellFacts {
+        CellFacts {
+            case_id: "c".into(),
+            trial: 1,
+            status: status.into(),
+            recommendation: "accept-now".into(),
+            scores: scores
+                .iter()
+                .enumerate()
+                .map(|(i, s)| (format!("a{i}"), *s))
+                .collect(),
+            unscored: Vec::new(),
+            assertions_errored: 0,
+            duration_ms: Some(ms),
+            first_byte_ms: None,
+            cost_usd: Some(usd),
+            input_tokens: 0,
+            output_tokens: 0,
+        }
+    }
+
+    #[test]
+    fn a_baseline_is_summed_up_as_a_run_is() {
+        let s = baseline_stats(&[
+            facts("passed", &[1.0, 0.5], 10.0, 0.1),
+            facts("failed", &[0.0], 30.0, 0.2),
+        ]);
+        assert_eq!(s.cells, 2);
+        assert_eq!(s.pass_rate, Some(0.5));
+        let m = s.mean_score.unwrap();
+        // Cell scores 0.75 and 0.0.
+        assert_eq!((m.n, m.mean), (2, 0.375));
+        assert!((m.sem.unwrap() - 0.375).abs() < 1e-12);
+        assert!((s.cost_usd.unwrap() - 0.3).abs() < 1e-12);
+        assert_eq!(s.mean_latency_ms, Some(20.0));
+        assert!((s.p95_latency_ms.unwrap() - 29.0).abs() < 1e-9);
+    }
+}

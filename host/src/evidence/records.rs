@@ -1,0 +1,228 @@
+//! The runs of a project's records root, by id, and the check of an id a
+//! client gives.
+//!
+//! A run's id is its directory relative to `<records>/runs/`: a plain run
+//! or an experiment is `20261127T001128270Z-6175`, a suite of a project run
+//! `20261127T001128270Z-6175/suites/support`. Names start with the time
+//! the run started, so the greatest id is the newest. Only finished runs
+//! are listed ([`crate::project::latest::finished`]: a run still going, or
+//! killed before it said how it ended, is passed over).
+//!
+//! An id from a client is untrusted. [`Records::resolve`] takes only ids
+//! made of plain path segments (`[A-Za-z0-9._-]`, no `.` or `..`, no
+//! absolute path), and only a directory that, links resolved, is still
+//! beneath the runs directory and holds a run's final record.
+
+use std::path::{Component, Path, PathBuf};
+
+use super::EvidenceError;
+use crate::project::latest::{LATEST, finished};
+
+/// The longest run id taken.
+const MAX_ID: usize = 512;
+
+/// One run: its id and its directory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunRef {
+    pub id: String,
+    pub dir: PathBuf,
+}
+
+/// A project's records root (its config's `dir`), and the project's root
+/// (the only place a run's fixture is read from).
+#[derive(Debug, Clone)]
+pub struct Records {
+    root: PathBuf,
+    project: PathBuf,
+}
+
+impl Records {
+    /// The records under `root` (which need not exist yet) of the project
+    /// rooted at `project`.
+    pub fn new(root: &Path, project: &Path) -> Self {
+        Self {
+            root: root.to_path_buf(),
+            project: project.to_path_buf(),
+        }
+    }
+
+    /// The records of the project `loaded` (its config's `dir`).
+    pub fn of_project(loaded: &crate::project::Loaded) -> Self {
+        Self::new(&loaded.records_dir(), &loaded.root)
+    }
+
+    /// The project's root.
+    pub fn project_root(&self) -> &Path {
+        &self.project
+    }
+
+    /// The records root.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// `<records>/runs`.
+    pub fn runs_dir(&self) -> PathBuf {
+        self.root.join("runs")
+    }
+
+    /// Every finished run, newest first; a project run's suites in the
+    /// order it recorded them.
+    pub fn runs(&self) -> Vec<RunRef> {
+        let runs = self.runs_dir();
+        let Ok(entries) = std::fs::read_dir(&runs) else {
+            return Vec::new();
+        };
+        let mut names: Vec<String> = entries
+            .flatten()
+            .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+            .filter_map(|e| e.file_name().to_str().map(str::to_string))
+            .filter(|name| plain_segment(name))
+            .collect();
+        names.sort();
+        let mut found = Vec::new();
+        for name in names.into_iter().rev() {
+            let dir = runs.join(&name);
+            match crate::project::run::read_summary(&dir) {
+                Ok(Some((_, summary))) => {
+                    for suite in &summary.suites {
+                        let Some(relative) = &suite.run_dir else {
+                            continue;
+                        };
+                        let id = format!("{name}/{relative}");
+                        if let Ok(run) = self.resolve(&id) {
+                            found.push(run);
+                        }
+                    }
+                }
+                _ if finished(&dir) && holds_a_run(&dir) => found.push(RunRef { id: name, dir }),
+                _ => {}
+            }
+        }
+        found
+    }
+
+    /// The run `id` names (`latest`: the newest), checked (see the module
+    /// docs).
+    pub fn resolve(&self, id: &str) -> Result<RunRef, EvidenceError> {
+        let bad = |reason: &str| EvidenceError::BadRunId {
+            id: id.chars().take(MAX_ID).collect(),
+            reason: reason.into(),
+        };
+        let unknown = || EvidenceError::UnknownRun {
+            id: id.to_string(),
+            runs: self.runs_dir().display().to_string(),
+        };
+        if id == LATEST {
+            return self.runs().into_iter().next().ok_or_else(unknown);
+        }
+        if id.is_empty() || id.len() > MAX_ID {
+            return Err(bad("it is empty or too long"));
+        }
+        let path = Path::new(id);
+        let plain = path.components().all(|c| match c {
+            Component::Normal(part) => part.to_str().is_some_and(plain_segment),
+            _ => false,
+        });
+        if !plain || id.ends_with('/') || id.contains("//") {
+            return Err(bad(
+                "it must be a path of plain names beneath the runs directory (letters, digits, `.`, `_`, `-`)",
+            ));
+        }
+        let runs = std::fs::canonicalize(self.runs_dir()).map_err(|_| unknown())?;
+        let dir = std::fs::canonicalize(runs.join(path)).map_err(|_| unknown())?;
+        if !dir.starts_with(&runs) {
+            return Err(bad("it leads outside the runs directory"));
+        }
+        if !dir.is_dir() || !holds_a_run(&dir) || !finished(&dir) {
+            return Err(unknown());
+        }
+        Ok(RunRef {
+            id: id.to_string(),
+            dir,
+        })
+    }
+}
+
+/// A name of letters, digits, `.`, `_` and `-`, not `.` or `..`.
+fn plain_segment(name: &str) -> bool {
+    !name.is_empty()
+        && name != "."
+        && name != ".."
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
+}
+
+/// Whether `dir` holds a run's records a report can read.
+fn holds_a_run(dir: &Path) -> bool {
+    dir.join(crate::quality::experiment::FILE).is_file() || dir.join("eval-summary.json").is_file()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(runs: &Path, name: &str) {
+        std::fs::create_dir_all(runs.join(name)).unwrap();
+        std::fs::write(
+            runs.join(name).join("run.json"),
+            r#"{"status": "completed"}"#,
+        )
+        .unwrap();
+        std::fs::write(
+            runs.join(name).join("eval-summary.json"),
+            r#"{"evaluations": []}"#,
+        )
+        .unwrap();
+    }
+
+    #[test]
+    fn runs_are_listed_newest_first_and_ids_stay_beneath_the_runs_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let records = Records::new(dir.path(), dir.path());
+        let runs = records.runs_dir();
+        run(&runs, "20260101T000000000Z-0001");
+        run(&runs, "20260102T000000000Z-0001");
+        std::fs::create_dir_all(runs.join("20260103T000000000Z-0001")).unwrap();
+        let ids: Vec<String> = records.runs().into_iter().map(|r| r.id).collect();
+        assert_eq!(
+            ids,
+            ["20260102T000000000Z-0001", "20260101T000000000Z-0001"]
+        );
+        assert_eq!(
+            records.resolve("latest").unwrap().id,
+            "20260102T000000000Z-0001"
+        );
+        for id in ["../x", "/etc", "a/../b", "", "a b", "./a", "a//b", "a/"] {
+            assert!(
+                matches!(records.resolve(id), Err(EvidenceError::BadRunId { .. })),
+                "{id}"
+            );
+        }
+        assert!(matches!(
+            records.resolve("20260103T000000000Z-0001"),
+            Err(EvidenceError::UnknownRun { .. })
+        ));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_link_leading_out_of_the_runs_directory_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        run(outside.path(), "elsewhere");
+        let records = Records::new(dir.path(), dir.path());
+        std::fs::create_dir_all(records.runs_dir()).unwrap();
+        std::os::unix::fs::symlink(
+            outside.path().join("elsewhere"),
+            records.runs_dir().join("link"),
+        )
+        .unwrap();
+        assert!(matches!(
+            records.resolve("link"),
+            Err(EvidenceError::BadRunId { .. })
+        ));
+        assert!(records.runs().is_empty());
+    }
+}
