@@ -97,6 +97,21 @@ fn escaped(text: &str, keep_newlines: bool) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// An id read from a file (a case id a journal holds), for a message: its
+/// first 80 characters, `{:?}`-escaped (on one line), `…` when cut.
+pub fn short_id(id: &str) -> String {
+    let mut text: String = id
+        .chars()
+        .take(80)
+        .collect::<String>()
+        .escape_debug()
+        .collect();
+    if id.chars().count() > 80 {
+        text.push('…');
+    }
+    text
+}
+
 /// A value shown on a terminal: its `Display`, escaped as [`inline`], then
 /// padded as the format asks (`{:<16}`).
 pub struct Shown<T>(pub T);

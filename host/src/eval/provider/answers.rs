@@ -133,9 +133,12 @@ impl Answers {
                 let why = match index_of(&case_id) {
                     Some(index) => format!(
                         "its caseId `{}` is the suite's case {index}",
-                        shown(&case_id)
+                        crate::term::short_id(&case_id)
                     ),
-                    None => format!("its caseId `{}` is no case of the suite", shown(&case_id)),
+                    None => format!(
+                        "its caseId `{}` is no case of the suite",
+                        crate::term::short_id(&case_id)
+                    ),
                 };
                 return Err(disagrees(
                     path,
@@ -196,7 +199,10 @@ impl Answers {
                 if line.case_id == case_id {
                     to_samples(line)
                 } else {
-                    Err(format!("it is case `{}`'s", shown(&line.case_id)))
+                    Err(format!(
+                        "it is case `{}`'s",
+                        crate::term::short_id(&line.case_id)
+                    ))
                 }
             }),
             Some(Err(error)) => Err(error.to_string()),
@@ -322,7 +328,10 @@ fn to_samples(line: Line) -> Result<CaseSamples, String> {
             if let Some(name) = &kept.transcript
                 && !is_transcript_name(name)
             {
-                return Err(format!("`{}` is no transcript of this run", shown(name)));
+                return Err(format!(
+                    "`{}` is no transcript of this run",
+                    crate::term::short_id(name)
+                ));
             }
             Ok(Sample {
                 outcome,
@@ -372,20 +381,6 @@ fn disagrees(path: &Path, line: usize, why: &str) -> EvalError {
             "the provider answers this run kept disagree with the suite at line {line}: {why}; the file was edited or belongs to another run, so its answers cannot be trusted: {ADVICE}"
         ),
     }
-}
-
-/// A case id from the file, short and on one line, for a message.
-fn shown(id: &str) -> String {
-    let mut text: String = id
-        .chars()
-        .take(80)
-        .collect::<String>()
-        .escape_debug()
-        .collect();
-    if id.chars().count() > 80 {
-        text.push('…');
-    }
-    text
 }
 
 #[cfg(test)]

@@ -260,7 +260,7 @@ impl Journal {
                                     &format!(
                                         "the line is case {} but its caseId `{}` is the suite's case {index}",
                                         entry.case,
-                                        shown(&entry.case_id)
+                                        crate::term::short_id(&entry.case_id)
                                     ),
                                 ));
                             }
@@ -271,7 +271,7 @@ impl Journal {
                                     &format!(
                                         "the line is case {} but its caseId `{}` is no case of the suite",
                                         entry.case,
-                                        shown(&entry.case_id)
+                                        crate::term::short_id(&entry.case_id)
                                     ),
                                 ));
                             }
@@ -384,20 +384,6 @@ fn disagrees(path: &Path, line: usize, message: &str) -> EvalError {
             "the run journal disagrees with the suite at line {line}: {message}; the journal was edited or belongs to another run, so its finished cases cannot be trusted: start a new run instead of resuming this one"
         ),
     }
-}
-
-/// A case id from a journal, short and on one line, for a message.
-fn shown(id: &str) -> String {
-    let mut text: String = id
-        .chars()
-        .take(80)
-        .collect::<String>()
-        .escape_debug()
-        .collect();
-    if id.chars().count() > 80 {
-        text.push('…');
-    }
-    text
 }
 
 fn json_string(text: &str) -> String {
