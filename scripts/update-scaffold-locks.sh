@@ -2,7 +2,7 @@
 # Refreshes templates/locks/{scorer,preset}.lock: the locked dependencies of
 # the SDK that `plugin new` and `pack new|add` write into a new project's
 # Cargo.lock. Run it after changing the SDK's dependencies or version
-# (a unit test in host/src/authoring/lockfile.rs fails until you do).
+# (a unit test in engine/src/authoring/lockfile.rs fails until you do).
 # Needs a built cautilus (debug is fine) and network access to crates.io.
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"

@@ -1,7 +1,8 @@
 //! Builds the test components in `tests/components/` for wasm32-wasip2 and
 //! tells the helpers where they are.
 
-include!("../host/wasm_build.rs");
+include!("../builtins/wasm_build.rs");
+include!("../builtins/watch_tree.rs");
 
 fn main() {
     let here = std::path::PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap());

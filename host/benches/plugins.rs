@@ -11,7 +11,7 @@ use std::hint::black_box;
 use std::sync::Arc;
 use std::time::Duration;
 
-use cautilus::plugin::builtin::BUILTIN_COMPONENTS;
+use cautilus::plugin::builtin::BuiltinComponent;
 use cautilus::plugin::{
     Grants, Limits, PluginSource, Registry, Runtime, RuntimeConfig, ScoreInput, ScorerSession,
 };
@@ -50,7 +50,14 @@ fn fifty_key_object(variant: u64) -> Value {
     Value::Object(map)
 }
 
+/// The built-in pack, handed to the library as the binary's `main` does.
+fn builtins() -> &'static [BuiltinComponent] {
+    cautilus::plugin::builtin::install(cautilus_builtins::COMPONENTS);
+    cautilus::plugin::builtin::components().expect("installed above")
+}
+
 fn registry() -> Registry {
+    builtins();
     let dir = std::env::temp_dir().join("cautilus-bench-cache");
     let runtime = Runtime::new(RuntimeConfig {
         cache_dir: Some(dir),
@@ -157,7 +164,7 @@ fn load_builtin_pack(c: &mut Criterion) {
                 compile_notice: None,
             })
             .unwrap();
-            for component in BUILTIN_COMPONENTS {
+            for component in builtins() {
                 black_box(runtime.load(PluginSource::Builtin(component)).unwrap());
             }
         })
@@ -168,7 +175,7 @@ fn load_builtin_pack(c: &mut Criterion) {
         fuel_metering: false,
         compile_notice: None,
     };
-    for component in BUILTIN_COMPONENTS {
+    for component in builtins() {
         Runtime::new(config.clone())
             .unwrap()
             .load(PluginSource::Builtin(component))
@@ -180,7 +187,7 @@ fn load_builtin_pack(c: &mut Criterion) {
     group.bench_function("warm", |b| {
         b.iter(|| {
             let runtime = Runtime::new(config.clone()).unwrap();
-            for component in BUILTIN_COMPONENTS {
+            for component in builtins() {
                 black_box(runtime.load(PluginSource::Builtin(component)).unwrap());
             }
         })

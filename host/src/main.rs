@@ -9,6 +9,7 @@
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> std::process::ExitCode {
+    cautilus::plugin::builtin::install(cautilus_builtins::COMPONENTS);
     // Every child of this process is started through `process_tree`, so it
     // may adopt the orphans of a program that killed its supervisor.
     if let Err(error) = cautilus::process_tree::adopt_orphans() {

@@ -123,6 +123,7 @@ fn a_new_cache_directory_is_private() {
 #[test]
 fn built_ins_load_in_the_background() {
     let registry = || -> &'static cautilus::plugin::Registry {
+        crate::support::install_builtins();
         let runtime = Runtime::new(RuntimeConfig {
             cache_dir: Some(crate::support::shared_cache_dir()),
             fuel_metering: false,

@@ -41,7 +41,14 @@ pub fn metered_registry() -> &'static Registry {
     REGISTRY.get_or_init(|| new_registry(true))
 }
 
+/// Hands the built-in pack to the library, as the binary's `main` does;
+/// before anything in this test binary loads a plugin.
+pub fn install_builtins() {
+    cautilus::plugin::builtin::install(cautilus_builtins::COMPONENTS);
+}
+
 fn new_registry(fuel_metering: bool) -> Registry {
+    install_builtins();
     let runtime = Runtime::new(RuntimeConfig {
         cache_dir: Some(shared_cache_dir()),
         fuel_metering,

@@ -279,7 +279,7 @@ fn inspect_shows_whether_a_provider_gives_embeddings() {
 #[test]
 fn a_newer_patch_of_the_contract_is_refused_with_upgrade_advice() {
     // The host serves 0.1.0 ..= its own patch of the 0.1 line (see
-    // host/src/contract.rs); a component of a newer patch (0.1.2 on this
+    // engine/src/contract.rs); a component of a newer patch (0.1.2 on this
     // 0.1.1 host) may call what this host lacks.
     let error = registry()
         .load_path(&cautilus_tests::component("wit-next-patch"))

@@ -1,4 +1,4 @@
-// Shared by host/build.rs and tests/build.rs through `include!`: builds a
+// Shared by builtins/build.rs and tests/build.rs through `include!`: builds a
 // wasm32-wasip2 workspace with a nested cargo.
 //
 // The nested cargo uses its own target directory (`<target>/wasm-plugins`)
@@ -110,24 +110,5 @@ fn ensure_wasm_target() {
             "the {WASM_TARGET} target is not installed and rustup could not be run ({error}). \
              Install it with `{command}` (or your toolchain manager's equivalent), then build again."
         ),
-    }
-}
-
-/// Cargo watches only a directory's own mtime; list its files so edits rebuild.
-fn rerun_if_tree_changed(path: &std::path::Path) {
-    println!("cargo:rerun-if-changed={}", path.display());
-    let Ok(entries) = std::fs::read_dir(path) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let path = entry.path();
-        if path.file_name().is_some_and(|name| name == "target") {
-            continue;
-        }
-        if path.is_dir() {
-            rerun_if_tree_changed(&path);
-        } else {
-            println!("cargo:rerun-if-changed={}", path.display());
-        }
     }
 }

@@ -10,7 +10,6 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use super::builtin::BUILTIN_COMPONENTS;
 use super::error::PluginError;
 use super::runtime::{Plugin, PluginSource, Runtime};
 use super::{Description, PluginKind};
@@ -104,7 +103,8 @@ impl Registry {
         if let Some(loaded) = self.builtins.get() {
             return Ok(loaded);
         }
-        let loaded = BUILTIN_COMPONENTS
+        let loaded = super::builtin::components()
+            .ok_or(PluginError::BuiltinsNotInstalled)?
             .iter()
             .map(|b| self.runtime.load(PluginSource::Builtin(b)))
             .collect::<Result<Vec<_>, _>>()?;

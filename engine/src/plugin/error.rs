@@ -17,6 +17,11 @@ pub enum PluginError {
     )]
     NotFound { reference: String },
 
+    #[error(
+        "the built-in plugin pack is not installed in this process: a program built on the cautilus library calls `cautilus::plugin::builtin::install(cautilus_builtins::COMPONENTS)` before it loads plugins"
+    )]
+    BuiltinsNotInstalled,
+
     #[error("cannot read plugin `{}`: {source}", path.display())]
     Read {
         path: PathBuf,
