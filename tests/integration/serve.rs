@@ -656,7 +656,6 @@ preset: prompt
 suiteId: slow
 provider: exec
 model: slow-bot
-concurrency: 1
 exec:
   command: [./slow.sh]
 cases:
@@ -678,7 +677,7 @@ fn serve_live_view_shows_cases_finishing_while_a_slow_run_goes() {
     // cases show.
     std::fs::write(
         &program,
-        "#!/bin/sh\ninput=$(cat)\ncase \"$input\" in *'\"four\"'*) sleep 8;; *) sleep 1;; esac\necho answer\n",
+        "#!/bin/sh\ninput=$(cat)\ncase \"$input\" in *'\"four\"'*) sleep 12;; *) sleep 1;; esac\necho answer\n",
     )
     .unwrap();
     #[cfg(unix)]
@@ -694,6 +693,8 @@ fn serve_live_view_shows_cases_finishing_while_a_slow_run_goes() {
             "test",
             "--fixture",
             "evals/slow.fixture.yaml",
+            "--concurrency",
+            "1",
             "--quiet",
         ])
         .stdout(Stdio::null())
@@ -713,6 +714,17 @@ fn serve_live_view_shows_cases_finishing_while_a_slow_run_goes() {
     let deadline = Instant::now() + Duration::from_secs(120);
     let id = loop {
         assert!(Instant::now() < deadline, "no case finished in time");
+        if let Some(status) = guard.0.try_wait().unwrap() {
+            let mut stderr = String::new();
+            guard
+                .0
+                .stderr
+                .take()
+                .unwrap()
+                .read_to_string(&mut stderr)
+                .unwrap();
+            panic!("the run ended ({status}) before a finished case was seen: {stderr}");
+        }
         let live = server.json("/api/live");
         if let Some(r) = live["runs"]
             .as_array()
