@@ -5,9 +5,10 @@
 //   the suite's history (charts, baseline overlay), the comparison of runs
 //   a and b picked with the checkboxes, then run `run`'s failing case opened
 //   from its page (status filter "failed"): its evidence and source lines.
-// node serve-check.cjs live '<json: {url, run, shots}>'
-//   the live view of run `run` as it goes: the first finished case seen,
-//   then the end.
+// node serve-check.cjs live '<json: {url, run, shots, release}>'
+//   the live view of run `run` as it goes: the first finished case seen
+//   (then the file `release` is created: the test's slow program waits for
+//   it before its last case ends), then the end.
 // playwright-core is found through NODE_PATH.
 const { chromium } = require("playwright-core");
 const path = require("node:path");
@@ -109,6 +110,7 @@ try {
       cases: await page.$$eval("tr.live-case", (rs) => rs.map((r) => r.dataset.case + ":" + r.dataset.status)),
     };
     await page.screenshot({ path: path.join(args.shots, "serve-live.png"), fullPage: true });
+    require("node:fs").writeFileSync(args.release, "");
     await page.waitForSelector("[data-testid=live-finished]", { timeout: 120000 });
     out.end = {
       status: await page.textContent("[data-testid=live-status]"),
