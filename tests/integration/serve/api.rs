@@ -4,7 +4,7 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-use super::{MARKUP, Server, checked, history, ids};
+use super::{MARKUP, Server, checked, cli, history, ids};
 
 #[test]
 fn serve_answers_every_route_from_the_records_and_refuses_what_it_must() {
@@ -170,6 +170,53 @@ fn serve_answers_every_route_from_the_records_and_refuses_what_it_must() {
             .unwrap()
             .contains("<img src=x")
     );
+    // Two variants of one experiment (the same run on both sides).
+    let (code, _, stderr) = cli(
+        root,
+        &[
+            "eval",
+            "test",
+            "--fixture",
+            "evals/models.fixture.yaml",
+            "--quiet",
+        ],
+    );
+    assert_eq!(code, 0, "{stderr}");
+    let models = ids(&server.json("/api/runs?suite=models"))[0].clone();
+    let variants = checked(
+        "cautilus.evidence_comparison.v1",
+        server.json(&format!(
+            "/api/compare?a={models}&b={models}&variantA=small&variantB=large"
+        )),
+    );
+    assert_eq!(variants["unchanged"], 1);
+    assert_eq!(variants["b"]["variant"], "large");
+    let outputs = server.json(&format!(
+        "/api/outputs?a={models}&b={models}&case=c1&variantA=small&variantB=large"
+    ));
+    assert_eq!(outputs["b"]["cells"][0]["variant"], "large");
+    assert_eq!(outputs["b"]["cells"].as_array().unwrap().len(), 1);
+    let ambiguous = server.get(&format!("/api/cell?run={models}&case=c1"));
+    assert_eq!(ambiguous.status, 400);
+    assert!(
+        ambiguous.json()["hint"]
+            .as_str()
+            .unwrap()
+            .contains("variant")
+    );
+    let unknown = server.get(&format!("/api/compare?a={models}&b={models}&variantA=nope"));
+    assert_eq!(unknown.status, 400);
+    assert!(
+        unknown.json()["error"]
+            .as_str()
+            .unwrap()
+            .contains("small, large")
+    );
+    assert_eq!(
+        server.json("/api/runs")["runs"].as_array().unwrap().len(),
+        13
+    );
+
     // Nothing is in progress.
     let live = checked("cautilus.serve.live.v1", server.json("/api/live"));
     assert_eq!(live["runs"], json!([]));
