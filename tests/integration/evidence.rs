@@ -59,7 +59,7 @@ fn canned(good: bool, step: u32) -> Value {
     })
 }
 
-fn project() -> tempfile::TempDir {
+pub(crate) fn project() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
     std::fs::write(

@@ -56,6 +56,10 @@
 //!   with `CAUTILUS_TEST_SMOLLM_URL`; scripts/smollm2-server.sh);
 //! - `readback`: every kind of run directory and `latest` read back by
 //!   `report`, `eval compare` (verdict changes) and `eval evaluate --fixture`;
+//! - `serve`: `cautilus serve`'s API over a dozen real runs (every route,
+//!   refused hosts, methods, run ids and files outside the project), its
+//!   app in headless Chromium (history, comparison, a cell's source line)
+//!   and its live view of a slow run;
 //! - `reports`: the HTML report in headless Chromium, JUnit against its
 //!   schema, the Markdown summary, `cautilus report`, live progress under a
 //!   pseudo-terminal;
@@ -107,6 +111,7 @@ mod scaffold;
 mod schemas;
 mod score_judge;
 mod scorers;
+mod serve;
 mod settings;
 mod snapshots;
 mod steps;

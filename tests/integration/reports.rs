@@ -243,7 +243,7 @@ fn report_command_reads_a_finished_run_and_names_what_is_wrong() {
 
 /// Where playwright-core is: `CAUTILUS_NODE_MODULES`, else the directory
 /// `.ci/run` installs the npm tools into.
-fn node_modules() -> Option<PathBuf> {
+pub(crate) fn node_modules() -> Option<PathBuf> {
     let dir = std::env::var_os("CAUTILUS_NODE_MODULES")
         .map(PathBuf::from)
         .or_else(|| {
@@ -253,7 +253,7 @@ fn node_modules() -> Option<PathBuf> {
     dir.join("playwright-core").is_dir().then_some(dir)
 }
 
-fn chromium() -> Option<PathBuf> {
+pub(crate) fn chromium() -> Option<PathBuf> {
     let path = std::env::var_os("CHROMIUM")
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from("/usr/bin/chromium"));
@@ -298,7 +298,7 @@ fn ids(rows: &Value) -> Vec<String> {
 }
 
 /// The screenshot artifacts of the browser tests, kept for review.
-fn artifact(name: &str) -> PathBuf {
+pub(crate) fn artifact(name: &str) -> PathBuf {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("report-screenshots");
     std::fs::create_dir_all(&dir).unwrap();
     dir.join(name)

@@ -52,6 +52,12 @@ const HOST_FILES: &[&str] = &[
     "cautilus.cell_evidence.v1",
     "cautilus.evidence_comparison.v1",
     "cautilus.suite_progress.v1",
+    "cautilus.serve.run_page.v1",
+    "cautilus.serve.run_cases.v1",
+    "cautilus.serve.case_outputs.v1",
+    "cautilus.serve.source_lines.v1",
+    "cautilus.serve.live.v1",
+    "cautilus.serve.error.v1",
 ];
 
 #[test]

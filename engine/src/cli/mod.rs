@@ -18,6 +18,7 @@ mod scaffold_lang;
 mod schema_cmd;
 mod score_cmd;
 mod sdk_cmd;
+mod serve_cmd;
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -70,6 +71,9 @@ enum Command {
     /// Serve the project's suites and run evidence to a coding agent (MCP on stdio)
     #[command(after_help = mcp_cmd::EXAMPLES)]
     Mcp(mcp_cmd::McpArgs),
+    /// Serve the project's run history in a local web app and JSON API (127.0.0.1, read-only)
+    #[command(after_help = serve_cmd::EXAMPLES)]
+    Serve(serve_cmd::ServeArgs),
 }
 
 /// Sandbox limits a user can set on any command that runs plugins.
@@ -158,6 +162,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Report(command) => report_cmd::run(command),
         Command::Sdk(command) => sdk_cmd::run(command),
         Command::Mcp(args) => mcp_cmd::run(args),
+        Command::Serve(args) => serve_cmd::run(args),
     }
 }
 

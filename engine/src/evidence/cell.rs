@@ -265,7 +265,7 @@ fn run_options(dir: &Path) -> Option<Value> {
     Some(state.get("options")?.clone())
 }
 
-fn observed(row: &CaseRow) -> Observed {
+pub(crate) fn observed(row: &CaseRow) -> Observed {
     let f = &row.fields;
     let text = |key: &str| f.get(key).and_then(Value::as_str).map(str::to_string);
     let observed = f.get("observed");

@@ -1,6 +1,6 @@
 //! Evidence read models: what a project's records say over time, as typed
-//! data for the tools that show it (`cautilus mcp` now; `cautilus serve`
-//! later). Each model has a versioned schema id and a committed JSON
+//! data for the tools that show it: `cautilus mcp` ([`mcp`]) and `cautilus
+//! serve` ([`serve`], which adds a few wrappers of its own). Each model has a versioned schema id and a committed JSON
 //! Schema under `schemas/`:
 //!
 //! | model | schema id | module |
@@ -33,7 +33,8 @@ pub mod list;
 pub mod mcp;
 pub mod progress;
 pub mod records;
-mod source;
+pub mod serve;
+pub mod source;
 pub mod summary;
 
 pub use records::{Records, RunRef};
@@ -99,16 +100,23 @@ pub fn schema(id: &str) -> Option<serde_json::Value> {
         CELL_EVIDENCE => generate::<cell::CellEvidence>(),
         COMPARISON => generate::<compare::Comparison>(),
         SUITE_PROGRESS => generate::<progress::SuiteProgress>(),
-        _ => return None,
+        _ => return serve::models::schema(id),
     };
     Some(pinned(id, schema, &[]))
 }
 
-/// Every read model's schema id, in a stable order.
+/// Every read model's schema id, and `cautilus serve`'s wrappers', in a
+/// stable order.
 pub const IDS: &[&str] = &[
     RUN_LIST,
     RUN_DETAIL,
     CELL_EVIDENCE,
     COMPARISON,
     SUITE_PROGRESS,
+    serve::models::RUN_PAGE,
+    serve::models::RUN_CASES,
+    serve::models::CASE_OUTPUTS,
+    serve::models::SOURCE_LINES,
+    serve::models::LIVE,
+    serve::models::ERROR,
 ];

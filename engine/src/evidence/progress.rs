@@ -3,7 +3,10 @@
 //! latency ([`super::summary::stats`]), and the promoted baseline's values
 //! computed the same way from its cells, to overlay.
 //!
-//! At most [`MAX_POINTS`] runs: the newest.
+//! At most [`MAX_POINTS`] runs: the newest. [`suite_progress`] reads every
+//! run to count the older ones (`omitted`); [`newest`] (what `cautilus
+//! serve` answers) stops reading at its `limit`th run of the suite and
+//! says `truncated` when older runs were left unread.
 
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -23,8 +26,13 @@ pub struct SuiteProgress {
     pub suite_id: String,
     /// Oldest first.
     pub runs: Vec<ProgressPoint>,
-    /// Runs of the suite before the first point (past [`MAX_POINTS`]).
+    /// Runs of the suite before the first point (past [`MAX_POINTS`]),
+    /// of those read.
     pub omitted: usize,
+    /// Older runs of the project were not read (the series stopped at its
+    /// limit): the suite may have runs before the first point.
+    #[serde(default)]
+    pub truncated: bool,
     /// The promoted baseline, when the suite has one.
     pub baseline: Option<BaselineOverlay>,
 }
@@ -53,8 +61,24 @@ pub struct BaselineOverlay {
 
 /// The progress of suite `suite_id`.
 pub fn suite_progress(records: &Records, suite_id: &str) -> SuiteProgress {
+    series(records, suite_id, None)
+}
+
+/// The progress of suite `suite_id` over its newest `limit` runs (at most
+/// [`MAX_POINTS`]), reading no run older than the oldest of them.
+pub fn newest(records: &Records, suite_id: &str, limit: usize) -> SuiteProgress {
+    series(records, suite_id, Some(limit.clamp(1, MAX_POINTS)))
+}
+
+fn series(records: &Records, suite_id: &str, limit: Option<usize>) -> SuiteProgress {
     let mut points = Vec::new();
-    for run in records.runs() {
+    let runs = records.runs();
+    let mut read = 0;
+    for run in &runs {
+        if limit.is_some_and(|l| points.len() >= l) {
+            break;
+        }
+        read += 1;
         let Ok(report) = crate::report::load(&run.dir) else {
             continue;
         };
@@ -63,7 +87,7 @@ pub fn suite_progress(records: &Records, suite_id: &str) -> SuiteProgress {
         }
         let cells: Vec<CellStat> = report.cases.iter().map(CellStat::of_row).collect();
         points.push(ProgressPoint {
-            run: run.id,
+            run: run.id.clone(),
             started_at: report.header.started_at.clone(),
             kind: report.header.kind.to_string(),
             status: report.header.status.clone(),
@@ -89,6 +113,7 @@ pub fn suite_progress(records: &Records, suite_id: &str) -> SuiteProgress {
         suite_id: suite_id.into(),
         runs: points,
         omitted,
+        truncated: read < runs.len(),
         baseline,
     }
 }

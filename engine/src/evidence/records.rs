@@ -105,6 +105,17 @@ impl Records {
     /// The run `id` names (`latest`: the newest), checked (see the module
     /// docs).
     pub fn resolve(&self, id: &str) -> Result<RunRef, EvidenceError> {
+        self.resolve_as(id, true)
+    }
+
+    /// The run `id` names, finished or not (a run in progress; `latest`
+    /// is still the newest finished), checked as [`Records::resolve`]
+    /// checks it.
+    pub fn resolve_any(&self, id: &str) -> Result<RunRef, EvidenceError> {
+        self.resolve_as(id, false)
+    }
+
+    fn resolve_as(&self, id: &str, only_finished: bool) -> Result<RunRef, EvidenceError> {
         let bad = |reason: &str| EvidenceError::BadRunId {
             id: id.chars().take(MAX_ID).collect(),
             reason: reason.into(),
@@ -134,7 +145,14 @@ impl Records {
         if !dir.starts_with(&runs) {
             return Err(bad("it leads outside the runs directory"));
         }
-        if !dir.is_dir() || !holds_a_run(&dir) || !finished(&dir) {
+        let started = dir.join(crate::eval::records::run_state::FILE).is_file()
+            || dir.join(crate::quality::resume::FILE).is_file();
+        let known = if only_finished {
+            holds_a_run(&dir) && finished(&dir)
+        } else {
+            (holds_a_run(&dir) && finished(&dir)) || started
+        };
+        if !dir.is_dir() || !known {
             return Err(unknown());
         }
         Ok(RunRef {
@@ -145,7 +163,7 @@ impl Records {
 }
 
 /// A name of letters, digits, `.`, `_` and `-`, not `.` or `..`.
-fn plain_segment(name: &str) -> bool {
+pub fn plain_segment(name: &str) -> bool {
     !name.is_empty()
         && name != "."
         && name != ".."
