@@ -1,10 +1,18 @@
 // #/ : the project's suites (the manifest), each leading to its history.
-import { el, api, link, table, td } from "./dom.js";
+import { el, api, link, table, td, errorBox } from "./dom.js";
 
 export async function suitesView(root) {
-  const manifest = await api("suites");
   root.appendChild(el("h1", { text: "Suites" }));
-  root.appendChild(el("p", { cls: "muted", text: "Project root: " + (manifest.root || "") }));
+  // The manifest lists the fixtures of today; the records may hold suites
+  // whose fixture moved, or a project whose fixtures cannot be listed: those
+  // are shown from their runs, so the history stays reachable.
+  let manifest = { suites: [] };
+  try {
+    manifest = await api("suites");
+  } catch (e) {
+    root.appendChild(errorBox(e));
+  }
+  if (manifest.root) root.appendChild(el("p", { cls: "muted", text: "Project root: " + manifest.root }));
   const rows = (manifest.suites || []).map((s) => el("tr", { "data-suite": s.id }, [
     el("td", null, [link(["suite", s.id], s.id)]),
     td(s.path),
@@ -13,9 +21,33 @@ export async function suitesView(root) {
     td(s.cases, "num"),
     td((s.variants || []).join(", ")),
   ]));
-  root.appendChild(table(["suite", "fixture", "surface / preset", "provider / model", { t: "cases", num: 1 }, "variants"], rows, "suites"));
+  if (rows.length) {
+    root.appendChild(table(["suite", "fixture", "surface / preset", "provider / model", { t: "cases", num: 1 }, "variants"], rows, "suites"));
+  }
   if ((manifest.invalid || []).length) {
     root.appendChild(el("h2", { text: "Invalid fixtures" }));
     root.appendChild(table(["fixture", "error"], manifest.invalid.map((s) => el("tr", null, [td(s.path), el("td", null, [el("pre", { text: s.error })])])), "invalid"));
+  }
+  const listed = new Set((manifest.suites || []).map((s) => s.id));
+  const recorded = new Map();
+  try {
+    const page = await api("runs", { limit: 200 });
+    for (const run of page.runs || []) {
+      if (!listed.has(run.suiteId) && !recorded.has(run.suiteId)) recorded.set(run.suiteId, run);
+    }
+  } catch (e) {
+    root.appendChild(errorBox(e));
+  }
+  if (recorded.size) {
+    root.appendChild(el("h2", { text: "Suites with recorded runs and no fixture listed" }));
+    const extra = [...recorded.values()].map((run) => el("tr", { "data-suite": run.suiteId }, [
+      el("td", null, [link(["suite", run.suiteId], run.suiteId)]),
+      td(run.title),
+      td(run.startedAt),
+    ]));
+    root.appendChild(table(["suite", "title", "newest run"], extra, "recorded-suites"));
+  }
+  if (!rows.length && !recorded.size) {
+    root.appendChild(el("p", { cls: "muted", text: "No suites and no recorded runs yet: run `cautilus eval test` in this project." }));
   }
 }
