@@ -29,6 +29,7 @@ pub mod cell;
 pub mod checks;
 pub mod compare;
 pub mod detail;
+pub mod index;
 pub mod list;
 pub mod mcp;
 pub mod progress;
@@ -55,10 +56,14 @@ pub const SUITE_PROGRESS: &str = "cautilus.suite_progress.v1";
 pub enum EvidenceError {
     /// A run id that is not one: malformed, or naming a path outside the
     /// runs directory.
-    #[error("run id `{id}` is not a run id: {reason}; take an id from the run list (MCP `list_runs`, `/api/runs` of `cautilus serve`) or `latest`")]
+    #[error(
+        "run id `{id}` is not a run id: {reason}; take an id from the run list (MCP `list_runs`, `/api/runs` of `cautilus serve`) or `latest`"
+    )]
     BadRunId { id: String, reason: String },
     /// A well-formed id naming no finished run.
-    #[error("no finished run `{id}` under {runs}; take an id from the run list (MCP `list_runs`, `/api/runs` of `cautilus serve`) or `latest`")]
+    #[error(
+        "no finished run `{id}` under {runs}; take an id from the run list (MCP `list_runs`, `/api/runs` of `cautilus serve`) or `latest`"
+    )]
     UnknownRun { id: String, runs: String },
     /// No such case (cell) in the run.
     #[error("run `{run}` has no case {what}; its cases are: {known}")]

@@ -25,6 +25,7 @@ mod assets;
 mod guard;
 mod lines;
 mod live;
+mod manifest;
 pub mod models;
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
@@ -62,6 +63,8 @@ impl Default for Listen {
 pub struct App {
     pub records: Records,
     pub binary: Binary,
+    /// The manifest last made, while its fixtures are unchanged.
+    pub manifest: manifest::Cached,
 }
 
 /// The routes, guarded, for the server bound at `bound`.
@@ -99,7 +102,24 @@ pub fn serve(
             root: loaded.root.clone(),
             config: config.map(Path::to_path_buf),
         },
+        manifest: manifest::Cached::default(),
     };
+    // Every run indexed in the background, oldest first (the first pages
+    // ask for the newest), so a first start over many runs is indexed
+    // soon; a later start reads the saved index and checks it.
+    let records = app.records.clone();
+    std::thread::Builder::new()
+        .name("run-index".into())
+        .spawn(move || {
+            let runs = records.runs();
+            for (n, run) in runs.iter().rev().enumerate() {
+                let _ = records.summary(run);
+                if n % 100 == 99 {
+                    records.settle_index(&runs);
+                }
+            }
+            records.settle_index(&runs);
+        })?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
