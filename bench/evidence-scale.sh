@@ -9,7 +9,8 @@
 #   cargo build --release -p cautilus && bench/evidence-scale.sh [N] [M] [SUITES] [SAMPLES]
 # PROJECT=dir keeps the generated project there (and reuses it when it
 # already holds records: delete it to regenerate); by default a temporary
-# directory, removed at the end. About 3 MB of records a 1,000-cell run.
+# directory, removed at the end. The copies are hard links (COPY=1: real
+# copies, about 3 MB a 1,000-cell run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 n=${1:-1000}
@@ -24,6 +25,6 @@ else
   trap 'rm -rf "$(dirname "$project")"' EXIT
 fi
 if [ ! -d "$project/records/runs" ]; then
-  python3 bench/evidence_scale.py generate "$bin" "$project" "$n" "$m" "$suites"
+  COPY=${COPY:-0} python3 bench/evidence_scale.py generate "$bin" "$project" "$n" "$m" "$suites"
 fi
 python3 bench/evidence_scale.py time "$bin" "$project" "$samples"
