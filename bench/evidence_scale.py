@@ -237,10 +237,26 @@ def time_routes(binary, project, samples):
         peak = server.rss()
     finally:
         server.stop()
+    # A second start: the index the first one saved (when it does) is read
+    # back and checked.
+    server = Server(binary, project)
+    try:
+        t = time.perf_counter()
+        a2, _ = server.get("suites")
+        b2, _ = server.get("runs", limit=200)
+        again_suites = (time.perf_counter() - t) * 1000
+        t = time.perf_counter()
+        c2, _ = server.get("progress", suite=suites[0], limit=100)
+        d2, _ = server.get("runs", suite=suites[0], limit=50)
+        again_history = (time.perf_counter() - t) * 1000
+    finally:
+        server.stop()
     n_runs = len(ids)
     print(f"runs: {n_runs}, cells per run: {len(case_ids)}, suites: {len(suites)}, samples per route: {samples}")
     print(f"first page: suites page {suites_page:.0f} ms (suites {a:.0f} + runs {b:.0f}), "
           f"history page {history_page:.0f} ms (progress {c:.0f} + runs {d:.0f})")
+    print(f"first page, second start: suites page {again_suites:.0f} ms (suites {a2:.0f} + runs {b2:.0f}), "
+          f"history page {again_history:.0f} ms (progress {c2:.0f} + runs {d2:.0f})")
     print(f"{'route':<28} {'p50 ms':>8} {'p95 ms':>8} {'max ms':>8} {'first ms':>9}")
     for name, p50, p95, mx, cold in rows:
         print(f"{name:<28} {p50:8.1f} {p95:8.1f} {mx:8.1f} {cold:9.1f}")

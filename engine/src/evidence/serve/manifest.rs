@@ -7,7 +7,6 @@
 //! extends or reads its cases from).
 
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 use std::time::{Duration, Instant, SystemTime};
 
 use serde_json::Value;
@@ -19,9 +18,9 @@ pub const MAX_AGE: Duration = Duration::from_secs(60);
 
 type Stamp = Vec<Option<(u64, Option<SystemTime>)>>;
 
-/// The manifest last made.
+/// The manifest last made (one request makes it while the others wait).
 #[derive(Debug, Default)]
-pub struct Cached(Mutex<Option<(Value, Stamp, Instant)>>);
+pub struct Cached(tokio::sync::Mutex<Option<(Value, Stamp, Instant)>>);
 
 /// The files and directories `manifest` was made of.
 fn stamp(root: &Path, manifest: &Value) -> Stamp {
@@ -61,10 +60,8 @@ fn stamp(root: &Path, manifest: &Value) -> Stamp {
 impl Cached {
     /// The manifest: the one last made while it is fresh, else made now.
     pub async fn get(&self, binary: &Binary) -> Result<Value, String> {
-        let kept = self
-            .0
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
+        let mut cached = self.0.lock().await;
+        let kept = cached
             .as_ref()
             .filter(|(_, _, made)| made.elapsed() < MAX_AGE)
             .map(|(value, stamp, _)| (value.clone(), stamp.clone()));
@@ -82,8 +79,7 @@ impl Cached {
         let root = binary.root.clone();
         let check = value.clone();
         if let Ok(now) = tokio::task::spawn_blocking(move || stamp(&root, &check)).await {
-            *self.0.lock().unwrap_or_else(|e| e.into_inner()) =
-                Some((value.clone(), now, Instant::now()));
+            *cached = Some((value.clone(), now, Instant::now()));
         }
         Ok(value)
     }

@@ -68,7 +68,7 @@ pub struct App {
 }
 
 /// The routes, guarded, for the server bound at `bound`.
-pub fn router(app: App, bound: SocketAddr) -> Router {
+pub fn router(app: Arc<App>, bound: SocketAddr) -> Router {
     Router::new()
         .route("/", get(assets::index))
         .route("/assets/{name}", get(assets::asset))
@@ -84,7 +84,7 @@ pub fn router(app: App, bound: SocketAddr) -> Router {
         .route("/api/live", get(api::live_runs))
         .route("/api/{*rest}", get(api::unknown))
         .fallback(assets::not_found)
-        .with_state(Arc::new(app))
+        .with_state(app)
         .layer(from_fn_with_state(bound, guard::guard))
 }
 
@@ -137,6 +137,12 @@ pub fn serve(
             ip if ip.is_unspecified() => "127.0.0.1".into(),
             ip => ip.to_string(),
         };
+        let app = Arc::new(app);
+        // The manifest made while the first page loads.
+        let warm = app.clone();
+        tokio::spawn(async move {
+            let _ = warm.manifest.get(&warm.binary).await;
+        });
         crate::outln!("http://{host}:{}/", bound.port());
         use std::io::Write;
         std::io::stdout().flush().ok();
