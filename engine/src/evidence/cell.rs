@@ -133,10 +133,7 @@ pub fn cell_evidence(
     trial: Option<u32>,
 ) -> Result<CellEvidence, EvidenceError> {
     let run = records.resolve(run)?;
-    let report = crate::report::load(&run.dir).map_err(|source| EvidenceError::Read {
-        run: run.id.clone(),
-        source,
-    })?;
+    let report = records.report(&run)?;
     let matching: Vec<&CaseRow> = report
         .cases
         .iter()

@@ -18,6 +18,7 @@
 //! - **Who answered**: each side's distinct provider / model / harness.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -25,6 +26,7 @@ use serde::Serialize;
 use super::summary::{CellStat, Mean, Stats, plain_mean, stats};
 use super::{COMPARISON, EvidenceError, Records};
 use crate::quality::stats::mean_sem;
+use crate::report::Report;
 use crate::report::model::CaseRow;
 
 /// Two runs (or variants) compared.
@@ -184,37 +186,41 @@ pub fn compare_runs(
     b: &str,
     variant_b: Option<&str>,
 ) -> Result<Comparison, EvidenceError> {
-    let (side_a, rows_a, several_a) = side(records, a, variant_a)?;
-    let (side_b, rows_b, several_b) = side(records, b, variant_b)?;
+    let (side_a, report_a, several_a) = side(records, a, variant_a)?;
+    let (side_b, report_b, several_b) = side(records, b, variant_b)?;
     let keyed = variant_a.is_none() && variant_b.is_none() && (several_a || several_b);
-    let cells =
-        |rows: &[CaseRow]| -> Vec<Cell> { rows.iter().map(|r| Cell::of_row(r, keyed)).collect() };
+    let cells = |report: &Report, variant: Option<&str>| -> Vec<Cell> {
+        rows_of(report, variant)
+            .map(|r| Cell::of_row(r, keyed))
+            .collect()
+    };
     Ok(compare_cells(
         side_a,
-        &cells(&rows_a),
+        &cells(&report_a, variant_a),
         side_b,
-        &cells(&rows_b),
+        &cells(&report_b, variant_b),
     ))
 }
 
-/// One side: its summary, its rows (of `variant`, when given) and whether
-/// the run has several variants.
+/// A run's rows of `variant` (all when none is given).
+fn rows_of<'a>(report: &'a Report, variant: Option<&'a str>) -> impl Iterator<Item = &'a CaseRow> {
+    report
+        .cases
+        .iter()
+        .filter(move |r| variant.is_none_or(|v| r.variant.as_deref() == Some(v)))
+}
+
+/// One side: its summary, its run read whole (its rows of `variant`, when
+/// given, are the side's) and whether the run has several variants.
 fn side(
     records: &Records,
     id: &str,
     variant: Option<&str>,
-) -> Result<(Side, Vec<CaseRow>, bool), EvidenceError> {
+) -> Result<(Side, Arc<Report>, bool), EvidenceError> {
     let run = records.resolve(id)?;
-    let report = crate::report::load(&run.dir).map_err(|source| EvidenceError::Read {
-        run: run.id.clone(),
-        source,
-    })?;
+    let report = records.report(&run)?;
     let several = report.variants.len() > 1;
-    let rows: Vec<CaseRow> = report
-        .cases
-        .into_iter()
-        .filter(|r| variant.is_none_or(|v| r.variant.as_deref() == Some(v)))
-        .collect();
+    let rows: Vec<&CaseRow> = rows_of(&report, variant).collect();
     if let Some(v) = variant
         && rows.is_empty()
     {
@@ -246,7 +252,7 @@ fn side(
             targets.push(target);
         }
     }
-    let stat: Vec<CellStat> = rows.iter().map(CellStat::of_row).collect();
+    let stat: Vec<CellStat> = rows.iter().map(|r| CellStat::of_row(r)).collect();
     let side = Side {
         run: run.id.clone(),
         variant: variant.map(str::to_string),
@@ -255,7 +261,8 @@ fn side(
         targets,
         stats: stats(&stat),
     };
-    Ok((side, rows, several))
+    drop(rows);
+    Ok((side, report, several))
 }
 
 type Key = (String, String);

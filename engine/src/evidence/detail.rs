@@ -66,10 +66,7 @@ pub struct CaseLine {
 /// The detail of run `id`.
 pub fn run_detail(records: &Records, id: &str) -> Result<RunDetail, EvidenceError> {
     let run = records.resolve(id)?;
-    let report = crate::report::load(&run.dir).map_err(|source| EvidenceError::Read {
-        run: run.id.clone(),
-        source,
-    })?;
+    let report = records.report(&run)?;
     let summary = RunSummary::of(&run, &report);
     let mut lines: Vec<CaseLine> = report
         .cases
@@ -91,27 +88,27 @@ pub fn run_detail(records: &Records, id: &str) -> Result<RunDetail, EvidenceErro
         .collect();
     let omitted = lines.len().saturating_sub(NOT_PASSED_SHOWN);
     lines.truncate(NOT_PASSED_SHOWN);
-    let h = report.header;
+    let h = &report.header;
     Ok(RunDetail {
         schema_version: RUN_DETAIL.into(),
         run: summary,
-        surface: h.surface,
-        preset: h.preset,
-        fixture_ref: h.fixture_ref,
-        gates: report.gates,
+        surface: h.surface.clone(),
+        preset: h.preset.clone(),
+        fixture_ref: h.fixture_ref.clone(),
+        gates: report.gates.clone(),
         variants: report
             .variants
-            .into_iter()
+            .iter()
             .map(|v| VariantDetail {
-                name: v.name,
+                name: v.name.clone(),
                 baseline: v.baseline,
-                overrides: v.overrides,
-                aggregate: v.aggregate,
+                overrides: v.overrides.clone(),
+                aggregate: v.aggregate.clone(),
             })
             .collect(),
-        comparison: report.comparison,
+        comparison: report.comparison.clone(),
         not_passed: lines,
         not_passed_omitted: omitted,
-        skipped: report.skipped,
+        skipped: report.skipped.clone(),
     })
 }

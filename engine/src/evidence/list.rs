@@ -1,12 +1,9 @@
 //! `cautilus.run_list.v1`: the project's finished runs (or one suite's),
-//! newest first, a page at a time. Each run is read through
-//! [`crate::report::load`]; a run whose records cannot be read is counted
-//! in `unreadable` (with its id) rather than failing the list.
-//!
-//! Every run is read to know its suite; at the scale of a project's local
-//! history (hundreds of runs) that is what a list costs. An index of the
-//! runs (rebuilt from the records when missing or stale) is the step for
-//! more.
+//! newest first, a page at a time. Each run's summary comes from the run
+//! index ([`super::index`]: made from the records through
+//! [`crate::report::load`], again whenever a run's records change); a run
+//! whose records cannot be read is counted in `unreadable` (with its id)
+//! rather than failing the list.
 
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -49,16 +46,18 @@ pub fn run_list(
     let limit = limit.unwrap_or(DEFAULT_LIMIT).clamp(1, MAX_LIMIT);
     let mut all = Vec::new();
     let mut unreadable = Vec::new();
-    for run in records.runs() {
-        match crate::report::load(&run.dir) {
-            Ok(report) => {
-                if suite.is_none_or(|s| s == report.header.suite_id) {
-                    all.push(RunSummary::of(&run, &report));
+    let every = records.runs();
+    for run in &every {
+        match records.summary(run) {
+            Ok(summary) => {
+                if suite.is_none_or(|s| s == summary.suite_id) {
+                    all.push(summary);
                 }
             }
-            Err(error) => unreadable.push(format!("{}: {error}", run.id)),
+            Err(why) => unreadable.push(why),
         }
     }
+    records.settle_index(&every);
     let total = all.len();
     let runs: Vec<RunSummary> = all.into_iter().skip(offset).take(limit).collect();
     let next = offset.saturating_add(runs.len());

@@ -29,6 +29,7 @@ pub mod cell;
 pub mod checks;
 pub mod compare;
 pub mod detail;
+pub mod index;
 pub mod list;
 pub mod mcp;
 pub mod progress;

@@ -79,23 +79,23 @@ fn series(records: &Records, suite_id: &str, limit: Option<usize>) -> SuiteProgr
             break;
         }
         read += 1;
-        let Ok(report) = crate::report::load(&run.dir) else {
+        let Ok(summary) = records.summary(run) else {
             continue;
         };
-        if report.header.suite_id != suite_id {
+        if summary.suite_id != suite_id {
             continue;
         }
-        let cells: Vec<CellStat> = report.cases.iter().map(CellStat::of_row).collect();
         points.push(ProgressPoint {
-            run: run.id.clone(),
-            started_at: report.header.started_at.clone(),
-            kind: report.header.kind.to_string(),
-            status: report.header.status.clone(),
-            recommendation: report.header.recommendation.clone(),
-            passed: report.header.passed,
-            stats: stats(&cells),
+            run: summary.id,
+            started_at: summary.started_at,
+            kind: summary.kind,
+            status: summary.status,
+            recommendation: summary.recommendation,
+            passed: summary.passed,
+            stats: summary.stats,
         });
     }
+    records.settle_index(&runs);
     // Newest first from the records; keep the newest, then oldest first.
     let omitted = points.len().saturating_sub(MAX_POINTS);
     points.truncate(MAX_POINTS);

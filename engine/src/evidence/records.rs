@@ -14,8 +14,11 @@
 //! beneath the runs directory and holds a run's final record.
 
 use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
 
 use super::EvidenceError;
+use super::index::{LoadedRuns, RunIndex};
+use super::summary::RunSummary;
 use crate::project::latest::{LATEST, finished};
 
 /// The longest run id taken.
@@ -29,26 +32,66 @@ pub struct RunRef {
 }
 
 /// A project's records root (its config's `dir`), and the project's root
-/// (the only place a run's fixture is read from).
+/// (the only place a run's fixture is read from); with the index of its
+/// runs and the runs last read whole ([`super::index`]), shared by its
+/// clones.
 #[derive(Debug, Clone)]
 pub struct Records {
     root: PathBuf,
     project: PathBuf,
+    index: Arc<RunIndex>,
+    loaded: Arc<LoadedRuns>,
 }
 
 impl Records {
     /// The records under `root` (which need not exist yet) of the project
-    /// rooted at `project`.
+    /// rooted at `project`, their run index kept in memory.
     pub fn new(root: &Path, project: &Path) -> Self {
         Self {
             root: root.to_path_buf(),
             project: project.to_path_buf(),
+            index: Arc::new(RunIndex::in_memory(root)),
+            loaded: Arc::new(LoadedRuns::default()),
         }
     }
 
-    /// The records of the project `loaded` (its config's `dir`).
+    /// The records under `root` of the project rooted at `project`, their
+    /// run index kept on disk (`<root>/index/runs.jsonl`, or the cache
+    /// directory's when the records cannot be written).
+    pub fn indexed(root: &Path, project: &Path) -> Self {
+        Self {
+            index: Arc::new(RunIndex::persisted(root)),
+            ..Self::new(root, project)
+        }
+    }
+
+    /// The records of the project `loaded` (its config's `dir`), their run
+    /// index kept on disk.
     pub fn of_project(loaded: &crate::project::Loaded) -> Self {
-        Self::new(&loaded.records_dir(), &loaded.root)
+        Self::indexed(&loaded.records_dir(), &loaded.root)
+    }
+
+    /// Run `run`'s summary, or why its records cannot be read (`id:
+    /// reason`): from the index while the run's records are unchanged.
+    pub fn summary(&self, run: &RunRef) -> Result<RunSummary, String> {
+        self.index.summary(run)
+    }
+
+    /// Forgets the indexed runs that are not in `runs` (every finished run
+    /// now) and saves the index when it changed.
+    pub fn settle_index(&self, runs: &[RunRef]) {
+        self.index.settle(runs);
+    }
+
+    /// Run `run` read whole: kept from a recent read while its records
+    /// are unchanged.
+    pub fn report(&self, run: &RunRef) -> Result<Arc<crate::report::Report>, EvidenceError> {
+        self.loaded
+            .report(&run.dir)
+            .map_err(|source| EvidenceError::Read {
+                run: run.id.clone(),
+                source,
+            })
     }
 
     /// The project's root.

@@ -342,3 +342,94 @@ fn serve_answers_every_route_from_the_records_and_refuses_what_it_must() {
     drop(server);
     assert!(!Path::new(&format!("/proc/{pid}")).exists() || !cfg!(target_os = "linux"));
 }
+
+/// Every route answers the same from the records alone (no index yet),
+/// from the index the server saved under `records/index/`, from a damaged
+/// index (ignored), and after a run's records changed (its entry made
+/// again) or a run was removed (it leaves the lists).
+#[test]
+fn the_run_index_changes_no_answer() {
+    let dir = history();
+    let root = dir.path();
+    let index = root.join("records/index/runs.jsonl");
+    let routes = |server: &Server| -> Vec<(String, Value)> {
+        let page = server.json("/api/runs?limit=200");
+        let run_ids = ids(&page);
+        let (newest, oldest) = (&run_ids[0], &run_ids[run_ids.len() - 1]);
+        let mut paths = vec![
+            "/api/runs?limit=200".to_string(),
+            "/api/runs?suite=support&limit=3".into(),
+            format!("/api/runs?suite=support&limit=3&before={newest}"),
+            "/api/progress?suite=support".into(),
+            "/api/progress?suite=support&limit=4".into(),
+            "/api/progress?suite=nothing".into(),
+            format!("/api/run?run={newest}"),
+            format!("/api/cases?run={oldest}&status=all"),
+            format!("/api/cell?run={newest}&case=refund"),
+            format!("/api/compare?a={oldest}&b={newest}"),
+            format!("/api/outputs?a={oldest}&b={newest}&case=refund"),
+        ];
+        paths.push("/api/run?run=latest".into());
+        paths
+            .into_iter()
+            .map(|p| {
+                let value = server.json(&p);
+                (p, value)
+            })
+            .collect()
+    };
+
+    // From the records alone: no index when the server starts.
+    assert!(!index.exists());
+    let server = Server::start(root);
+    let plain = routes(&server);
+    drop(server);
+    let saved = std::fs::read_to_string(&index).expect("the server saved its index");
+    assert!(saved.starts_with("{\"schemaVersion\":\"cautilus.run_index.v1\""));
+    assert_eq!(saved.lines().count(), 1 + 12, "{saved}");
+
+    // From the saved index.
+    let server = Server::start(root);
+    assert_eq!(routes(&server), plain);
+    drop(server);
+
+    // From a damaged index: ignored, and saved again whole.
+    std::fs::write(
+        &index,
+        saved.replace("\"suiteId\":\"support\"", "\"suiteId\":"),
+    )
+    .unwrap();
+    let server = Server::start(root);
+    assert_eq!(routes(&server), plain);
+    drop(server);
+
+    // A run's records change (the final record of one of the plain runs
+    // before the promotion rewritten with another recommendation), and a
+    // run is removed: the answers follow the records, as a server without
+    // an index tells.
+    let page = &plain[0].1;
+    let run_ids = ids(page);
+    assert_eq!(page["runs"][8]["kind"], "run");
+    let changed = root.join("records/runs").join(&run_ids[8]);
+    let summary = changed.join("eval-summary.json");
+    let mut json: Value =
+        serde_json::from_str(&std::fs::read_to_string(&summary).unwrap()).unwrap();
+    json["recommendation"] = json!("defer");
+    json["suiteDisplayName"] = json!("Support, rewritten");
+    std::fs::write(&summary, serde_json::to_string_pretty(&json).unwrap()).unwrap();
+    std::fs::remove_dir_all(root.join("records/runs").join(&run_ids[9])).unwrap();
+    let server = Server::start(root);
+    let followed = routes(&server);
+    drop(server);
+    let page = &followed[0].1;
+    assert_eq!(page["runs"].as_array().unwrap().len(), 11);
+    assert_eq!(page["runs"][8]["recommendation"], "defer");
+    assert_eq!(page["runs"][8]["title"], "Support, rewritten");
+    std::fs::remove_file(&index).unwrap();
+    let server = Server::start(root);
+    assert_eq!(routes(&server), followed);
+    drop(server);
+    let saved = std::fs::read_to_string(&index).unwrap();
+    assert_eq!(saved.lines().count(), 1 + 11);
+    assert!(!saved.contains(&run_ids[9]));
+}

@@ -296,10 +296,7 @@ impl Server {
         let records = records.clone();
         let run = blocking(move || {
             let run = records.resolve(&id)?;
-            let report = crate::report::load(&run.dir).map_err(|source| EvidenceError::Read {
-                run: run.id.clone(),
-                source,
-            })?;
+            let report = records.report(&run)?;
             Ok(RunSummary::of(&run, &report))
         })
         .await

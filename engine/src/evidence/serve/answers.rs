@@ -1,9 +1,11 @@
 //! The wrapper answers of [`super::models`] made from the records: a page
 //! of a suite's runs, one run's cases, one case's outputs on two sides,
 //! one cell's source lines. Each reads only what it names: the run page
-//! reads runs newest first from `before` until its page is full (at scale,
-//! the runs of other suites it passes over are the cost: an index of
-//! run → suite is the step for more); the others read one or two runs.
+//! takes runs newest first from `before` until its page is full, each
+//! run's summary from the run index ([`crate::evidence::index`]); the
+//! others read one or two runs (kept while unchanged: the last few read).
+
+use std::sync::Arc;
 
 use super::lines;
 use super::models::{
@@ -11,7 +13,6 @@ use super::models::{
     RUN_PAGE, RunCases, RunPage, SOURCE_LINES, SourceLines,
 };
 use crate::evidence::cell::{cell_evidence, observed};
-use crate::evidence::summary::RunSummary;
 use crate::evidence::{EvidenceError, Records, list};
 use crate::report::Report;
 
@@ -19,12 +20,9 @@ use crate::report::Report;
 pub const CASES_PAGE: usize = 100;
 pub const CASES_MAX: usize = 1000;
 
-fn load(records: &Records, id: &str) -> Result<(String, Report), EvidenceError> {
+fn load(records: &Records, id: &str) -> Result<(String, Arc<Report>), EvidenceError> {
     let run = records.resolve(id)?;
-    let report = crate::report::load(&run.dir).map_err(|source| EvidenceError::Read {
-        run: run.id.clone(),
-        source,
-    })?;
+    let report = records.report(&run)?;
     Ok((run.id, report))
 }
 
@@ -64,14 +62,13 @@ pub fn run_page(
             next = all.get(i - 1).map(|r| r.id.clone());
             break;
         }
-        match crate::report::load(&run.dir) {
-            Ok(report) if suite.is_none_or(|s| s == report.header.suite_id) => {
-                runs.push(RunSummary::of(run, &report));
-            }
+        match records.summary(run) {
+            Ok(summary) if suite.is_none_or(|s| s == summary.suite_id) => runs.push(summary),
             Ok(_) => {}
-            Err(error) => unreadable.push(format!("{}: {error}", run.id)),
+            Err(why) => unreadable.push(why),
         }
     }
+    records.settle_index(&all);
     Ok(RunPage {
         schema_version: RUN_PAGE.into(),
         suite: suite.map(str::to_string),

@@ -238,7 +238,7 @@ impl Params for LiveQuery {
 
 /// `/api/suites`: the manifest, as `cautilus eval list --json`.
 pub async fn suites(State(app): State<Arc<App>>) -> Response {
-    match app.binary.manifest().await {
+    match app.manifest.get(&app.binary).await {
         Ok(manifest) => Json(manifest).into_response(),
         Err(e) => error_response(
             StatusCode::INTERNAL_SERVER_ERROR,

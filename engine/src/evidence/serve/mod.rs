@@ -25,6 +25,7 @@ mod assets;
 mod guard;
 mod lines;
 mod live;
+mod manifest;
 pub mod models;
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
@@ -62,10 +63,12 @@ impl Default for Listen {
 pub struct App {
     pub records: Records,
     pub binary: Binary,
+    /// The manifest last made, while its fixtures are unchanged.
+    pub manifest: manifest::Cached,
 }
 
 /// The routes, guarded, for the server bound at `bound`.
-pub fn router(app: App, bound: SocketAddr) -> Router {
+pub fn router(app: Arc<App>, bound: SocketAddr) -> Router {
     Router::new()
         .route("/", get(assets::index))
         .route("/assets/{name}", get(assets::asset))
@@ -81,7 +84,7 @@ pub fn router(app: App, bound: SocketAddr) -> Router {
         .route("/api/live", get(api::live_runs))
         .route("/api/{*rest}", get(api::unknown))
         .fallback(assets::not_found)
-        .with_state(Arc::new(app))
+        .with_state(app)
         .layer(from_fn_with_state(bound, guard::guard))
 }
 
@@ -99,7 +102,24 @@ pub fn serve(
             root: loaded.root.clone(),
             config: config.map(Path::to_path_buf),
         },
+        manifest: manifest::Cached::default(),
     };
+    // Every run indexed in the background, oldest first (the first pages
+    // ask for the newest), so a first start over many runs is indexed
+    // soon; a later start reads the saved index and checks it.
+    let records = app.records.clone();
+    std::thread::Builder::new()
+        .name("run-index".into())
+        .spawn(move || {
+            let runs = records.runs();
+            for (n, run) in runs.iter().rev().enumerate() {
+                let _ = records.summary(run);
+                if n % 100 == 99 {
+                    records.settle_index(&runs);
+                }
+            }
+            records.settle_index(&runs);
+        })?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -117,6 +137,12 @@ pub fn serve(
             ip if ip.is_unspecified() => "127.0.0.1".into(),
             ip => ip.to_string(),
         };
+        let app = Arc::new(app);
+        // The manifest made while the first page loads.
+        let warm = app.clone();
+        tokio::spawn(async move {
+            let _ = warm.manifest.get(&warm.binary).await;
+        });
         crate::outln!("http://{host}:{}/", bound.port());
         use std::io::Write;
         std::io::stdout().flush().ok();

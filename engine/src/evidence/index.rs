@@ -1,0 +1,562 @@
+//! What makes the read models fast at scale (a thousand runs of a thousand
+//! cells), the records staying the source of truth:
+//!
+//! - [`RunIndex`]: per finished run, its [`RunSummary`] (suite, times,
+//!   status, counts, statistics: what the run list and the suite progress
+//!   need), or why its records cannot be read. Each entry carries the
+//!   [`Stamp`] of the run's records it was made from (size and modification
+//!   time of `run.json` and of its final record, `eval-summary.json` or
+//!   `experiment.json`), checked on every use: an entry whose run changed
+//!   is made again from the records, never trusted. Runs that are gone are
+//!   dropped when the index is next saved. Persisted (by `cautilus serve`
+//!   and `cautilus mcp`, [`super::Records::of_project`]) as JSON lines in
+//!   `<records>/index/runs.jsonl`, written atomically (a temporary file
+//!   renamed), or in the cache directory when the records cannot be
+//!   written; a file that is damaged, of another schema or of another
+//!   records root is ignored (and replaced), never trusted.
+//! - [`LoadedRuns`]: the last few runs read whole ([`crate::report::load`]),
+//!   each kept with its stamp, so a run looked at again (its cases, one
+//!   case, its source lines, a comparison) is not read again; a run whose
+//!   stamp changed is read again.
+//!
+//! Floats are stored by their bits so a summary read back from the file is
+//! the one computed from the records, to the last bit.
+
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::UNIX_EPOCH;
+
+use serde::{Deserialize, Serialize};
+
+use super::RunRef;
+use super::summary::{Mean, RunSummary, Stats};
+use crate::report::{Report, ReportError};
+
+/// The index file's schema id (its first line).
+pub const SCHEMA: &str = "cautilus.run_index.v1";
+/// The index file, under `<records>/index/`.
+pub const FILE: &str = "runs.jsonl";
+/// Runs kept read whole.
+pub const LOADED: usize = 6;
+
+/// Size and modification time (seconds, nanoseconds) of a run's
+/// `run.json`, `eval-summary.json` and `experiment.json`, `None` for one
+/// it does not have.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Stamp([Option<(u64, i64, u32)>; 3]);
+
+impl Stamp {
+    /// The stamp of the run in `dir` now.
+    pub fn of(dir: &Path) -> Self {
+        let one = |name: &str| {
+            let meta = std::fs::metadata(dir.join(name)).ok()?;
+            let time = meta.modified().ok()?;
+            let (secs, nanos) = match time.duration_since(UNIX_EPOCH) {
+                Ok(d) => (
+                    i64::try_from(d.as_secs()).unwrap_or(i64::MAX),
+                    d.subsec_nanos(),
+                ),
+                Err(e) => (
+                    -i64::try_from(e.duration().as_secs()).unwrap_or(i64::MAX),
+                    e.duration().subsec_nanos(),
+                ),
+            };
+            Some((meta.len(), secs, nanos))
+        };
+        Self([
+            one(crate::eval::records::run_state::FILE),
+            one("eval-summary.json"),
+            one(crate::quality::experiment::FILE),
+        ])
+    }
+}
+
+/// A run summary as the index file holds it (floats by their bits).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct Stored {
+    suite_id: String,
+    title: String,
+    kind: String,
+    started_at: Option<String>,
+    finished_at: Option<String>,
+    status: String,
+    interrupted: bool,
+    recommendation: Option<String>,
+    passed: Option<bool>,
+    counts: BTreeMap<String, u64>,
+    variants: Vec<String>,
+    targets: Vec<String>,
+    cells: u64,
+    pass_rate: Option<u64>,
+    mean_score: Option<(u64, u64, Option<u64>)>,
+    cost_usd: Option<u64>,
+    mean_latency_ms: Option<u64>,
+    p95_latency_ms: Option<u64>,
+}
+
+fn bits(v: Option<f64>) -> Option<u64> {
+    v.map(f64::to_bits)
+}
+
+fn float(v: Option<u64>) -> Option<f64> {
+    v.map(f64::from_bits)
+}
+
+impl Stored {
+    fn of(s: &RunSummary) -> Self {
+        Self {
+            suite_id: s.suite_id.clone(),
+            title: s.title.clone(),
+            kind: s.kind.clone(),
+            started_at: s.started_at.clone(),
+            finished_at: s.finished_at.clone(),
+            status: s.status.clone(),
+            interrupted: s.interrupted,
+            recommendation: s.recommendation.clone(),
+            passed: s.passed,
+            counts: s.counts.clone(),
+            variants: s.variants.clone(),
+            targets: s.targets.clone(),
+            cells: s.stats.cells,
+            pass_rate: bits(s.stats.pass_rate),
+            mean_score: s
+                .stats
+                .mean_score
+                .map(|m| (m.n, m.mean.to_bits(), bits(m.sem))),
+            cost_usd: bits(s.stats.cost_usd),
+            mean_latency_ms: bits(s.stats.mean_latency_ms),
+            p95_latency_ms: bits(s.stats.p95_latency_ms),
+        }
+    }
+
+    fn summary(self, id: &str) -> RunSummary {
+        RunSummary {
+            id: id.to_string(),
+            suite_id: self.suite_id,
+            title: self.title,
+            kind: self.kind,
+            started_at: self.started_at,
+            finished_at: self.finished_at,
+            status: self.status,
+            interrupted: self.interrupted,
+            recommendation: self.recommendation,
+            passed: self.passed,
+            counts: self.counts,
+            variants: self.variants,
+            targets: self.targets,
+            stats: Stats {
+                cells: self.cells,
+                pass_rate: float(self.pass_rate),
+                mean_score: self.mean_score.map(|(n, mean, sem)| Mean {
+                    n,
+                    mean: f64::from_bits(mean),
+                    sem: float(sem),
+                }),
+                cost_usd: float(self.cost_usd),
+                mean_latency_ms: float(self.mean_latency_ms),
+                p95_latency_ms: float(self.p95_latency_ms),
+            },
+        }
+    }
+}
+
+/// The first line of the index file.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct Head {
+    schema_version: String,
+    records: String,
+}
+
+/// One run's line.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct Line {
+    id: String,
+    stamp: Stamp,
+    summary: Option<Stored>,
+    unreadable: Option<String>,
+}
+
+/// What the index knows of a run.
+type Known = Result<RunSummary, String>;
+
+#[derive(Debug, Default)]
+struct State {
+    entries: HashMap<String, (Stamp, Known)>,
+    /// Entries changed since the file was written (or read).
+    dirty: bool,
+}
+
+/// The run index (see the module docs).
+#[derive(Debug)]
+pub struct RunIndex {
+    /// The records root, as its file names it.
+    root: PathBuf,
+    /// Where it is kept: `<records>/index/runs.jsonl`, then the cache
+    /// directory's; none: in memory only.
+    files: Vec<PathBuf>,
+    state: Mutex<State>,
+}
+
+impl RunIndex {
+    /// An index of the runs under `root` kept in memory only.
+    pub fn in_memory(root: &Path) -> Self {
+        Self {
+            root: root.to_path_buf(),
+            files: Vec::new(),
+            state: Mutex::new(State::default()),
+        }
+    }
+
+    /// An index of the runs under `root` kept in `<root>/index/runs.jsonl`
+    /// (or, when that cannot be written, in the cache directory), read
+    /// from there now when it is there and sound.
+    pub fn persisted(root: &Path) -> Self {
+        let mut files = vec![root.join("index").join(FILE)];
+        if let Some(cache) = crate::plugin::cache::CompiledCache::default_dir() {
+            let key = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
+            use sha2::Digest;
+            let hash = sha2::Sha256::digest(key.to_string_lossy().as_bytes());
+            files.push(
+                cache
+                    .join("run-index")
+                    .join(format!("{}.jsonl", hex::encode(&hash[..12]))),
+            );
+        }
+        let index = Self {
+            root: root.to_path_buf(),
+            files,
+            state: Mutex::new(State::default()),
+        };
+        let entries = index.files.iter().find_map(|f| index.read(f));
+        if let Some(entries) = entries {
+            index.lock().entries = entries;
+        }
+        index
+    }
+
+    /// The index file in use: the first that exists.
+    pub fn file(&self) -> Option<&Path> {
+        self.files
+            .iter()
+            .find(|f| f.is_file())
+            .map(PathBuf::as_path)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn records_key(&self) -> String {
+        std::fs::canonicalize(&self.root)
+            .unwrap_or_else(|_| self.root.clone())
+            .display()
+            .to_string()
+    }
+
+    /// The entries of `file`, or `None` when it is missing, damaged, of
+    /// another schema or of other records.
+    fn read(&self, file: &Path) -> Option<HashMap<String, (Stamp, Known)>> {
+        let mut lines = BufReader::new(std::fs::File::open(file).ok()?).lines();
+        let head: Head = serde_json::from_str(&lines.next()?.ok()?).ok()?;
+        if head.schema_version != SCHEMA || head.records != self.records_key() {
+            return None;
+        }
+        let mut entries = HashMap::new();
+        for line in lines {
+            let line: Line = serde_json::from_str(&line.ok()?).ok()?;
+            let known = match (line.summary, line.unreadable) {
+                (Some(s), None) => Ok(s.summary(&line.id)),
+                (None, Some(why)) => Err(why),
+                _ => return None,
+            };
+            entries.insert(line.id, (line.stamp, known));
+        }
+        Some(entries)
+    }
+
+    /// What run `run` reads as: its summary, or why its records cannot be
+    /// read (`id: reason`, as the run list says it). From the index when
+    /// the run's stamp is the one indexed, else from the records (and
+    /// indexed).
+    pub fn summary(&self, run: &RunRef) -> Known {
+        let stamp = Stamp::of(&run.dir);
+        if let Some((indexed, known)) = self.lock().entries.get(&run.id)
+            && *indexed == stamp
+        {
+            return known.clone();
+        }
+        let known = match crate::report::load(&run.dir) {
+            Ok(report) => Ok(RunSummary::of(run, &report)),
+            Err(error) => Err(format!("{}: {error}", run.id)),
+        };
+        self.note(run, stamp, known.clone());
+        known
+    }
+
+    /// Indexes what `run`, whose records had `stamp` when read, reads as.
+    fn note(&self, run: &RunRef, stamp: Stamp, known: Known) {
+        let mut state = self.lock();
+        state.entries.insert(run.id.clone(), (stamp, known));
+        state.dirty = true;
+    }
+
+    /// Drops the entries of runs not in `runs` (every finished run now),
+    /// and writes the index when it changed.
+    pub fn settle(&self, runs: &[RunRef]) {
+        let mut state = self.lock();
+        let live: std::collections::HashSet<&str> = runs.iter().map(|r| r.id.as_str()).collect();
+        let before = state.entries.len();
+        state.entries.retain(|id, _| live.contains(id.as_str()));
+        if state.entries.len() != before {
+            state.dirty = true;
+        }
+        if !state.dirty || self.files.is_empty() {
+            return;
+        }
+        let mut ids: Vec<&String> = state.entries.keys().collect();
+        ids.sort();
+        let mut text = serde_json::to_string(&Head {
+            schema_version: SCHEMA.into(),
+            records: self.records_key(),
+        })
+        .unwrap_or_default();
+        text.push('\n');
+        for id in ids {
+            let (stamp, known) = &state.entries[id];
+            let line = Line {
+                id: id.clone(),
+                stamp: stamp.clone(),
+                summary: known.as_ref().ok().map(Stored::of),
+                unreadable: known.as_ref().err().cloned(),
+            };
+            if let Ok(json) = serde_json::to_string(&line) {
+                text.push_str(&json);
+                text.push('\n');
+            }
+        }
+        // The first place it can be written; the next ones then go stale
+        // (and are passed over when read: the first sound one wins).
+        for file in &self.files {
+            if write_atomically(file, text.as_bytes()).is_ok() {
+                state.dirty = false;
+                break;
+            }
+        }
+    }
+}
+
+/// Writes `file` through a temporary file beside it, renamed over it.
+fn write_atomically(file: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = file.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir)?;
+    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
+    tmp.write_all(bytes)?;
+    tmp.as_file().sync_data()?;
+    tmp.persist(file).map_err(|e| e.error)?;
+    Ok(())
+}
+
+/// The last few runs read whole (see the module docs).
+#[derive(Debug, Default)]
+pub struct LoadedRuns {
+    runs: Mutex<VecDeque<(PathBuf, Stamp, Arc<Report>)>>,
+}
+
+impl LoadedRuns {
+    /// The report of the run in `dir`: the one kept when its stamp is
+    /// unchanged, else read from the records (and kept, the least recently
+    /// used one let go past [`LOADED`]).
+    pub fn report(&self, dir: &Path) -> Result<Arc<Report>, ReportError> {
+        let stamp = Stamp::of(dir);
+        {
+            let mut runs = self.runs.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(at) = runs.iter().position(|(d, s, _)| d == dir && *s == stamp) {
+                let entry = runs.remove(at).expect("present");
+                let report = entry.2.clone();
+                runs.push_front(entry);
+                return Ok(report);
+            }
+        }
+        let report = Arc::new(crate::report::load(dir)?);
+        let mut runs = self.runs.lock().unwrap_or_else(|e| e.into_inner());
+        runs.retain(|(d, _, _)| d != dir);
+        runs.push_front((dir.to_path_buf(), stamp, report.clone()));
+        runs.truncate(LOADED);
+        Ok(report)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A finished plain run of suite `suite` whose one case has `status`.
+    fn run(root: &Path, name: &str, suite: &str, status: &str) -> RunRef {
+        let dir = root.join("runs").join(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("run.json"),
+            r#"{"status": "completed", "startedAt": "2026-01-01T00:00:00.000Z"}"#,
+        )
+        .unwrap();
+        let summary = serde_json::json!({
+            "suiteId": suite,
+            "recommendation": "accept-now",
+            "evaluations": [{
+                "caseId": "c1", "status": status, "durationMs": 12.5, "costUsd": 0.1,
+                "assertions": [{"name": "a", "status": status, "score": 0.3}],
+            }],
+        });
+        std::fs::write(dir.join("eval-summary.json"), summary.to_string()).unwrap();
+        RunRef {
+            id: name.into(),
+            dir,
+        }
+    }
+
+    fn direct(run: &RunRef) -> RunSummary {
+        RunSummary::of(run, &crate::report::load(&run.dir).unwrap())
+    }
+
+    fn same(a: &RunSummary, b: &RunSummary) {
+        assert_eq!(
+            serde_json::to_string(a).unwrap(),
+            serde_json::to_string(b).unwrap()
+        );
+    }
+
+    #[test]
+    fn a_saved_index_is_read_back_to_the_bit_and_a_changed_run_is_read_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let one = run(root, "20260101T000000000Z-0001", "s", "passed");
+        let two = run(root, "20260102T000000000Z-0001", "t", "failed");
+        let index = RunIndex::persisted(root);
+        let first = index.summary(&one).unwrap();
+        same(&first, &direct(&one));
+        index.summary(&two).unwrap();
+        index.settle(&[one.clone(), two.clone()]);
+        assert_eq!(index.file(), Some(root.join("index").join(FILE).as_path()));
+
+        // Read back: the same summaries, not read from the records (a
+        // summary read from them would say `s`).
+        let again = RunIndex::persisted(root);
+        assert_eq!(again.lock().entries.len(), 2);
+        same(&again.summary(&one).unwrap(), &first);
+
+        // The run's final record changes (size and time): it is read again.
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let changed = run(root, "20260101T000000000Z-0001", "s2", "failed");
+        let now = again.summary(&changed).unwrap();
+        assert_eq!(now.suite_id, "s2");
+        same(&now, &direct(&changed));
+        assert!(again.lock().dirty);
+    }
+
+    #[test]
+    fn an_entry_whose_stamp_differs_is_never_trusted() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let one = run(root, "20260101T000000000Z-0001", "s", "passed");
+        let index = RunIndex::in_memory(root);
+        // An entry made of other records (a stamp that is not the run's).
+        let mut lying = direct(&one);
+        lying.suite_id = "not-s".into();
+        index.lock().entries.insert(
+            one.id.clone(),
+            (Stamp([Some((1, 2, 3)), None, None]), Ok(lying)),
+        );
+        assert_eq!(index.summary(&one).unwrap().suite_id, "s");
+    }
+
+    #[test]
+    fn a_damaged_or_foreign_index_file_is_ignored_and_rewritten() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let one = run(root, "20260101T000000000Z-0001", "s", "passed");
+        let file = root.join("index").join(FILE);
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        let index = RunIndex::persisted(root);
+        index.summary(&one).unwrap();
+        index.settle(std::slice::from_ref(&one));
+        let sound = std::fs::read_to_string(&file).unwrap();
+        let (head, body) = sound.split_once('\n').unwrap();
+        for damaged in [
+            format!("{head}\n{{\"id\": \"x\""),
+            format!(
+                "{head}\n{}",
+                body.replace("\"suiteId\":\"s\"", "\"suiteId\":7")
+            ),
+            format!("{}\n{body}", head.replace(SCHEMA, "cautilus.run_index.v0")),
+            format!(
+                "{}\n{body}",
+                head.replace("\"records\":\"", "\"records\":\"/elsewhere")
+            ),
+            "not json at all".to_string(),
+            String::new(),
+        ] {
+            std::fs::write(&file, &damaged).unwrap();
+            let index = RunIndex::persisted(root);
+            assert!(index.lock().entries.is_empty(), "{damaged}");
+            same(&index.summary(&one).unwrap(), &direct(&one));
+            index.settle(std::slice::from_ref(&one));
+            assert_eq!(std::fs::read_to_string(&file).unwrap(), sound);
+        }
+    }
+
+    #[test]
+    fn a_removed_run_leaves_the_index() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let one = run(root, "20260101T000000000Z-0001", "s", "passed");
+        let two = run(root, "20260102T000000000Z-0001", "s", "failed");
+        let index = RunIndex::persisted(root);
+        index.summary(&one).unwrap();
+        index.summary(&two).unwrap();
+        index.settle(&[one.clone(), two.clone()]);
+        std::fs::remove_dir_all(&one.dir).unwrap();
+        index.settle(std::slice::from_ref(&two));
+        let again = RunIndex::persisted(root);
+        let ids: Vec<String> = again.lock().entries.keys().cloned().collect();
+        assert_eq!(ids, [two.id.as_str()]);
+    }
+
+    #[test]
+    fn unreadable_runs_are_indexed_with_their_reason() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let one = run(root, "20260101T000000000Z-0001", "s", "passed");
+        std::fs::write(one.dir.join("eval-summary.json"), "{").unwrap();
+        let index = RunIndex::persisted(root);
+        let why = index.summary(&one).unwrap_err();
+        assert!(why.starts_with("20260101T000000000Z-0001: "), "{why}");
+        index.settle(std::slice::from_ref(&one));
+        assert_eq!(RunIndex::persisted(root).summary(&one).unwrap_err(), why);
+    }
+
+    #[test]
+    fn loaded_runs_are_kept_until_they_change_or_are_let_go() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let one = run(root, "20260101T000000000Z-0001", "s", "passed");
+        let loaded = LoadedRuns::default();
+        let a = loaded.report(&one.dir).unwrap();
+        assert!(Arc::ptr_eq(&a, &loaded.report(&one.dir).unwrap()));
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        run(root, "20260101T000000000Z-0001", "s", "failed");
+        let b = loaded.report(&one.dir).unwrap();
+        assert!(!Arc::ptr_eq(&a, &b));
+        assert_eq!(b.cases[0].status, "failed");
+        for k in 0..LOADED + 2 {
+            let other = run(root, &format!("2026010{k}T000000000Z-0002"), "s", "passed");
+            loaded.report(&other.dir).unwrap();
+        }
+        assert_eq!(loaded.runs.lock().unwrap().len(), LOADED);
+        assert!(!Arc::ptr_eq(&b, &loaded.report(&one.dir).unwrap()));
+    }
+}
