@@ -29,25 +29,26 @@ export async function suitesView(root) {
     root.appendChild(table(["fixture", "error"], manifest.invalid.map((s) => el("tr", null, [td(s.path), el("td", null, [el("pre", { text: s.error })])])), "invalid"));
   }
   const listed = new Set((manifest.suites || []).map((s) => s.id));
+  const empty = el("p", { cls: "muted", text: "No suites and no recorded runs yet: run `cautilus eval test` in this project." });
+  if (!rows.length) root.appendChild(empty);
+  // Not awaited: the manifest's table is the page; the suites only the
+  // records know come after it (their runs may not be indexed yet).
+  recordedSuites(root, listed, rows.length ? null : empty).catch((e) => root.appendChild(errorBox(e)));
+}
+
+async function recordedSuites(root, listed, empty) {
+  const page = await api("runs", { limit: 50 });
   const recorded = new Map();
-  try {
-    const page = await api("runs", { limit: 200 });
-    for (const run of page.runs || []) {
-      if (!listed.has(run.suiteId) && !recorded.has(run.suiteId)) recorded.set(run.suiteId, run);
-    }
-  } catch (e) {
-    root.appendChild(errorBox(e));
+  for (const run of page.runs || []) {
+    if (!listed.has(run.suiteId) && !recorded.has(run.suiteId)) recorded.set(run.suiteId, run);
   }
-  if (recorded.size) {
-    root.appendChild(el("h2", { text: "Suites with recorded runs and no fixture listed" }));
-    const extra = [...recorded.values()].map((run) => el("tr", { "data-suite": run.suiteId }, [
-      el("td", null, [link(["suite", run.suiteId], run.suiteId)]),
-      td(run.title),
-      td(run.startedAt),
-    ]));
-    root.appendChild(table(["suite", "title", "newest run"], extra, "recorded-suites"));
-  }
-  if (!rows.length && !recorded.size) {
-    root.appendChild(el("p", { cls: "muted", text: "No suites and no recorded runs yet: run `cautilus eval test` in this project." }));
-  }
+  if (!recorded.size) return;
+  if (empty) empty.remove();
+  root.appendChild(el("h2", { text: "Suites with recent runs and no fixture listed" }));
+  const extra = [...recorded.values()].map((run) => el("tr", { "data-suite": run.suiteId }, [
+    el("td", null, [link(["suite", run.suiteId], run.suiteId)]),
+    td(run.title),
+    td(run.startedAt),
+  ]));
+  root.appendChild(table(["suite", "title", "newest run"], extra, "recorded-suites"));
 }
