@@ -113,18 +113,8 @@ impl Records {
     /// order it recorded them.
     pub fn runs(&self) -> Vec<RunRef> {
         let runs = self.runs_dir();
-        let Ok(entries) = std::fs::read_dir(&runs) else {
-            return Vec::new();
-        };
-        let mut names: Vec<String> = entries
-            .flatten()
-            .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
-            .filter_map(|e| e.file_name().to_str().map(str::to_string))
-            .filter(|name| plain_segment(name))
-            .collect();
-        names.sort();
         let mut found = Vec::new();
-        for name in names.into_iter().rev() {
+        for name in self.run_dir_names() {
             let dir = runs.join(&name);
             match crate::project::run::read_summary(&dir) {
                 Ok(Some((_, summary))) => {
@@ -143,6 +133,22 @@ impl Records {
             }
         }
         found
+    }
+
+    /// The names of the directories under `<records>/runs` that can be
+    /// run ids, newest first (finished or not).
+    pub fn run_dir_names(&self) -> Vec<String> {
+        let Ok(entries) = std::fs::read_dir(self.runs_dir()) else {
+            return Vec::new();
+        };
+        let mut names: Vec<String> = entries
+            .flatten()
+            .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+            .filter_map(|e| e.file_name().to_str().map(str::to_string))
+            .filter(|name| plain_segment(name))
+            .collect();
+        names.sort_unstable_by(|a, b| b.cmp(a));
+        names
     }
 
     /// The run `id` names (`latest`: the newest), checked (see the module

@@ -5,18 +5,16 @@
 //! to the project root, found by rereading the run's fixture), never one
 //! a request names. It is still held to the root as an untrusted path: a
 //! relative path of plain components only (no `..`, not absolute), opened
-//! through a cap-std directory handle of the root (a symbolic link that
-//! leads out of it is refused by the handle), a regular file no larger
-//! than [`MAX_FILE`]. Lines are carried as text (cut at [`MAX_LINE`]
+//! as a fixture's files are ([`PathRoot`]: a symbolic link that leads out
+//! of the root is refused, a pipe or a device is refused without waiting),
+//! no larger than [`MAX_FILE`]. Lines are carried as text (cut at [`MAX_LINE`]
 //! characters), for the page to show as text.
 
 use std::io::Read;
 use std::path::{Component, Path};
 
-use cap_std::ambient_authority;
-use cap_std::fs::Dir;
-
 use super::models::SourceLine;
+use crate::fixture::root::PathRoot;
 
 /// The largest file read for its lines.
 pub const MAX_FILE: u64 = 4 << 20;
@@ -43,23 +41,15 @@ pub fn around(
             "`{file}` is not a path beneath the project root; only files inside it are shown"
         ));
     }
-    let dir = Dir::open_ambient_dir(root, ambient_authority())
+    // The project root's handle: links that lead out of it are refused,
+    // and a pipe or a device is refused without waiting on it.
+    let inside = PathRoot::open(root, "the project root")
         .map_err(|e| format!("the project root cannot be opened: {e}"))?;
-    // Looked at before it is opened: opening a FIFO would wait for a
-    // writer (and a device may never end).
-    let meta = dir
-        .metadata(relative)
-        .map_err(|e| format!("`{file}` cannot be opened inside the project root: {e}"))?;
-    if !meta.is_file() {
-        return Err(format!("`{file}` is not a regular file"));
-    }
-    let mut handle = dir
-        .open(relative)
-        .map_err(|e| format!("`{file}` cannot be opened inside the project root: {e}"))?;
+    let real = inside.contain(&inside.dir().join(relative), file)?;
+    let mut handle = inside
+        .open_file(&real)
+        .map_err(|e| format!("`{file}` cannot be read inside the project root: {e}"))?;
     let meta = handle.metadata().map_err(|e| format!("`{file}`: {e}"))?;
-    if !meta.is_file() {
-        return Err(format!("`{file}` is not a regular file"));
-    }
     if meta.len() > MAX_FILE {
         return Err(format!(
             "`{file}` is larger than {} MiB; open it in an editor",

@@ -49,18 +49,8 @@ pub fn live(records: &Records, id: Option<&str>) -> Result<Live, EvidenceError> 
 /// The runs among the newest directories that have not finished.
 fn in_progress(records: &Records) -> Vec<LiveRun> {
     let runs_dir = records.runs_dir();
-    let Ok(entries) = std::fs::read_dir(&runs_dir) else {
-        return Vec::new();
-    };
-    let mut names: Vec<String> = entries
-        .flatten()
-        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
-        .filter_map(|e| e.file_name().to_str().map(str::to_string))
-        .filter(|n| plain_segment(n))
-        .collect();
-    names.sort();
     let mut out = Vec::new();
-    for name in names.into_iter().rev().take(NEWEST_DIRS) {
+    for name in records.run_dir_names().into_iter().take(NEWEST_DIRS) {
         let dir = runs_dir.join(&name);
         if finished(&dir) {
             continue;
