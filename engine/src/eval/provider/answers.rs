@@ -239,6 +239,13 @@ impl Answers {
         redaction: &Redaction,
         secrets: &[String],
     ) {
+        // A sample that failed once the run was interrupted may have failed
+        // of the interruption itself (the provider's program got the same
+        // signal, as every process of a stopped Slurm job does): not kept,
+        // so `--resume` asks again.
+        if crate::eval::interrupt::requested() && taken.samples.iter().any(|s| s.outcome.is_err()) {
+            return;
+        }
         let text = line_text(case, case_id, taken, redaction, secrets);
         let mut out = self.out.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(file) = out.as_mut()

@@ -16,7 +16,7 @@ use crate::eval::files::PacketWriter;
 use crate::eval::records::journal::{Finished, Journal, JournalWriter};
 use crate::eval::records::terminal_summary;
 use crate::eval::verdict::tally::{CaseLine, Tally};
-use crate::plugin::bindings::preset_api::{Recommendation, Verdict};
+use crate::plugin::bindings::preset_api::{CaseStatus, Recommendation, Verdict};
 use crate::schema::packets::Interrupted;
 
 /// A case this run ran to the end.
@@ -114,6 +114,16 @@ impl RunRecords {
                 self.write(finished.observed, finished.verdict)?;
             } else if ran.peek().is_some_and(|case| case.index == index) {
                 let mut case = ran.next().expect("peeked");
+                // A case that errored once the run was interrupted may have
+                // errored of the interruption itself: the provider's program
+                // got the same signal (every process of a Slurm job does
+                // when it is requeued or cancelled). It is not kept, so
+                // `--resume` runs it again; an answer it got before is in
+                // answers.jsonl and is not asked for again.
+                if case.verdict.status == CaseStatus::Errored && crate::eval::interrupt::requested()
+                {
+                    continue;
+                }
                 self.redaction.apply_case(
                     &mut case.observed,
                     &mut case.verdict.body,
