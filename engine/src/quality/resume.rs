@@ -248,3 +248,78 @@ pub fn group_state(dir: &Path) -> GroupState {
         _ => GroupState::Unfinished,
     }
 }
+
+/// What a run directory holds, as `cautilus eval state` prints it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DirState {
+    /// No run (no `experiment-run.json`, no `run.json`): start one there.
+    None,
+    /// A run that started and did not complete: `--resume` continues it.
+    Unfinished,
+    /// A run that completed.
+    Completed,
+}
+
+impl DirState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::None => "none",
+            Self::Unfinished => "unfinished",
+            Self::Completed => "completed",
+        }
+    }
+}
+
+/// What `dir` holds: an experiment is completed when its record says so,
+/// a plain run when its `run.json` does; anything else started there is
+/// unfinished.
+pub fn dir_state(dir: &Path) -> DirState {
+    if is_experiment(dir) {
+        return if completed(&dir.join(super::outcome::FILE)) {
+            DirState::Completed
+        } else {
+            DirState::Unfinished
+        };
+    }
+    match group_state(dir) {
+        GroupState::Fresh => DirState::None,
+        GroupState::Completed(_) => DirState::Completed,
+        GroupState::Unfinished => DirState::Unfinished,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_run_directory_holds_no_run_an_unfinished_one_or_a_completed_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let run = dir.path().join("shard-1");
+        // Not there, or empty (a run killed before it wrote anything).
+        assert_eq!(dir_state(&run), DirState::None);
+        std::fs::create_dir(&run).unwrap();
+        assert_eq!(dir_state(&run), DirState::None);
+        // An experiment: unfinished until its record's trailer says completed.
+        std::fs::write(run.join(FILE), "{}").unwrap();
+        assert_eq!(dir_state(&run), DirState::Unfinished);
+        let record = |status: &str| {
+            format!(
+                "{{\n  \"cells\": [\n    {{\n      \"status\": \"completed\"\n    }}\n  ],\n  \"status\": \"{status}\"\n}}\n"
+            )
+        };
+        std::fs::write(run.join(super::super::outcome::FILE), record("interrupted")).unwrap();
+        assert_eq!(dir_state(&run), DirState::Unfinished);
+        std::fs::write(run.join(super::super::outcome::FILE), record("completed")).unwrap();
+        assert_eq!(dir_state(&run), DirState::Completed);
+        // A plain run: its run.json's status.
+        let plain = dir.path().join("plain");
+        std::fs::create_dir(&plain).unwrap();
+        std::fs::write(plain.join(run_state::FILE), "not json").unwrap();
+        assert_eq!(dir_state(&plain), DirState::Unfinished);
+        assert_eq!(
+            [DirState::None, DirState::Unfinished, DirState::Completed].map(DirState::as_str),
+            ["none", "unfinished", "completed"]
+        );
+    }
+}

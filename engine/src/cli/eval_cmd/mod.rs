@@ -1,7 +1,7 @@
 //! `cautilus eval …`: the clap enum of the subcommands and the dispatch,
 //! one file per subcommand (`test` in test_args.rs (its flags) and test.rs,
 //! with project_run.rs for a run without `--fixture`; evaluate.rs,
-//! validate.rs, compare.rs, list.rs, promote.rs, merge.rs), and how a
+//! validate.rs, compare.rs, list.rs, promote.rs, merge.rs, state.rs), and how a
 //! finished run is printed and turned into an exit status (summary.rs).
 
 use std::process::ExitCode;
@@ -14,6 +14,7 @@ mod list;
 mod merge;
 mod project_run;
 mod promote;
+mod state;
 mod summary;
 mod test;
 mod test_args;
@@ -44,6 +45,10 @@ pub enum EvalCommand {
     /// Join the shard runs of one experiment (`--shard K/N`) into one record
     #[command(after_help = merge::EXAMPLES)]
     Merge(merge::MergeArgs),
+    /// Say whether a run directory holds no run, an unfinished one
+    /// (`--resume` continues it) or a completed one
+    #[command(after_help = state::EXAMPLES)]
+    State(state::StateArgs),
 }
 
 pub fn run(command: EvalCommand) -> anyhow::Result<ExitCode> {
@@ -55,6 +60,7 @@ pub fn run(command: EvalCommand) -> anyhow::Result<ExitCode> {
         EvalCommand::List(args) => list::list(args),
         EvalCommand::Promote(args) => promote::promote(args),
         EvalCommand::Merge(args) => merge::merge(args),
+        EvalCommand::State(args) => state::state(args),
     }
 }
 
@@ -144,6 +150,7 @@ mod tests {
             &["compare", "old"],
             &["promote"],
             &["merge"],
+            &["state"],
         ] {
             let error = parse(args).unwrap_err();
             assert_eq!(error.kind(), ErrorKind::MissingRequiredArgument, "{args:?}");
@@ -172,6 +179,10 @@ mod tests {
         assert!(matches!(
             parse(&["merge", "a", "b"]),
             Ok(EvalCommand::Merge(_))
+        ));
+        assert!(matches!(
+            parse(&["state", "shard-1"]),
+            Ok(EvalCommand::State(_))
         ));
     }
 }
