@@ -63,6 +63,10 @@
 //! - `reports`: the HTML report in headless Chromium, JUnit against its
 //!   schema, the Markdown summary, `cautilus report`, live progress under a
 //!   pseudo-terminal;
+//! - `slurm`: sharding on a one-node Slurm cluster (slurmctld, slurmd and
+//!   munged started by the test; skipped when not installed): a job array
+//!   of shards through scripts/cautilus-shard.sh, a dependent merge equal
+//!   to the unsharded run, a requeued shard resuming from its journal;
 //! - `score_judge`: `cautilus score --judge`, the project's `[judge]`,
 //!   grants and cassettes of a judged score;
 //! - `scaffold`: `plugin new scorer` builds and loads;
@@ -113,6 +117,7 @@ mod score_judge;
 mod scorers;
 mod serve;
 mod settings;
+mod slurm;
 mod snapshots;
 mod steps;
 mod support;
