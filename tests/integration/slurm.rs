@@ -293,8 +293,7 @@ fn the_shard_script_starts_continues_or_leaves_a_shard() {
     assert_eq!(code, 0, "{stderr}");
     assert!(stderr.contains("completed earlier"), "{stderr}");
     assert_eq!(lines(&calls).len(), 5);
-    // The other shards (shard 3 holds a failing case: cautilus exits 1, the
-    // script 0), then the merge.
+    // The other shards, then the merge.
     for k in [1, 3] {
         let (code, _, stderr) = output(script(k, &format!("shard-{k}")).output().unwrap());
         assert_eq!(code, 0, "{stderr}");
@@ -307,6 +306,34 @@ fn the_shard_script_starts_continues_or_leaves_a_shard() {
     let (code, stdout, stderr) = output(merge.output().unwrap());
     assert_eq!(code, 0, "{stdout}{stderr}");
     assert_same_result(&read_json(&root.join("merged/experiment.json")), &full);
+    // Without declared gates, the failing c03 fails shard 3: cautilus
+    // exits 1 and the script 0, its records written.
+    let text = std::fs::read_to_string(root.join("suite.fixture.yaml")).unwrap();
+    let gates = "gates:\n  passRate: { min: 0.7 }\n";
+    assert!(text.contains(gates));
+    std::fs::write(root.join("nogates.fixture.yaml"), text.replace(gates, "")).unwrap();
+    let mut direct = cautilus();
+    direct.current_dir(&root).args([
+        "eval",
+        "test",
+        "--fixture",
+        "nogates.fixture.yaml",
+        "--shard",
+        "3/3",
+        "--output-dir",
+        "direct-3",
+    ]);
+    let (code, stdout, stderr) = output(direct.output().unwrap());
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    let mut command = Command::new(shard_script());
+    command
+        .current_dir(&root)
+        .args(["3", "3", "nogates-3", "--fixture", "nogates.fixture.yaml"])
+        .env("CAUTILUS_BIN", binary())
+        .env("CAUTILUS_CACHE_DIR", shared_cache_dir());
+    let (code, _, stderr) = output(command.output().unwrap());
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(state(&root.join("nogates-3")), "completed");
     // Bad arguments, and a failure passed on.
     let (code, _, stderr) = output(
         Command::new(shard_script())
