@@ -19,18 +19,18 @@ fn second_runtime_loads_from_the_compiled_cache() {
         .unwrap()
         .load(source.clone())
         .unwrap();
-    assert_eq!(first.cache, CacheStatus::Miss);
+    assert_eq!(first.cache_status().unwrap(), CacheStatus::Miss);
     let artifacts: Vec<_> = std::fs::read_dir(dir.path()).unwrap().flatten().collect();
     assert_eq!(artifacts.len(), 1, "one compiled artifact was stored");
 
     let second = Runtime::new(config).unwrap().load(source.clone()).unwrap();
-    assert_eq!(second.cache, CacheStatus::Hit);
+    assert_eq!(second.cache_status().unwrap(), CacheStatus::Hit);
 
     let uncached = Runtime::new(RuntimeConfig::default())
         .unwrap()
         .load(source)
         .unwrap();
-    assert_eq!(uncached.cache, CacheStatus::Disabled);
+    assert_eq!(uncached.cache_status().unwrap(), CacheStatus::Disabled);
 }
 
 #[test]
@@ -53,9 +53,14 @@ fn a_corrupt_artifact_is_recompiled() {
         .unwrap()
         .load(source.clone())
         .unwrap();
-    assert_eq!(again.cache, CacheStatus::Miss);
+    assert_eq!(again.cache_status().unwrap(), CacheStatus::Miss);
     assert_eq!(
-        Runtime::new(config).unwrap().load(source).unwrap().cache,
+        Runtime::new(config)
+            .unwrap()
+            .load(source)
+            .unwrap()
+            .cache_status()
+            .unwrap(),
         CacheStatus::Hit
     );
 }
@@ -88,7 +93,7 @@ fn a_cache_directory_others_can_write_is_not_trusted() {
     let source = PluginSource::File(cautilus_tests::component("preset-probe"));
     let plugin = Runtime::new(config).unwrap().load(source).unwrap();
     assert_eq!(
-        plugin.cache,
+        plugin.cache_status().unwrap(),
         CacheStatus::Disabled,
         "never load native code from a world-writable directory"
     );
@@ -237,4 +242,103 @@ fn a_component_below_the_threshold_compiles_silently() {
     let (code, _, stderr) = with_cache(std::path::Path::new(""), &size.to_string(), &score);
     assert_eq!(code, 0);
     assert!(stderr.contains("the compiled cache is off"), "{stderr}");
+}
+
+/// A runtime of `cache` (no notice, no fuel), as a new process has.
+fn registry_of(cache: &std::path::Path) -> cautilus::plugin::Registry {
+    crate::support::install_builtins();
+    let runtime = Runtime::new(RuntimeConfig {
+        cache_dir: Some(cache.to_path_buf()),
+        fuel_metering: false,
+        compile_notice: None,
+    })
+    .unwrap();
+    cautilus::plugin::Registry::new(std::sync::Arc::new(runtime))
+}
+
+#[test]
+fn built_ins_described_once_are_known_from_their_kept_descriptions_and_made_ready_when_used() {
+    // The compiled artifacts of the shared cache, linked into a cache of
+    // this test's own (compiling them again would take a minute).
+    let shared = crate::support::shared_cache_dir();
+    crate::support::registry().builtins().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("cache");
+    std::fs::create_dir(&cache).unwrap();
+    for entry in std::fs::read_dir(&shared).unwrap().flatten() {
+        let name = entry.file_name();
+        if name.to_string_lossy().ends_with(".cwasm") {
+            std::fs::hard_link(entry.path(), cache.join(name)).unwrap();
+        }
+    }
+
+    // The first process describes every built-in and keeps what they said.
+    let first = registry_of(&cache);
+    let described: Vec<(String, String)> = first
+        .builtins()
+        .unwrap()
+        .iter()
+        .map(|p| (p.id().to_string(), p.kind.to_string()))
+        .collect();
+    assert!(first.builtins().unwrap().iter().all(|p| p.is_prepared()));
+    let kept = cache.join("described");
+    let mut entries: Vec<_> = std::fs::read_dir(&kept)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    entries.sort();
+    assert_eq!(entries.len(), described.len(), "{entries:?}");
+
+    // The next knows them all without making any ready, and makes ready
+    // the one it uses.
+    let second = registry_of(&cache);
+    let known: Vec<(String, String)> = second
+        .builtins()
+        .unwrap()
+        .iter()
+        .map(|p| (p.id().to_string(), p.kind.to_string()))
+        .collect();
+    assert_eq!(known, described);
+    assert!(second.builtins().unwrap().iter().all(|p| !p.is_prepared()));
+    let (scorer, _) = second.resolve_scorer("contains").unwrap();
+    assert_eq!(scorer.cache_status().unwrap(), CacheStatus::Hit);
+    assert!(scorer.is_prepared());
+    let prepared = second
+        .builtins()
+        .unwrap()
+        .iter()
+        .filter(|p| p.is_prepared())
+        .count();
+    assert_eq!(prepared, 1, "only the component used was made ready");
+
+    // A damaged description is described again (and kept again).
+    let scorer_entry = kept.join(format!("{}.json", scorer.sha256));
+    let good = std::fs::read_to_string(&scorer_entry).unwrap();
+    std::fs::write(&scorer_entry, &good[..good.len() / 3]).unwrap();
+    let third = registry_of(&cache);
+    let (again, _) = third.resolve_scorer("contains").unwrap();
+    assert!(again.is_prepared(), "described again at load");
+    assert_eq!(std::fs::read_to_string(&scorer_entry).unwrap(), good);
+
+    // One that says another world than the component has is refused when
+    // the component is made ready, never linked as that world.
+    std::fs::write(
+        &scorer_entry,
+        good.replacen("\"kind\":\"Scorer\"", "\"kind\":\"Provider\"", 1),
+    )
+    .unwrap();
+    let fourth = registry_of(&cache);
+    let wrong = fourth
+        .builtins()
+        .unwrap()
+        .iter()
+        .find(|p| p.sha256 == scorer.sha256)
+        .unwrap()
+        .clone();
+    let error = wrong.cache_status().unwrap_err().to_string();
+    assert!(
+        error.contains("scorer") && error.contains("provider"),
+        "{error}"
+    );
 }

@@ -97,7 +97,8 @@ struct Row {
     compiled_cache: &'static str,
 }
 
-fn rows(plugin: &Plugin) -> Vec<Row> {
+fn rows(plugin: &Plugin) -> Result<Vec<Row>, crate::plugin::PluginError> {
+    let cache = plugin.cache_status()?;
     let info = plugin.description.plugin_info();
     let row = |id: &str| Row {
         id: id.to_string(),
@@ -108,13 +109,13 @@ fn rows(plugin: &Plugin) -> Vec<Row> {
         sha256: plugin.sha256.clone(),
         capabilities: info.capabilities.iter().map(capability_text).collect(),
         source: plugin.label.clone(),
-        compiled_cache: plugin.cache.as_str(),
+        compiled_cache: cache.as_str(),
     };
-    match &plugin.description {
+    Ok(match &plugin.description {
         Description::Scorer(pack) => pack.scorers.iter().map(|s| row(&s.id)).collect(),
         Description::Preset(p) => vec![row(&format!("{}/{}", p.info.surface, p.info.preset))],
         Description::Provider(_) => vec![row(&info.id)],
-    }
+    })
 }
 
 fn capability_text(capability: &Capability) -> String {
@@ -131,7 +132,11 @@ fn list(args: ListArgs) -> anyhow::Result<ExitCode> {
     for path in &args.paths {
         plugins.push(registry.load_path(path)?);
     }
-    let rows: Vec<Row> = plugins.iter().flat_map(|p| rows(p)).collect();
+    let mut all = Vec::new();
+    for plugin in &plugins {
+        all.extend(rows(plugin)?);
+    }
+    let rows = all;
     if args.json {
         crate::outln!(
             "{}",
@@ -210,6 +215,7 @@ struct ScorerView {
 fn inspect(args: InspectArgs) -> anyhow::Result<ExitCode> {
     let registry = registry()?;
     let plugin = registry.resolve_plugin(&args.reference)?;
+    let cache = plugin.cache_status()?;
     let info = plugin.description.plugin_info();
     let mut view = Inspection {
         id: info.id.clone(),
@@ -221,10 +227,10 @@ fn inspect(args: InspectArgs) -> anyhow::Result<ExitCode> {
         source: plugin.label.clone(),
         capabilities: info.capabilities.iter().map(capability_text).collect(),
         granted: serde_json::Value::Null,
-        compiled_cache: plugin.cache.as_str(),
+        compiled_cache: cache.as_str(),
         size_bytes: plugin.size,
         size: crate::plugin::notice::human_size(plugin.size),
-        cache_state: match plugin.cache {
+        cache_state: match cache {
             CacheStatus::Hit => "cached",
             CacheStatus::Miss => "not cached",
             CacheStatus::Disabled => "off",

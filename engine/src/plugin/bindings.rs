@@ -6,6 +6,11 @@
 //! bindings are generated beside these and the re-exports say which one
 //! the host speaks (`latest`), older ones forwarding to it.
 //!
+//! Every generated record, variant and enum is also `serde`-serializable:
+//! what a component says about itself is kept beside its compiled artifact
+//! ([`super::described`]), so a later process need not instantiate it to
+//! know it.
+//!
 //! The `types` and `log` interfaces are generated once (in `scorer`) and
 //! shared by the other worlds through `with`, so one `Host` impl serves all.
 //!
@@ -26,6 +31,7 @@ mod scorer {
     wasmtime::component::bindgen!({
         path: "../wit",
         world: "scorer",
+        additional_derives: [serde::Serialize, serde::Deserialize],
     });
 }
 
@@ -33,6 +39,7 @@ mod preset {
     wasmtime::component::bindgen!({
         path: "../wit",
         world: "preset",
+        additional_derives: [serde::Serialize, serde::Deserialize],
         with: {
             "cautilus:plugin/types": super::scorer::cautilus::plugin::types,
             "cautilus:plugin/log": super::scorer::cautilus::plugin::log,
@@ -44,6 +51,7 @@ mod provider {
     wasmtime::component::bindgen!({
         path: "../wit",
         world: "provider",
+        additional_derives: [serde::Serialize, serde::Deserialize],
         imports: {
             "cautilus:plugin/http.send": async,
             "cautilus:plugin/process.run": async,

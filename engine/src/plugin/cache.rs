@@ -70,6 +70,12 @@ impl CompiledCache {
         self.dir.as_deref()
     }
 
+    /// The hash of what makes an artifact fit this engine and binary
+    /// version (part of every artifact's name).
+    pub fn engine_key(&self) -> &str {
+        &self.engine_key
+    }
+
     /// Where the compiled artifact of the component whose sha256 is
     /// `sha256` is (or would be) kept; `None` when caching is off.
     pub fn artifact_path(&self, sha256: &str) -> Option<PathBuf> {
@@ -132,7 +138,7 @@ impl CompiledCache {
 
 /// A cache directory is trusted when it does not exist yet (we create it
 /// private) or is a real directory that only its owner can write to.
-fn trusted_dir(dir: &Path) -> bool {
+pub(super) fn trusted_dir(dir: &Path) -> bool {
     match std::fs::symlink_metadata(dir) {
         Err(_) => true,
         Ok(meta) if !meta.is_dir() => false,
@@ -152,11 +158,11 @@ fn trusted_dir(dir: &Path) -> bool {
 }
 
 /// A regular file, not a symlink to somewhere else.
-fn is_regular_file(path: &Path) -> bool {
+pub(super) fn is_regular_file(path: &Path) -> bool {
     std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_file())
 }
 
-fn store_atomically(dir: &Path, path: &Path, artifact: &[u8]) -> std::io::Result<()> {
+pub(super) fn store_atomically(dir: &Path, path: &Path, artifact: &[u8]) -> std::io::Result<()> {
     if !dir.exists() {
         std::fs::create_dir_all(dir)?;
         #[cfg(unix)]

@@ -9,7 +9,7 @@
 
 use std::time::Duration;
 
-use wasmtime::{Config, Engine, InstanceAllocationStrategy, OptLevel, PoolingAllocationConfig};
+use wasmtime::{Config, Engine, OptLevel};
 
 /// Granularity of deadlines. A call is stopped at most one tick after its limit.
 pub const EPOCH_TICK: Duration = Duration::from_millis(5);
@@ -22,21 +22,19 @@ pub const EPOCH_TICK: Duration = Duration::from_millis(5);
 /// a process whose limits set no budget builds its engine without it (the
 /// compiled cache keeps the two kinds apart).
 ///
-/// Instances come from the pooling allocator: slots are reserved once
-/// (virtual memory only) and reused, which makes a fresh store several times
-/// cheaper than mapping memory per instance. Where the reservation is
-/// refused (e.g. under `ulimit -v`), the engine falls back to on-demand
-/// allocation, which behaves the same, only slower to instantiate.
+/// Instances are allocated on demand. The pooling allocator (slots reserved
+/// once and reused) made a fresh store cheaper when every case had its own
+/// stores; a run now keeps one store per worker and plugin, and setting up
+/// the pool (a guard page per async stack, index tables) cost about 2 ms of
+/// every command's start-up, more than it saved any run measured
+/// (bench/README.md, "Start-up").
 pub fn build_engine(fuel_metering: bool) -> wasmtime::Result<Engine> {
-    let engine = match Engine::new(&config(Some(pooling()), fuel_metering)) {
-        Ok(engine) => engine,
-        Err(_) => Engine::new(&config(None, fuel_metering))?,
-    };
+    let engine = Engine::new(&config(fuel_metering))?;
     spawn_epoch_ticker(&engine);
     Ok(engine)
 }
 
-fn config(pooling: Option<PoolingAllocationConfig>, fuel_metering: bool) -> Config {
+fn config(fuel_metering: bool) -> Config {
     let mut config = Config::new();
     config
         .wasm_component_model(true)
@@ -44,32 +42,8 @@ fn config(pooling: Option<PoolingAllocationConfig>, fuel_metering: bool) -> Conf
         .consume_fuel(fuel_metering)
         .cranelift_opt_level(OptLevel::Speed)
         .parallel_compilation(true);
-    if let Some(pooling) = pooling {
-        config.allocation_strategy(InstanceAllocationStrategy::Pooling(pooling));
-    }
     config
 }
-
-/// Room for a few hundred live plugin stores at once (each component
-/// instance holds several core instances, memories and tables).
-///
-/// Async fiber stacks are only used by provider calls (a store keeps one
-/// while it lives): at most `--concurrency` (≤ 256) sessions in a run, plus
-/// a few for `describe`. Each pooled stack costs a guard-page `mprotect`
-/// when the engine is built (1,000 of them were ~3 ms of every start-up).
-fn pooling() -> PoolingAllocationConfig {
-    let mut pooling = PoolingAllocationConfig::default();
-    pooling
-        .total_component_instances(1000)
-        .total_core_instances(4000)
-        .total_memories(2000)
-        .total_tables(4000)
-        .total_stacks(FIBER_STACKS);
-    pooling
-}
-
-/// Pooled async stacks: twice the largest `--concurrency`.
-pub const FIBER_STACKS: u32 = 512;
 
 /// Number of epoch ticks for a wall-clock limit (at least one).
 pub fn deadline_ticks(limit: Duration) -> u64 {

@@ -48,7 +48,7 @@ impl<B> LiveInstance<B> {
         let name = self.plugin.id().to_string();
         if self.live.is_none() {
             let mut store = self.plugin.armed_store(&self.limits, self.grants.clone())?;
-            let bindings = instantiate(&self.plugin.pre, &mut store)
+            let bindings = instantiate(self.plugin.pre()?, &mut store)
                 .map_err(|e| classify(e, &store, &self.limits, &name))?;
             self.live = Some((store, bindings));
         }

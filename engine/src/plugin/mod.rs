@@ -3,8 +3,10 @@
 //! Module map:
 //! - [`engine`]: the one `Engine` and the epoch ticker behind deadlines;
 //! - [`cache`]: the on-disk compiled-component cache;
+//! - `described`: what each component said about itself, kept beside it;
 //! - [`notice`]: the stderr notice of a long first compile;
 //! - [`runtime`]: loading components, world/version detection, stores;
+//! - `prepared`: a component made ready to instantiate (at load or on first use), the linkers;
 //! - [`limits`]: per-store limits;
 //! - [`store_state`]: a store's data (WASI without authority, one context per host interface);
 //! - [`capability`]: one policy per capability (requested ∩ pack ceiling ∩ run grant);
@@ -27,6 +29,7 @@ pub mod builtin;
 pub mod cache;
 pub mod capability;
 mod capture;
+mod described;
 pub mod engine;
 pub mod error;
 pub mod grants;
@@ -39,6 +42,7 @@ pub mod net;
 pub mod notice;
 pub mod oneshot;
 pub mod packs;
+mod prepared;
 pub mod preset;
 mod preset_pre;
 pub mod provider;
@@ -69,7 +73,7 @@ pub use scorer_session::ScorerSession;
 pub use crate::contract::{WIT_PACKAGE, WIT_VERSION};
 
 /// The three plugin worlds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum PluginKind {
     Scorer,
     Preset,
@@ -93,7 +97,7 @@ impl std::fmt::Display for PluginKind {
 }
 
 /// What a plugin said about itself in `describe`.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub enum Description {
     Scorer(bindings::scorer_api::ScorerPack),
     Preset(Box<preset::PresetDescription>),

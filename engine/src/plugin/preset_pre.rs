@@ -130,7 +130,7 @@ const LEGACY_INPUT_FIELDS: &[&str] = &["input", "messages", "prompt", "turns"];
 const LEGACY_ANSWER: &[&str] = &["/observed/finalText", "/output"];
 
 /// What a preset said about itself: `describe`, and its suite contract.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct PresetDescription {
     pub info: PresetInfo,
     pub contract: SuiteContract,

@@ -81,7 +81,7 @@ impl ProviderSession {
     /// a run can get its sessions ready while it checks its cases.
     pub async fn warm(&mut self) -> Result<(), PluginError> {
         if self.live.is_none() {
-            let PluginPre::Provider(pre) = &self.plugin.pre else {
+            let PluginPre::Provider(pre) = self.plugin.pre()? else {
                 unreachable!("checked in ProviderSession::new")
             };
             let mut store = self.plugin.armed_store(&self.limits, self.grants.clone())?;

@@ -152,7 +152,7 @@ pub(crate) fn nothing() -> Needs {
 
 /// What a provider said about itself: `describe`, its declared needs
 /// and its embedder (nothing and none for a provider built against 0.1.0).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct ProviderDescription {
     pub plugin: PluginInfo,
     /// Recorded on every result, e.g. `fixture-backend`.

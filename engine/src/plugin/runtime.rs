@@ -4,25 +4,29 @@
 //! Loading a component: read bytes → sha256 → compiled cache (or compile) →
 //! detect the world and WIT version from its exports → pre-instantiate with
 //! that world's linker → call `describe` once in a throwaway store.
+//!
+//! A built-in this binary described before is known from its kept
+//! description instead ([`super::described`]), and made ready on first
+//! use ([`super::prepared`]).
 
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use wasmtime::component::{Component, Linker};
 use wasmtime::{Engine, Store};
 
-use super::bindings::ScorerPre;
 use super::bindings::types::Capability;
 use super::cache::{CacheStatus, CompiledCache, sha256_hex};
 use super::capability::{Ceiling, Requested};
+use super::described::DescribedCache;
 use super::engine::build_engine;
 use super::error::PluginError;
 use super::grants::Grants;
 use super::guest_call::{arm, classify, new_store};
-use super::imports::{preset_linker, provider_linker, scorer_linker};
 use super::limits::Limits;
 use super::notice::CompileNotice;
+pub(crate) use super::prepared::PluginPre;
+use super::prepared::{Deferred, Linkers, Prepared, compile};
 use super::store_state::StoreState;
 use super::world::detect_world;
 use super::{Description, PluginKind, WIT_VERSION};
@@ -45,7 +49,8 @@ impl PluginSource {
     }
 }
 
-/// A loaded, pre-instantiated component.
+/// A loaded component: what it said about itself, and the component
+/// ready to instantiate (made now, or on first use: [`Plugin::pre`]).
 pub struct Plugin {
     /// `builtin:<name>` or the file path, for messages.
     pub label: String,
@@ -53,12 +58,11 @@ pub struct Plugin {
     pub sha256: String,
     pub kind: PluginKind,
     pub wit_version: &'static str,
-    /// Whether the compiled artifact came from the on-disk cache.
-    pub cache: CacheStatus,
     /// The component's length in bytes.
     pub size: u64,
     pub description: Description,
-    pub(crate) pre: PluginPre,
+    engine: Engine,
+    prepared: Arc<Prepared>,
     /// What a pack's user granted it at install (`None`: not from a
     /// pack). A call is allowed only if requested, granted here AND by
     /// the run ([`super::capability`]).
@@ -66,6 +70,23 @@ pub struct Plugin {
 }
 
 impl Plugin {
+    /// The component ready to instantiate (mapped from the compiled cache,
+    /// checked and linked now if this is its first use).
+    pub(crate) fn pre(&self) -> Result<&PluginPre, PluginError> {
+        self.prepared.get().map(|(pre, _)| pre)
+    }
+
+    /// Whether its compiled artifact came from the on-disk cache (making
+    /// it ready if it was not yet).
+    pub fn cache_status(&self) -> Result<CacheStatus, PluginError> {
+        self.prepared.get().map(|(_, cache)| *cache)
+    }
+
+    /// Whether the component was made ready (loaded, or used once).
+    pub fn is_prepared(&self) -> bool {
+        self.prepared.is_ready()
+    }
+
     /// The plugin's id from `describe`.
     pub fn id(&self) -> &str {
         &self.description.plugin_info().id
@@ -91,7 +112,7 @@ impl Plugin {
         limits: &Limits,
         grants: Arc<Grants>,
     ) -> Result<Store<StoreState>, PluginError> {
-        if limits.fuel.is_some() && !self.pre.engine().get_consume_fuel() {
+        if limits.fuel.is_some() && !self.engine.get_consume_fuel() {
             return Err(PluginError::Host(format!(
                 "plugin `{}` was given a fuel budget, but this process's engine counts no fuel; \
                  build the runtime with `RuntimeConfig::fuel_metering` whenever limits may set fuel",
@@ -99,7 +120,7 @@ impl Plugin {
             )));
         }
         let mut store = new_store(
-            self.pre.engine(),
+            &self.engine,
             Arc::from(self.id()),
             limits,
             grants,
@@ -125,10 +146,10 @@ impl Plugin {
             sha256: self.sha256.clone(),
             kind: self.kind,
             wit_version: self.wit_version,
-            cache: self.cache,
             size: self.size,
             description: self.description.clone(),
-            pre: self.pre.clone(),
+            engine: self.engine.clone(),
+            prepared: self.prepared.clone(),
             ceiling: self.ceiling.clone(),
         }
     }
@@ -157,23 +178,6 @@ impl Plugin {
         Self {
             ceiling: Some(Ceiling { granted, pack }),
             ..self.copy()
-        }
-    }
-}
-
-#[derive(Clone)]
-pub(crate) enum PluginPre {
-    Scorer(ScorerPre<StoreState>),
-    Preset(super::preset_pre::PresetPre),
-    Provider(super::provider_pre::ProviderPre),
-}
-
-impl PluginPre {
-    pub(crate) fn engine(&self) -> &Engine {
-        match self {
-            Self::Scorer(pre) => pre.engine(),
-            Self::Preset(pre) => pre.engine(),
-            Self::Provider(pre) => pre.engine(),
         }
     }
 }
@@ -213,10 +217,9 @@ impl RuntimeConfig {
 /// The plugin runtime of one process.
 pub struct Runtime {
     engine: Engine,
-    scorer_linker: Linker<StoreState>,
-    preset_linker: Linker<StoreState>,
-    provider_linker: Linker<StoreState>,
-    cache: CompiledCache,
+    linkers: Arc<Linkers>,
+    cache: Arc<CompiledCache>,
+    described: DescribedCache,
     compile_notice: Option<CompileNotice>,
     loaded: Mutex<HashMap<String, Arc<Plugin>>>,
 }
@@ -224,16 +227,14 @@ pub struct Runtime {
 impl Runtime {
     pub fn new(config: RuntimeConfig) -> Result<Self, PluginError> {
         let engine = build_engine(config.fuel_metering).map_err(host_error)?;
-        let scorer_linker = scorer_linker::<StoreState>(&engine).map_err(host_error)?;
-        let preset_linker = preset_linker::<StoreState>(&engine).map_err(host_error)?;
-        let provider_linker = provider_linker::<StoreState>(&engine).map_err(host_error)?;
+        let linkers = Arc::new(Linkers::new(&engine));
         let cache = CompiledCache::new(&engine, config.cache_dir);
+        let described = DescribedCache::new(cache.dir(), cache.engine_key());
         Ok(Self {
             engine,
-            scorer_linker,
-            preset_linker,
-            provider_linker,
-            cache,
+            linkers,
+            cache: Arc::new(cache),
+            described,
             compile_notice: config.compile_notice,
             loaded: Mutex::new(HashMap::new()),
         })
@@ -274,26 +275,47 @@ impl Runtime {
         if let Some(plugin) = self.lock_loaded().get(&sha256) {
             return Ok(plugin.clone());
         }
-        // A long compile is announced before it starts, and timed.
-        let started = std::time::Instant::now();
-        let mut announced = false;
-        let (component, cache) = self
-            .cache
-            .load(&self.engine, &sha256, bytes, |stored| {
-                if self.compile_notice.is_some_and(|n| n.covers(bytes.len())) {
-                    super::notice::compiling(&label, bytes.len(), stored);
-                    announced = true;
-                }
-            })
-            .map_err(|e| PluginError::Compile {
-                plugin: label.clone(),
-                message: format!("{e:#}"),
-            })?;
-        if announced {
-            super::notice::compiled(&label, started.elapsed());
+        let size = u64::try_from(bytes.len()).unwrap_or(u64::MAX);
+        if let PluginSource::Builtin(builtin) = &source
+            && let Some((kind, description)) = self.described.get(&sha256)
+        {
+            // Described and checked by this binary before: made ready on
+            // first use.
+            let prepared = Prepared::deferred(Deferred {
+                engine: self.engine.clone(),
+                linkers: self.linkers.clone(),
+                cache: self.cache.clone(),
+                notice: self.compile_notice,
+                bytes: builtin.bytes,
+                sha256: sha256.clone(),
+                label: label.clone(),
+                kind,
+            });
+            let plugin = Arc::new(Plugin {
+                label,
+                source,
+                sha256: sha256.clone(),
+                kind,
+                wit_version: WIT_VERSION,
+                size,
+                description,
+                engine: self.engine.clone(),
+                prepared: Arc::new(prepared),
+                ceiling: None,
+            });
+            self.lock_loaded().insert(sha256, plugin.clone());
+            return Ok(plugin);
         }
+        let (component, cache) = compile(
+            &self.engine,
+            &self.cache,
+            self.compile_notice,
+            &label,
+            &sha256,
+            bytes,
+        )?;
         let kind = detect_world(&self.engine, &component, &label)?;
-        let pre = self.pre_instantiate(kind, &component, &label)?;
+        let pre = self.linkers.pre_instantiate(kind, &component, &label)?;
         let description = describe(&pre, &label)?;
         if let Description::Preset(preset) = &description {
             let info = &preset.info;
@@ -311,16 +333,19 @@ impl Runtime {
                     message,
                 })?;
         }
+        if matches!(source, PluginSource::Builtin(_)) {
+            self.described.put(&sha256, kind, &description);
+        }
         let plugin = Arc::new(Plugin {
             label,
             source,
             sha256: sha256.clone(),
             kind,
             wit_version: WIT_VERSION,
-            cache,
-            size: u64::try_from(bytes.len()).unwrap_or(u64::MAX),
+            size,
             description,
-            pre,
+            engine: self.engine.clone(),
+            prepared: Arc::new(Prepared::ready(pre, cache)),
             ceiling: None,
         });
         self.lock_loaded().insert(sha256, plugin.clone());
@@ -329,41 +354,6 @@ impl Runtime {
 
     fn lock_loaded(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<Plugin>>> {
         self.loaded.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    fn pre_instantiate(
-        &self,
-        kind: PluginKind,
-        component: &Component,
-        label: &str,
-    ) -> Result<PluginPre, PluginError> {
-        let link_error = |e: wasmtime::Error| PluginError::Link {
-            plugin: label.to_string(),
-            message: format!("{e:#}"),
-        };
-        Ok(match kind {
-            PluginKind::Scorer => {
-                let pre = self
-                    .scorer_linker
-                    .instantiate_pre(component)
-                    .map_err(link_error)?;
-                PluginPre::Scorer(ScorerPre::new(pre).map_err(link_error)?)
-            }
-            PluginKind::Preset => {
-                let pre = self
-                    .preset_linker
-                    .instantiate_pre(component)
-                    .map_err(link_error)?;
-                PluginPre::Preset(super::preset_pre::PresetPre::new(pre).map_err(link_error)?)
-            }
-            PluginKind::Provider => {
-                let pre = self
-                    .provider_linker
-                    .instantiate_pre(component)
-                    .map_err(link_error)?;
-                PluginPre::Provider(super::provider_pre::ProviderPre::new(pre).map_err(link_error)?)
-            }
-        })
     }
 }
 

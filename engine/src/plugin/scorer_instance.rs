@@ -322,7 +322,7 @@ impl ScorerInstance {
     }
 
     fn instantiate(&self) -> Result<Live, PluginError> {
-        let PluginPre::Scorer(pre) = &self.plugin.pre else {
+        let PluginPre::Scorer(pre) = self.plugin.pre()? else {
             unreachable!("checked in ScorerInstance::new");
         };
         let name = self.plugin.id().to_string();
