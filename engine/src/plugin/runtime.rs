@@ -361,9 +361,19 @@ fn host_error(e: wasmtime::Error) -> PluginError {
     PluginError::Host(format!("{e:#}"))
 }
 
-/// Calls `describe` in a throwaway store with default limits.
+/// How long instantiating a component and its `describe` may take, once,
+/// when it loads: a component that starts an interpreter (a Python
+/// scorer's) may take more than a guest call's default two seconds on a
+/// busy machine; one that never answers is still stopped.
+const DESCRIBE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(20);
+
+/// Calls `describe` in a throwaway store with default limits (but
+/// [`DESCRIBE_TIMEOUT`]).
 fn describe(pre: &PluginPre, label: &str) -> Result<Description, PluginError> {
-    let limits = Limits::default();
+    let limits = Limits {
+        timeout: DESCRIBE_TIMEOUT,
+        ..Limits::default()
+    };
     let grants = Arc::new(Grants::default());
     let name: Arc<str> = Arc::from(label);
     // One throwaway store per world, armed with the default limits.
