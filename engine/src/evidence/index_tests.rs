@@ -166,3 +166,32 @@ fn loaded_runs_are_kept_until_they_change_or_are_let_go() {
     assert_eq!(loaded.runs.lock().unwrap().len(), LOADED);
     assert!(!Arc::ptr_eq(&b, &loaded.report(&one.dir).unwrap()));
 }
+
+#[test]
+fn runs_summarized_at_once_are_the_ones_summarized_one_by_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let runs: Vec<RunRef> = (0..11)
+        .map(|k| {
+            let status = if k % 3 == 0 { "failed" } else { "passed" };
+            run(root, &format!("202601{k:02}T000000000Z-0001"), "s", status)
+        })
+        .collect();
+    std::fs::write(runs[4].dir.join("eval-summary.json"), "{").unwrap();
+    let index = RunIndex::in_memory(root);
+    // Some indexed already, the others read at once.
+    index.summary(&runs[1]).unwrap();
+    index.summary(&runs[7]).unwrap();
+    let all = index.summaries(&runs);
+    assert_eq!(all.len(), runs.len());
+    for (run, known) in runs.iter().zip(&all) {
+        match crate::report::load(&run.dir) {
+            Ok(report) => same(known.as_ref().unwrap(), &RunSummary::of(run, &report)),
+            Err(e) => assert_eq!(known.as_ref().unwrap_err(), &format!("{}: {e}", run.id)),
+        }
+    }
+    assert_eq!(index.lock().entries.len(), runs.len());
+    // Then from the index.
+    let again = index.summaries(&runs);
+    assert_eq!(format!("{again:?}"), format!("{all:?}"));
+}

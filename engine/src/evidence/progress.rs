@@ -5,8 +5,9 @@
 //!
 //! At most [`MAX_POINTS`] runs: the newest. [`suite_progress`] reads every
 //! run to count the older ones (`omitted`); [`newest`] (what `cautilus
-//! serve` answers) stops reading at its `limit`th run of the suite and
-//! says `truncated` when older runs were left unread.
+//! serve` answers) stops reading at its `limit`th run of the suite (a few
+//! more read at once may be indexed) and says `truncated` when older runs
+//! were left unread.
 
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -74,12 +75,12 @@ fn series(records: &Records, suite_id: &str, limit: Option<usize>) -> SuiteProgr
     let mut points = Vec::new();
     let runs = records.runs();
     let mut read = 0;
-    for run in &runs {
+    for (_, summary) in records.summarized(&runs) {
         if limit.is_some_and(|l| points.len() >= l) {
             break;
         }
         read += 1;
-        let Ok(summary) = records.summary(run) else {
+        let Ok(summary) = summary else {
             continue;
         };
         if summary.suite_id != suite_id {
