@@ -301,6 +301,16 @@ impl RunIndex {
     /// runs not indexed read from their records at once, on up to
     /// [`THREADS`] threads.
     pub fn summaries(&self, runs: &[RunRef]) -> Vec<Known> {
+        self.summaries_of(runs, None)
+            .into_iter()
+            .map(|k| k.expect("every run read"))
+            .collect()
+    }
+
+    /// As [`RunIndex::summaries`]; with `suite`, a run not indexed whose
+    /// records name another suite ([`crate::report::suite_of`]) is not
+    /// read whole: `None` (it is of another suite, or unreadable).
+    pub fn summaries_of(&self, runs: &[RunRef], suite: Option<&str>) -> Vec<Option<Known>> {
         let mut known: Vec<Option<Known>> = Vec::with_capacity(runs.len());
         let mut missing = Vec::new();
         for (i, run) in runs.iter().enumerate() {
@@ -315,23 +325,30 @@ impl RunIndex {
             .map_or(1, |n| n.get())
             .clamp(1, THREADS)
             .min(missing.len());
+        let make = |run: &RunRef, stamp: Stamp| {
+            let other = suite.is_some_and(|suite| {
+                crate::report::suite_of(&run.dir).is_some_and(|named| named != suite)
+            });
+            (!other).then(|| self.make(run, stamp))
+        };
         if threads <= 1 {
             for (i, stamp) in missing {
-                known[i] = Some(self.make(&runs[i], stamp));
+                known[i] = make(&runs[i], stamp);
             }
         } else {
             let mut shares: Vec<Vec<(usize, Stamp)>> = vec![Vec::new(); threads];
             for (n, one) in missing.into_iter().enumerate() {
                 shares[n % threads].push(one);
             }
-            let made: Vec<(usize, Known)> = std::thread::scope(|scope| {
+            let made: Vec<(usize, Option<Known>)> = std::thread::scope(|scope| {
                 let workers: Vec<_> = shares
                     .into_iter()
                     .map(|share| {
+                        let make = &make;
                         scope.spawn(move || {
                             share
                                 .into_iter()
-                                .map(|(i, stamp)| (i, self.make(&runs[i], stamp)))
+                                .map(|(i, stamp)| (i, make(&runs[i], stamp)))
                                 .collect::<Vec<_>>()
                         })
                     })
@@ -342,13 +359,10 @@ impl RunIndex {
                     .collect()
             });
             for (i, one) in made {
-                known[i] = Some(one);
+                known[i] = one;
             }
         }
         known
-            .into_iter()
-            .map(|k| k.expect("every run read"))
-            .collect()
     }
 
     /// What the index says of `run` when its records still have `stamp`.

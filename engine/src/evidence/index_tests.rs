@@ -195,3 +195,36 @@ fn runs_summarized_at_once_are_the_ones_summarized_one_by_one() {
     let again = index.summaries(&runs);
     assert_eq!(format!("{again:?}"), format!("{all:?}"));
 }
+
+#[test]
+fn a_suite_series_passes_over_runs_of_other_suites_without_reading_them_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let runs: Vec<RunRef> = (0..6)
+        .map(|k| {
+            let suite = if k % 2 == 0 { "s" } else { "t" };
+            run(
+                root,
+                &format!("202601{k:02}T000000000Z-0001"),
+                suite,
+                "passed",
+            )
+        })
+        .collect();
+    std::fs::write(runs[5].dir.join("eval-summary.json"), "{").unwrap();
+    let index = RunIndex::in_memory(root);
+    index.summary(&runs[1]).unwrap();
+    let of_s = index.summaries_of(&runs, Some("s"));
+    for (k, (run, known)) in runs.iter().zip(&of_s).enumerate() {
+        match k {
+            // Indexed already: its summary, whatever its suite.
+            1 => assert_eq!(known.as_ref().unwrap().as_ref().unwrap().suite_id, "t"),
+            // Not JSON: read whole, and unreadable.
+            5 => assert!(known.as_ref().unwrap().is_err()),
+            3 => assert!(known.is_none(), "{k}"),
+            _ => same(known.as_ref().unwrap().as_ref().unwrap(), &direct(run)),
+        }
+    }
+    // Only the runs read whole are indexed.
+    assert_eq!(index.lock().entries.len(), 5);
+}

@@ -96,6 +96,18 @@ impl Records {
             .flat_map(|chunk| chunk.iter().zip(self.summaries(chunk)))
     }
 
+    /// [`Records::summarized`] for a series of suite `suite`: `None` for
+    /// a run not read whole because its records name another suite (of
+    /// another suite, or unreadable: passed over either way).
+    pub fn summarized_of<'a>(
+        &'a self,
+        runs: &'a [RunRef],
+        suite: &'a str,
+    ) -> impl Iterator<Item = Option<Result<RunSummary, String>>> + 'a {
+        runs.chunks(SUMMARIZED)
+            .flat_map(move |chunk| self.index.summaries_of(chunk, Some(suite)))
+    }
+
     /// Forgets the indexed runs that are not in `runs` (every finished run
     /// now) and saves the index when it changed.
     pub fn settle_index(&self, runs: &[RunRef]) {

@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 pub use case_rows::safe_join;
 pub use load::load;
 pub use model::Report;
-pub use outline::{CellOutline, Outline, outline, typed_outline};
+pub use outline::{CellOutline, Outline, outline, suite_of, typed_outline};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ReportError {

@@ -86,6 +86,47 @@ pub fn outline(path: &Path) -> Result<Outline, ReportError> {
     }
 }
 
+/// The suite the run at `path` names (its record's `suiteId`, as
+/// [`load`] reads it: the last given, empty when not a string), read from
+/// its structure alone (the rest is passed over unchecked, so its records
+/// may still be unreadable to [`load`]); `None` when it cannot tell. A run
+/// of another suite is either that or unreadable: what a suite's series
+/// passes over either way, without reading it whole.
+pub fn suite_of(path: &Path) -> Option<String> {
+    let (_, file) = locate(path).ok()?;
+    let bytes = read_bytes(&file).ok()?;
+    let SuiteId(id) = serde_json::from_slice(&bytes).ok()?;
+    Some(text_of(id))
+}
+
+/// A record root's last `suiteId`, the rest passed over unchecked.
+struct SuiteId(Option<Value>);
+
+impl<'de> Deserialize<'de> for SuiteId {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = SuiteId;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a record")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SuiteId, A::Error> {
+                let mut id = None;
+                while let Some(name) = map.next_key_seed(Name(&["suiteId"]))? {
+                    match name {
+                        Some(_) => id = Some(map.next_value()?),
+                        None => {
+                            map.next_value::<serde::de::IgnoredAny>()?;
+                        }
+                    }
+                }
+                Ok(SuiteId(id))
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
 /// The outline read by the typed parse alone, `None` when the records
 /// are not what it reads (then [`outline`] asks [`load`], which says what
 /// they are).
