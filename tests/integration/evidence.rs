@@ -309,6 +309,132 @@ fn read_models_over_a_dozen_runs_with_a_promoted_baseline() {
     assert_eq!(nested.variants.len(), 2);
 }
 
+/// Every directory under `dir` holding a run's final record (runs, a
+/// project run's suites, an experiment's group directories).
+fn record_dirs(dir: &Path, found: &mut Vec<PathBuf>) {
+    if dir.join("eval-summary.json").is_file() || dir.join("experiment.json").is_file() {
+        found.push(dir.to_path_buf());
+    }
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        if entry.file_type().unwrap().is_dir() {
+            record_dirs(&entry.path(), found);
+        }
+    }
+}
+
+#[test]
+fn every_kind_of_run_outlines_as_its_report_reads() {
+    use cautilus::report::{Outline, load, outline, typed_outline};
+    let dir = project();
+    let root = dir.path();
+    let test = |args: &[&str]| {
+        let mut argv = vec!["eval", "test", "--quiet"];
+        argv.extend_from_slice(args);
+        let (code, stdout, stderr) = cli(root, &argv);
+        assert!(code == 0 || code == 1, "{args:?}: {stdout}{stderr}");
+    };
+    // A plain run, passing and failing.
+    run_support(root, true, 0);
+    run_support(root, false, 1);
+    // A case errored (its canned answer is not one).
+    let partial = root.join("partial.json");
+    std::fs::write(
+        &partial,
+        json!({"refund": canned(true, 2)["refund"], "hours": 42}).to_string(),
+    )
+    .unwrap();
+    let partial = partial.to_str().unwrap();
+    let support = ["--fixture", "evals/support.fixture.yaml"];
+    test(&[&support[..], &["--fixture-results", partial]].concat());
+    // Filtered by case, and sharded.
+    let answers = root.join("canned-0.json");
+    let answers = answers.to_str().unwrap();
+    test(
+        &[
+            &support[..],
+            &["--fixture-results", answers, "--case", "refund"],
+        ]
+        .concat(),
+    );
+    test(
+        &[
+            &support[..],
+            &["--fixture-results", answers, "--shard", "1/2"],
+        ]
+        .concat(),
+    );
+    test(
+        &[
+            &support[..],
+            &["--fixture-results", answers, "--shard", "2/2"],
+        ]
+        .concat(),
+    );
+    // An experiment of two variants, two trials each, and one variant of it.
+    let models = ["--fixture", "evals/models.fixture.yaml"];
+    test(&[&models[..], &["--trials", "2"]].concat());
+    test(&[&models[..], &["--variant", "large"]].concat());
+    // A project run (its suites are runs of their own).
+    test(&[]);
+    // The shards merged.
+    let records = Records::new(&root.join("records"), root);
+    let shards: Vec<PathBuf> = records
+        .runs()
+        .into_iter()
+        .filter(|r| {
+            std::fs::read_to_string(r.dir.join("experiment.json")).is_ok_and(|t| {
+                serde_json::from_str::<Value>(&t).is_ok_and(|v| v["shard"].is_object())
+            })
+        })
+        .map(|r| r.dir)
+        .collect();
+    assert_eq!(shards.len(), 2);
+    let mut merge = cautilus();
+    merge
+        .current_dir(root)
+        .args(["eval", "merge"])
+        .args(&shards)
+        .args(["--output-dir", "merged"]);
+    let (code, stdout, stderr) = output(merge.output().unwrap());
+    assert!(code == 0 || code == 1, "{stdout}{stderr}");
+
+    let mut dirs = Vec::new();
+    record_dirs(&root.join("records/runs"), &mut dirs);
+    record_dirs(&root.join("merged"), &mut dirs);
+    assert!(dirs.len() > 12, "{dirs:?}");
+    let mut kinds = std::collections::BTreeSet::new();
+    for dir in &dirs {
+        let whole = Outline::of(&load(dir).unwrap());
+        let typed = typed_outline(dir).unwrap_or_else(|| panic!("{}", dir.display()));
+        assert_eq!(typed, whole, "{}", dir.display());
+        assert_eq!(outline(dir).unwrap(), whole);
+        kinds.insert((whole.header.kind, whole.header.status.clone()));
+        for cell in &whole.cells {
+            kinds.insert(("cell", cell.status.clone()));
+        }
+    }
+    for kind in [
+        ("run", "completed"),
+        ("experiment", "completed"),
+        ("cell", "passed"),
+        ("cell", "failed"),
+        ("cell", "errored"),
+    ] {
+        assert!(
+            kinds.contains(&(kind.0, kind.1.to_string())),
+            "{kind:?}: {kinds:?}"
+        );
+    }
+    // And the run list's summaries are the ones the reports give.
+    for run in records.runs() {
+        let direct = cautilus::evidence::summary::RunSummary::of(&run, &load(&run.dir).unwrap());
+        assert_eq!(
+            serde_json::to_string(&records.summary(&run).unwrap()).unwrap(),
+            serde_json::to_string(&direct).unwrap()
+        );
+    }
+}
+
 /// The Python with the reference MCP client (`mcp` from PyPI): .ci/run
 /// installs it and names it in `CAUTILUS_MCP_PYTHON`.
 fn mcp_python() -> Option<PathBuf> {

@@ -166,3 +166,65 @@ fn loaded_runs_are_kept_until_they_change_or_are_let_go() {
     assert_eq!(loaded.runs.lock().unwrap().len(), LOADED);
     assert!(!Arc::ptr_eq(&b, &loaded.report(&one.dir).unwrap()));
 }
+
+#[test]
+fn runs_summarized_at_once_are_the_ones_summarized_one_by_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let runs: Vec<RunRef> = (0..11)
+        .map(|k| {
+            let status = if k % 3 == 0 { "failed" } else { "passed" };
+            run(root, &format!("202601{k:02}T000000000Z-0001"), "s", status)
+        })
+        .collect();
+    std::fs::write(runs[4].dir.join("eval-summary.json"), "{").unwrap();
+    let index = RunIndex::in_memory(root);
+    // Some indexed already, the others read at once.
+    index.summary(&runs[1]).unwrap();
+    index.summary(&runs[7]).unwrap();
+    let all = index.summaries(&runs);
+    assert_eq!(all.len(), runs.len());
+    for (run, known) in runs.iter().zip(&all) {
+        match crate::report::load(&run.dir) {
+            Ok(report) => same(known.as_ref().unwrap(), &RunSummary::of(run, &report)),
+            Err(e) => assert_eq!(known.as_ref().unwrap_err(), &format!("{}: {e}", run.id)),
+        }
+    }
+    assert_eq!(index.lock().entries.len(), runs.len());
+    // Then from the index.
+    let again = index.summaries(&runs);
+    assert_eq!(format!("{again:?}"), format!("{all:?}"));
+}
+
+#[test]
+fn a_suite_series_passes_over_runs_of_other_suites_without_reading_them_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let runs: Vec<RunRef> = (0..6)
+        .map(|k| {
+            let suite = if k % 2 == 0 { "s" } else { "t" };
+            run(
+                root,
+                &format!("202601{k:02}T000000000Z-0001"),
+                suite,
+                "passed",
+            )
+        })
+        .collect();
+    std::fs::write(runs[5].dir.join("eval-summary.json"), "{").unwrap();
+    let index = RunIndex::in_memory(root);
+    index.summary(&runs[1]).unwrap();
+    let of_s = index.summaries_of(&runs, Some("s"));
+    for (k, (run, known)) in runs.iter().zip(&of_s).enumerate() {
+        match k {
+            // Indexed already: its summary, whatever its suite.
+            1 => assert_eq!(known.as_ref().unwrap().as_ref().unwrap().suite_id, "t"),
+            // Not JSON: read whole, and unreadable.
+            5 => assert!(known.as_ref().unwrap().is_err()),
+            3 => assert!(known.is_none(), "{k}"),
+            _ => same(known.as_ref().unwrap().as_ref().unwrap(), &direct(run)),
+        }
+    }
+    // Only the runs read whole are indexed.
+    assert_eq!(index.lock().entries.len(), 5);
+}

@@ -1,7 +1,7 @@
 //! `cautilus.run_list.v1`: the project's finished runs (or one suite's),
 //! newest first, a page at a time. Each run's summary comes from the run
 //! index ([`super::index`]: made from the records through
-//! [`crate::report::load`], again whenever a run's records change); a run
+//! [`crate::report::outline`], again whenever a run's records change); a run
 //! whose records cannot be read is counted in `unreadable` (with its id)
 //! rather than failing the list.
 
@@ -47,8 +47,8 @@ pub fn run_list(
     let mut all = Vec::new();
     let mut unreadable = Vec::new();
     let every = records.runs();
-    for run in &every {
-        match records.summary(run) {
+    for summary in records.summaries(&every) {
+        match summary {
             Ok(summary) => {
                 if suite.is_none_or(|s| s == summary.suite_id) {
                     all.push(summary);

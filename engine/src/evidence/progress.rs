@@ -5,8 +5,11 @@
 //!
 //! At most [`MAX_POINTS`] runs: the newest. [`suite_progress`] reads every
 //! run to count the older ones (`omitted`); [`newest`] (what `cautilus
-//! serve` answers) stops reading at its `limit`th run of the suite and
-//! says `truncated` when older runs were left unread.
+//! serve` answers) stops reading at its `limit`th run of the suite (a few
+//! more read at once may be indexed) and says `truncated` when older runs
+//! were left unread. A run not yet indexed whose records name another
+//! suite is passed over without being read whole
+//! ([`crate::report::suite_of`]).
 
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -74,12 +77,13 @@ fn series(records: &Records, suite_id: &str, limit: Option<usize>) -> SuiteProgr
     let mut points = Vec::new();
     let runs = records.runs();
     let mut read = 0;
-    for run in &runs {
+    for summary in records.summarized_of(&runs, suite_id) {
         if limit.is_some_and(|l| points.len() >= l) {
             break;
         }
         read += 1;
-        let Ok(summary) = records.summary(run) else {
+        // Of another suite (told by its records' suite alone), or unreadable.
+        let Some(Ok(summary)) = summary else {
             continue;
         };
         if summary.suite_id != suite_id {

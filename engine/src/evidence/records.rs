@@ -23,6 +23,8 @@ use crate::project::latest::{LATEST, finished};
 
 /// The longest run id taken.
 const MAX_ID: usize = 512;
+/// Runs [`Records::summarized`] reads at once.
+const SUMMARIZED: usize = 8;
 
 /// One run: its id and its directory.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -75,6 +77,35 @@ impl Records {
     /// reason`): from the index while the run's records are unchanged.
     pub fn summary(&self, run: &RunRef) -> Result<RunSummary, String> {
         self.index.summary(run)
+    }
+
+    /// What each of `runs` reads as ([`Records::summary`]), in order, those
+    /// not indexed read at once (on a few threads).
+    pub fn summaries(&self, runs: &[RunRef]) -> Vec<Result<RunSummary, String>> {
+        self.index.summaries(runs)
+    }
+
+    /// `runs` with what each reads as ([`Records::summary`]), in order, a
+    /// few at a time ([`Records::summaries`]): a loop that stops early has
+    /// read at most a few runs past the one it stopped at.
+    pub fn summarized<'a>(
+        &'a self,
+        runs: &'a [RunRef],
+    ) -> impl Iterator<Item = (&'a RunRef, Result<RunSummary, String>)> + 'a {
+        runs.chunks(SUMMARIZED)
+            .flat_map(|chunk| chunk.iter().zip(self.summaries(chunk)))
+    }
+
+    /// [`Records::summarized`] for a series of suite `suite`: `None` for
+    /// a run not read whole because its records name another suite (of
+    /// another suite, or unreadable: passed over either way).
+    pub fn summarized_of<'a>(
+        &'a self,
+        runs: &'a [RunRef],
+        suite: &'a str,
+    ) -> impl Iterator<Item = Option<Result<RunSummary, String>>> + 'a {
+        runs.chunks(SUMMARIZED)
+            .flat_map(move |chunk| self.index.summaries_of(chunk, Some(suite)))
     }
 
     /// Forgets the indexed runs that are not in `runs` (every finished run

@@ -19,8 +19,8 @@ use serde::Serialize;
 
 use super::RunRef;
 use crate::quality::stats::{mean_sem, percentile};
-use crate::report::Report;
 use crate::report::model::CaseRow;
+use crate::report::{CellOutline, Outline, Report};
 
 /// A mean with its standard error and sample size.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, JsonSchema)]
@@ -62,6 +62,16 @@ impl CellStat {
             score: plain_mean(&scores),
             duration_ms: row.duration_ms,
             cost_usd: row.cost_usd,
+        }
+    }
+
+    /// A case of a run's outline (as [`CellStat::of_row`] reads its row).
+    pub fn of_outline(cell: &CellOutline) -> Self {
+        Self {
+            passed: cell.status == "passed",
+            score: plain_mean(&cell.scores),
+            duration_ms: cell.duration_ms,
+            cost_usd: cell.cost_usd,
         }
     }
 }
@@ -128,8 +138,15 @@ pub struct RunSummary {
 impl RunSummary {
     /// The summary of `run`, whose records read as `report`.
     pub fn of(run: &RunRef, report: &Report) -> Self {
-        let h = &report.header;
-        let cells: Vec<CellStat> = report.cases.iter().map(CellStat::of_row).collect();
+        Self::of_outline(run, &Outline::of(report))
+    }
+
+    /// The summary of `run`, whose records outline as `outline`
+    /// ([`crate::report::outline`]: what [`RunSummary::of`] reads of its
+    /// report, read without the rest).
+    pub fn of_outline(run: &RunRef, outline: &Outline) -> Self {
+        let h = &outline.header;
+        let cells: Vec<CellStat> = outline.cells.iter().map(CellStat::of_outline).collect();
         Self {
             id: run.id.clone(),
             suite_id: h.suite_id.clone(),
@@ -142,7 +159,7 @@ impl RunSummary {
             recommendation: h.recommendation.clone(),
             passed: h.passed,
             counts: h.counts.clone(),
-            variants: report.variants.iter().map(|v| v.name.clone()).collect(),
+            variants: outline.variants.clone(),
             targets: h.targets.clone(),
             stats: stats(&cells),
         }

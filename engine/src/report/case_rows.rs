@@ -9,7 +9,7 @@ use std::path::{Component, Path, PathBuf};
 
 use serde_json::{Map, Value};
 
-use super::model::{CaseRow, Transcript};
+use super::model::{Assertion, CaseRow, Transcript};
 
 /// Bytes of a transcript shown in the report (the rest is in the records).
 const TRANSCRIPT_BYTES: u64 = 256 * 1024;
@@ -52,6 +52,53 @@ pub(super) fn contained_file(dir: &Path, path: &Path) -> bool {
     real.starts_with(&root) && std::fs::metadata(&real).is_ok_and(|m| m.is_file())
 }
 
+/// The status of a case whose record is not a JSON object.
+pub(super) const NOT_AN_OBJECT: &str = "errored";
+
+/// A text member as recorded: the string, or empty for anything else.
+pub(super) fn text_of(value: Option<Value>) -> String {
+    match value {
+        Some(Value::String(s)) => s,
+        _ => String::new(),
+    }
+}
+
+/// A number member as recorded (`None` for anything else).
+pub(super) fn number_of(value: Option<&Value>) -> Option<f64> {
+    value.and_then(Value::as_f64)
+}
+
+/// A case's cost: its own, else its experiment cell's (`cell_cost`, the
+/// cell's `costUsd`).
+pub(super) fn cost_of(own: Option<&Value>, cell_cost: Option<&Value>) -> Option<f64> {
+    number_of(own).or_else(|| number_of(cell_cost))
+}
+
+/// A case's `assertions` as recorded (an item that is not an assertion
+/// reads as an empty one).
+pub(super) fn assertions_of(value: Option<Value>) -> Vec<Assertion> {
+    match value {
+        Some(Value::Array(items)) => items
+            .into_iter()
+            .map(|a| serde_json::from_value(a).unwrap_or_default())
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// A case's `provider / model / harness`, when its record names a
+/// provider (`member`: its members that are not lifted).
+pub(super) fn target_of<'a>(member: impl Fn(&str) -> Option<&'a Value>) -> Option<String> {
+    member("provider")?;
+    let part = |k: &str| member(k).and_then(Value::as_str).unwrap_or("?");
+    Some(format!(
+        "{} / {} / {}",
+        part("provider"),
+        part("model"),
+        part("harness")
+    ))
+}
+
 /// One evaluation (or, without its group's records, the cell alone) as a
 /// row; `cell` adds what only the experiment knows (tags, the output).
 pub(super) fn case_row(
@@ -67,7 +114,7 @@ pub(super) fn case_row(
             name: "?".into(),
             variant,
             trial,
-            status: "errored".into(),
+            status: NOT_AN_OBJECT.into(),
             summary: "the record of this case is not a JSON object".into(),
             duration_ms: None,
             cost_usd: None,
@@ -83,18 +130,14 @@ pub(super) fn case_row(
         .iter()
         .filter_map(|k| fields.remove(*k).map(|v| (*k, v)))
         .collect();
-    let mut take_text = |k: &str| match lifted.remove(k) {
-        Some(Value::String(s)) => s,
-        _ => String::new(),
-    };
+    let mut take_text = |k: &str| text_of(lifted.remove(k));
     let id = take_text("caseId");
     let name = take_text("displayName");
     let status = take_text("status");
     let summary = take_text("summary");
-    let number = |k: &str| lifted.get(k).and_then(Value::as_f64);
-    let cost_usd = number("costUsd").or_else(|| cell.and_then(|c| c["costUsd"].as_f64()));
-    let duration_ms = number("durationMs");
-    let score = number("assertionScore");
+    let cost_usd = cost_of(lifted.get("costUsd"), cell.and_then(|c| c.get("costUsd")));
+    let duration_ms = number_of(lifted.get("durationMs"));
+    let score = number_of(lifted.get("assertionScore"));
     let tags_of = |v: Option<&Value>| -> Vec<String> {
         v.and_then(Value::as_array)
             .map(|tags| {
@@ -109,13 +152,7 @@ pub(super) fn case_row(
     if tags.is_empty() {
         tags = tags_of(cell.and_then(|c| c.get("tags")));
     }
-    let assertions = match lifted.remove("assertions") {
-        Some(Value::Array(items)) => items
-            .into_iter()
-            .map(|a| serde_json::from_value(a).unwrap_or_default())
-            .collect(),
-        _ => Vec::new(),
-    };
+    let assertions = assertions_of(lifted.remove("assertions"));
     let transcript = lifted
         .get("artifactRefs")
         .and_then(Value::as_array)

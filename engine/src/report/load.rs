@@ -4,19 +4,29 @@
 //! evaluation).
 
 use std::collections::{BTreeMap, HashMap};
-use std::fs::File;
-use std::io::BufReader;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
 use super::ReportError;
-use super::case_rows::{case_row, contained_file, safe_join};
+use super::case_rows::{case_row, contained_file, safe_join, target_of};
 use super::model::{CaseRow, Header, Report, Variant};
 
 /// Reads the report of `path`: a run directory, an experiment's directory,
 /// or its `experiment.json` / `eval-summary.json`.
 pub fn load(path: &Path) -> Result<Report, ReportError> {
+    let (dir, file) = locate(path)?;
+    let root = read_json(&file)?;
+    if is_experiment(&root) {
+        experiment(&dir, root)
+    } else {
+        plain(&dir, &file, root)
+    }
+}
+
+/// The run directory of `path` and the record a report is read from
+/// (`experiment.json` when there is one, else `eval-summary.json`).
+pub(super) fn locate(path: &Path) -> Result<(PathBuf, PathBuf), ReportError> {
     let (dir, file) = if path.is_dir() {
         let experiment = path.join("experiment.json");
         if experiment.is_file() {
@@ -34,26 +44,36 @@ pub fn load(path: &Path) -> Result<Report, ReportError> {
             message: "not a run directory: it has neither experiment.json nor eval-summary.json; pass the directory `cautilus eval test` printed after `records:`".into(),
         });
     }
-    let root = read_json(&file)?;
-    if root.get("schemaVersion").and_then(Value::as_str) == Some("cautilus.experiment.v1") {
-        experiment(&dir, root)
-    } else {
-        plain(&dir, &file, root)
-    }
+    Ok((dir, file))
 }
 
-fn read_json(path: &Path) -> Result<Value, ReportError> {
-    let file = File::open(path).map_err(|e| ReportError::Read {
+/// Whether a record's root (its members) is an experiment's.
+pub(super) fn is_experiment(root: &Value) -> bool {
+    root.get("schemaVersion").and_then(Value::as_str) == Some("cautilus.experiment.v1")
+}
+
+/// The bytes of `path` (read whole: parsing from memory is several times
+/// faster than through a reader).
+pub(super) fn read_bytes(path: &Path) -> Result<Vec<u8>, ReportError> {
+    std::fs::read(path).map_err(|e| ReportError::Read {
         path: path.to_path_buf(),
         message: e.to_string(),
-    })?;
-    serde_json::from_reader(BufReader::new(file)).map_err(|e| ReportError::Read {
-        path: path.to_path_buf(),
-        message: format!("not valid JSON ({e}); was the run interrupted while writing it?"),
     })
 }
 
-fn text(value: &Value, key: &str) -> String {
+/// The error of a record that is not valid JSON.
+fn invalid_json(path: &Path, e: &serde_json::Error) -> ReportError {
+    ReportError::Read {
+        path: path.to_path_buf(),
+        message: format!("not valid JSON ({e}); was the run interrupted while writing it?"),
+    }
+}
+
+pub(super) fn read_json(path: &Path) -> Result<Value, ReportError> {
+    serde_json::from_slice(&read_bytes(path)?).map_err(|e| invalid_json(path, &e))
+}
+
+pub(super) fn text(value: &Value, key: &str) -> String {
     value
         .get(key)
         .and_then(Value::as_str)
@@ -68,24 +88,11 @@ fn plain(dir: &Path, file: &Path, mut root: Value) -> Result<Report, ReportError
             message: "has no `evaluations` array: it is not an evaluation summary".into(),
         });
     };
-    let run = read_json(&dir.join("run.json")).ok();
     let cases: Vec<CaseRow> = evaluations
         .into_iter()
         .map(|e| case_row(e, dir, None, None, None))
         .collect();
-    let mut header = header_of(&root, "run", dir, &cases);
-    header.recommendation = root
-        .get("recommendation")
-        .and_then(Value::as_str)
-        .map(str::to_string);
-    if let Some(run) = &run {
-        header.started_at = run.get("startedAt").and_then(Value::as_str).map(Into::into);
-        header.finished_at = run.get("endedAt").and_then(Value::as_str).map(Into::into);
-        header.status = text(run, "status");
-    }
-    if root.get("interrupted").is_some() {
-        header.status = "interrupted".into();
-    }
+    let header = plain_header(&root, dir, Tally::of_rows(&cases));
     Ok(Report {
         header,
         cases,
@@ -130,17 +137,7 @@ fn experiment(dir: &Path, mut root: Value) -> Result<Report, ReportError> {
         };
         cases.push(row);
     }
-    let mut header = header_of(&root, "experiment", dir, &cases);
-    header.passed = root.get("passed").and_then(Value::as_bool);
-    header.started_at = root
-        .get("startedAt")
-        .and_then(Value::as_str)
-        .map(Into::into);
-    header.finished_at = root
-        .get("finishedAt")
-        .and_then(Value::as_str)
-        .map(Into::into);
-    header.status = text(&root, "status");
+    let header = experiment_header(&root, dir, Tally::of_rows(&cases));
     let baseline = text(&root, "baseline");
     // What each variant changes, from the header's `variants` list.
     let mut overrides: Map<String, Value> = root
@@ -188,13 +185,10 @@ fn experiment(dir: &Path, mut root: Value) -> Result<Report, ReportError> {
 /// The evaluations of one group directory by case id (empty when the
 /// group's records are not beside the experiment, e.g. a merged one).
 fn group_evaluations(dir: &Path, group: &str) -> HashMap<String, Value> {
-    let Some(group_dir) = safe_join(dir, group) else {
+    let Some(file) = group_file(dir, group) else {
         return HashMap::new();
     };
-    if !contained_file(dir, &group_dir.join("eval-summary.json")) {
-        return HashMap::new();
-    }
-    let Ok(Value::Object(mut summary)) = read_json(&group_dir.join("eval-summary.json")) else {
+    let Ok(Value::Object(mut summary)) = read_json(&file) else {
         return HashMap::new();
     };
     match summary.remove("evaluations") {
@@ -206,29 +200,95 @@ fn group_evaluations(dir: &Path, group: &str) -> HashMap<String, Value> {
     }
 }
 
-fn header_of(root: &Value, kind: &'static str, dir: &Path, cases: &[CaseRow]) -> Header {
-    let mut counts = BTreeMap::new();
-    let mut targets: Vec<String> = Vec::new();
-    let mut cost = None;
-    for case in cases {
-        *counts.entry(case.status.clone()).or_insert(0) += 1;
-        let part = |k: &str| case.fields.get(k).and_then(Value::as_str).unwrap_or("?");
-        if case.fields.contains_key("provider") {
-            let target = format!(
-                "{} / {} / {}",
-                part("provider"),
-                part("model"),
-                part("harness")
-            );
-            if !targets.contains(&target) {
-                targets.push(target);
+/// A plain run's header: of its summary's members `root` (the
+/// evaluations aside), its cases' `tally` and its `run.json`.
+pub(super) fn plain_header(root: &Value, dir: &Path, tally: Tally) -> Header {
+    let mut header = header_of(root, "run", dir, tally);
+    header.recommendation = root
+        .get("recommendation")
+        .and_then(Value::as_str)
+        .map(str::to_string);
+    if let Ok(run) = &read_json(&dir.join("run.json")) {
+        header.started_at = run.get("startedAt").and_then(Value::as_str).map(Into::into);
+        header.finished_at = run.get("endedAt").and_then(Value::as_str).map(Into::into);
+        header.status = text(run, "status");
+    }
+    if root.get("interrupted").is_some() {
+        header.status = "interrupted".into();
+    }
+    header
+}
+
+/// An experiment's header: of its members `root` (the cells aside) and
+/// its cells' `tally`.
+pub(super) fn experiment_header(root: &Value, dir: &Path, tally: Tally) -> Header {
+    let mut header = header_of(root, "experiment", dir, tally);
+    header.passed = root.get("passed").and_then(Value::as_bool);
+    header.started_at = root
+        .get("startedAt")
+        .and_then(Value::as_str)
+        .map(Into::into);
+    header.finished_at = root
+        .get("finishedAt")
+        .and_then(Value::as_str)
+        .map(Into::into);
+    header.status = text(root, "status");
+    header
+}
+
+/// What a header sums up of its cases: how many of each status, their
+/// distinct targets in the order met, their total cost.
+#[derive(Debug, Default)]
+pub(super) struct Tally {
+    counts: BTreeMap<String, u64>,
+    targets: Vec<String>,
+    cost: Option<f64>,
+    cases: u64,
+}
+
+impl Tally {
+    /// Counts one case.
+    pub(super) fn add(&mut self, status: &str, target: Option<String>, cost: Option<f64>) {
+        self.cases += 1;
+        match self.counts.get_mut(status) {
+            Some(n) => *n += 1,
+            None => {
+                self.counts.insert(status.to_string(), 1);
             }
         }
-        if let Some(c) = case.cost_usd {
-            cost = Some(cost.unwrap_or(0.0) + c);
+        if let Some(target) = target
+            && !self.targets.contains(&target)
+        {
+            self.targets.push(target);
+        }
+        if let Some(c) = cost {
+            self.cost = Some(self.cost.unwrap_or(0.0) + c);
         }
     }
-    counts.insert("total".into(), cases.len() as u64);
+
+    fn of_rows(cases: &[CaseRow]) -> Self {
+        let mut tally = Self::default();
+        for case in cases {
+            tally.add(
+                &case.status,
+                target_of(|k| case.fields.get(k)),
+                case.cost_usd,
+            );
+        }
+        tally
+    }
+}
+
+/// The `eval-summary.json` of group directory `group` of the experiment
+/// in `dir`, when it is a file inside `dir`.
+pub(super) fn group_file(dir: &Path, group: &str) -> Option<PathBuf> {
+    let file = safe_join(dir, group)?.join("eval-summary.json");
+    contained_file(dir, &file).then_some(file)
+}
+
+fn header_of(root: &Value, kind: &'static str, dir: &Path, tally: Tally) -> Header {
+    let mut counts = tally.counts;
+    counts.insert("total".into(), tally.cases);
     let title = text(root, "suiteDisplayName");
     Header {
         kind,
@@ -241,8 +301,8 @@ fn header_of(root: &Value, kind: &'static str, dir: &Path, cases: &[CaseRow]) ->
         surface: text(root, "surface"),
         preset: text(root, "preset"),
         fixture_ref: text(root, "fixtureRef"),
-        targets,
-        cost_usd: cost,
+        targets: tally.targets,
+        cost_usd: tally.cost,
         counts,
         records: dir.display().to_string(),
         ..Header::default()
@@ -270,7 +330,7 @@ mod tests {
             &serde_json::json!({"suiteId": "s"}),
             "run",
             Path::new("."),
-            &[row],
+            Tally::of_rows(&[row]),
         );
         assert_eq!(header.title, "s");
         assert_eq!(header.targets, vec!["openai / m / h".to_string()]);

@@ -10,12 +10,14 @@ pub mod junit;
 mod load;
 pub mod markdown;
 pub mod model;
+mod outline;
 
 use std::path::{Path, PathBuf};
 
 pub use case_rows::safe_join;
 pub use load::load;
 pub use model::Report;
+pub use outline::{CellOutline, Outline, outline, suite_of, typed_outline};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ReportError {

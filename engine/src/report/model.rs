@@ -32,7 +32,7 @@ pub struct Report {
     pub skipped: Vec<Value>,
 }
 
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Header {
     /// `run` or `experiment`.

@@ -2,7 +2,8 @@
 //! of a suite's runs, one run's cases, one case's outputs on two sides,
 //! one cell's source lines. Each reads only what it names: the run page
 //! takes runs newest first from `before` until its page is full, each
-//! run's summary from the run index ([`crate::evidence::index`]); the
+//! run's summary from the run index ([`crate::evidence::index`], the runs
+//! not yet indexed read a few at once); the
 //! others read one or two runs (kept while unchanged: the last few read).
 
 use std::sync::Arc;
@@ -57,12 +58,13 @@ pub fn run_page(
     let mut runs = Vec::new();
     let mut unreadable = Vec::new();
     let mut next = None;
-    for (i, run) in all.iter().enumerate().skip(start) {
+    let from = all.get(start..).unwrap_or_default();
+    for (i, (_, summary)) in records.summarized(from).enumerate() {
         if runs.len() == limit {
-            next = all.get(i - 1).map(|r| r.id.clone());
+            next = all.get(start + i - 1).map(|r| r.id.clone());
             break;
         }
-        match records.summary(run) {
+        match summary {
             Ok(summary) if suite.is_none_or(|s| s == summary.suite_id) => runs.push(summary),
             Ok(_) => {}
             Err(why) => unreadable.push(why),

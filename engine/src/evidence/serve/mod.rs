@@ -31,9 +31,12 @@ pub mod models;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::Path;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use axum::Router;
-use axum::middleware::from_fn_with_state;
+use axum::extract::{Request, State};
+use axum::middleware::{Next, from_fn_with_state};
+use axum::response::Response;
 use axum::routing::get;
 
 use super::Records;
@@ -65,7 +68,45 @@ pub struct App {
     pub binary: Binary,
     /// The manifest last made, while its fixtures are unchanged.
     pub manifest: manifest::Cached,
+    /// Requests being answered now (the background indexing waits while
+    /// there are any).
+    pub requests: Arc<AtomicUsize>,
 }
+
+/// Counts a request in flight until it is answered (or dropped).
+async fn in_flight(State(app): State<Arc<App>>, request: Request, next: Next) -> Response {
+    struct Done(Arc<AtomicUsize>);
+    impl Drop for Done {
+        fn drop(&mut self) {
+            self.0.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+    app.requests.fetch_add(1, Ordering::SeqCst);
+    let _done = Done(app.requests.clone());
+    next.run(request).await
+}
+
+/// Summarizes every finished run into the index, newest first (what the
+/// next page most likely asks for), a few at once
+/// ([`Records::summaries`]), saving it every hundred runs or so and at the
+/// end. Requests come first: it waits while any is being answered, so a
+/// page does not share the cores with it (it reads what it needs itself).
+fn index_in_background(records: &Records, requests: &AtomicUsize) {
+    let runs = records.runs();
+    for (n, chunk) in runs.chunks(BACKGROUND_CHUNK).enumerate() {
+        while requests.load(Ordering::SeqCst) > 0 {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        records.summaries(chunk);
+        if (n + 1) % (100 / BACKGROUND_CHUNK) == 0 {
+            records.settle_index(&runs);
+        }
+    }
+    records.settle_index(&runs);
+}
+
+/// Runs the background indexing reads at once.
+const BACKGROUND_CHUNK: usize = 4;
 
 /// The routes, guarded, for the server bound at `bound`.
 pub fn router(app: Arc<App>, bound: SocketAddr) -> Router {
@@ -84,6 +125,7 @@ pub fn router(app: Arc<App>, bound: SocketAddr) -> Router {
         .route("/api/live", get(api::live_runs))
         .route("/api/{*rest}", get(api::unknown))
         .fallback(assets::not_found)
+        .layer(from_fn_with_state(app.clone(), in_flight))
         .with_state(app)
         .layer(from_fn_with_state(bound, guard::guard))
 }
@@ -103,23 +145,16 @@ pub fn serve(
             config: config.map(Path::to_path_buf),
         },
         manifest: manifest::Cached::default(),
+        requests: Arc::new(AtomicUsize::new(0)),
     };
-    // Every run indexed in the background, oldest first (the first pages
-    // ask for the newest), so a first start over many runs is indexed
-    // soon; a later start reads the saved index and checks it.
+    // Every run indexed in the background, so a first start over many
+    // runs is indexed soon; a later start reads the saved index and
+    // checks it.
     let records = app.records.clone();
+    let requests = app.requests.clone();
     std::thread::Builder::new()
         .name("run-index".into())
-        .spawn(move || {
-            let runs = records.runs();
-            for (n, run) in runs.iter().rev().enumerate() {
-                let _ = records.summary(run);
-                if n % 100 == 99 {
-                    records.settle_index(&runs);
-                }
-            }
-            records.settle_index(&runs);
-        })?;
+        .spawn(move || index_in_background(&records, &requests))?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
