@@ -281,6 +281,10 @@ pub fn dir_state(dir: &Path) -> DirState {
             DirState::Unfinished
         };
     }
+    // `eval merge` writes its experiment whole, with no run file.
+    if completed(&dir.join(super::outcome::FILE)) {
+        return DirState::Completed;
+    }
     match group_state(dir) {
         GroupState::Fresh => DirState::None,
         GroupState::Completed(_) => DirState::Completed,
@@ -317,6 +321,15 @@ mod tests {
         std::fs::create_dir(&plain).unwrap();
         std::fs::write(plain.join(run_state::FILE), "not json").unwrap();
         assert_eq!(dir_state(&plain), DirState::Unfinished);
+        // A merged experiment: its record only, completed.
+        let merged = dir.path().join("merged");
+        std::fs::create_dir(&merged).unwrap();
+        std::fs::write(
+            merged.join(super::super::outcome::FILE),
+            record("completed"),
+        )
+        .unwrap();
+        assert_eq!(dir_state(&merged), DirState::Completed);
         assert_eq!(
             [DirState::None, DirState::Unfinished, DirState::Completed].map(DirState::as_str),
             ["none", "unfinished", "completed"]

@@ -19,9 +19,10 @@ Examples:
   esac
 
 Prints one word: `none` (no run was started there: no experiment-run.json,
-no run.json; the directory may not exist), `unfinished` (a run started
-there and did not complete: interrupted, killed, or still running) or
-`completed`. Exit status: 0.";
+no run.json, no experiment.json; the directory may not exist),
+`unfinished` (a run started there and did not complete: interrupted,
+killed, or still running) or `completed` (also an `eval merge` output).
+Exit status: 0.";
 
 #[derive(Debug, Args)]
 pub struct StateArgs {
