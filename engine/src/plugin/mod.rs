@@ -3,6 +3,7 @@
 //! Module map:
 //! - [`engine`]: the one `Engine` and the epoch ticker behind deadlines;
 //! - [`cache`]: the on-disk compiled-component cache;
+//! - `describe`: calling a component's `describe` once when it loads;
 //! - `described`: what each component said about itself, kept beside it;
 //! - [`notice`]: the stderr notice of a long first compile;
 //! - [`runtime`]: loading components, world/version detection, stores;
@@ -29,6 +30,7 @@ pub mod builtin;
 pub mod cache;
 pub mod capability;
 mod capture;
+mod describe;
 mod described;
 pub mod engine;
 pub mod error;

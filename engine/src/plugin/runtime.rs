@@ -18,11 +18,12 @@ use wasmtime::{Engine, Store};
 use super::bindings::types::Capability;
 use super::cache::{CacheStatus, CompiledCache, sha256_hex};
 use super::capability::{Ceiling, Requested};
+use super::describe::describe;
 use super::described::DescribedCache;
 use super::engine::build_engine;
 use super::error::PluginError;
 use super::grants::Grants;
-use super::guest_call::{arm, classify, new_store};
+use super::guest_call::{arm, new_store};
 use super::limits::Limits;
 use super::notice::CompileNotice;
 pub(crate) use super::prepared::PluginPre;
@@ -182,6 +183,16 @@ impl Plugin {
     }
 }
 
+/// What a load learned of a component, before it is kept.
+struct Known {
+    label: String,
+    source: PluginSource,
+    sha256: String,
+    kind: PluginKind,
+    size: u64,
+    description: Description,
+}
+
 /// Configuration of a runtime.
 #[derive(Debug, Clone, Default)]
 pub struct RuntimeConfig {
@@ -291,20 +302,15 @@ impl Runtime {
                 label: label.clone(),
                 kind,
             });
-            let plugin = Arc::new(Plugin {
+            let known = Known {
                 label,
                 source,
-                sha256: sha256.clone(),
+                sha256,
                 kind,
-                wit_version: WIT_VERSION,
                 size,
                 description,
-                engine: self.engine.clone(),
-                prepared: Arc::new(prepared),
-                ceiling: None,
-            });
-            self.lock_loaded().insert(sha256, plugin.clone());
-            return Ok(plugin);
+            };
+            return Ok(self.keep(known, prepared));
         }
         let (component, cache) = compile(
             &self.engine,
@@ -336,20 +342,34 @@ impl Runtime {
         if matches!(source, PluginSource::Builtin(_)) {
             self.described.put(&sha256, kind, &description);
         }
-        let plugin = Arc::new(Plugin {
+        let known = Known {
             label,
             source,
-            sha256: sha256.clone(),
+            sha256,
             kind,
-            wit_version: WIT_VERSION,
             size,
             description,
+        };
+        Ok(self.keep(known, Prepared::ready(pre, cache)))
+    }
+
+    /// The plugin `known`, made ready as `prepared`, kept for the next load
+    /// of the same component.
+    fn keep(&self, known: Known, prepared: Prepared) -> Arc<Plugin> {
+        let plugin = Arc::new(Plugin {
+            label: known.label,
+            source: known.source,
+            sha256: known.sha256.clone(),
+            kind: known.kind,
+            wit_version: WIT_VERSION,
+            size: known.size,
+            description: known.description,
             engine: self.engine.clone(),
-            prepared: Arc::new(Prepared::ready(pre, cache)),
+            prepared: Arc::new(prepared),
             ceiling: None,
         });
-        self.lock_loaded().insert(sha256, plugin.clone());
-        Ok(plugin)
+        self.lock_loaded().insert(known.sha256, plugin.clone());
+        plugin
     }
 
     fn lock_loaded(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<Plugin>>> {
@@ -359,81 +379,4 @@ impl Runtime {
 
 fn host_error(e: wasmtime::Error) -> PluginError {
     PluginError::Host(format!("{e:#}"))
-}
-
-/// How long instantiating a component and its `describe` may take, once,
-/// when it loads: a component that starts an interpreter (a Python
-/// scorer's) may take more than a guest call's default two seconds on a
-/// busy machine; one that never answers is still stopped.
-const DESCRIBE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(20);
-
-/// Calls `describe` in a throwaway store with default limits (but
-/// [`DESCRIBE_TIMEOUT`]).
-fn describe(pre: &PluginPre, label: &str) -> Result<Description, PluginError> {
-    let limits = Limits {
-        timeout: DESCRIBE_TIMEOUT,
-        ..Limits::default()
-    };
-    let grants = Arc::new(Grants::default());
-    let name: Arc<str> = Arc::from(label);
-    // One throwaway store per world, armed with the default limits.
-    let fresh = |engine: &Engine| {
-        let mut store = new_store(
-            engine,
-            name.clone(),
-            &limits,
-            grants.clone(),
-            Requested::default(),
-        );
-        arm(&mut store, &limits);
-        store
-    };
-    macro_rules! call {
-        ($pre:expr, $accessor:ident, $wrap:path) => {{
-            let mut store = fresh($pre.engine());
-            let instance = $pre
-                .instantiate(&mut store)
-                .map_err(|e| classify(e, &store, &limits, label))?;
-            let info = instance
-                .$accessor()
-                .call_describe(&mut store)
-                .map_err(|e| classify(e, &store, &limits, label))?;
-            $wrap(info)
-        }};
-    }
-    Ok(match pre {
-        PluginPre::Scorer(pre) => call!(pre, cautilus_plugin_scorer_api, Description::Scorer),
-        PluginPre::Preset(pre) => {
-            let mut store = fresh(pre.engine());
-            let (info, contract) = pre
-                .describe(&mut store)
-                .map_err(|e| classify(e, &store, &limits, label))?;
-            let contract = contract.map_err(|message| PluginError::BadContract {
-                plugin: label.to_string(),
-                message,
-            })?;
-            Description::Preset(Box::new(super::preset_pre::PresetDescription {
-                info,
-                contract,
-            }))
-        }
-        PluginPre::Provider(pre) => super::io::block_on(async {
-            let mut store = fresh(pre.engine());
-            let (info, declared) = pre
-                .describe(&mut store)
-                .await
-                .map_err(|e| classify(e, &store, &limits, label))?;
-            let needs = declared.needs.map_err(|message| PluginError::BadNeeds {
-                plugin: label.to_string(),
-                message,
-            })?;
-            let embedder = declared.embedder.map_err(|message| PluginError::BadEmbed {
-                plugin: label.to_string(),
-                message,
-            })?;
-            Ok::<_, PluginError>(Description::Provider(Box::new(
-                super::provider_pre::ProviderDescription::new(info, needs, embedder),
-            )))
-        })?,
-    })
 }
