@@ -321,24 +321,18 @@ fn built_ins_described_once_are_known_from_their_kept_descriptions_and_made_read
     assert!(again.is_prepared(), "described again at load");
     assert_eq!(std::fs::read_to_string(&scorer_entry).unwrap(), good);
 
-    // One that says another world than the component has is refused when
-    // the component is made ready, never linked as that world.
+    // One whose kind and description disagree is not trusted either: the
+    // sessions go by the description, the component is checked against the
+    // kind (a scorer described as a provider would reach a provider's code).
     std::fs::write(
         &scorer_entry,
         good.replacen("\"kind\":\"Scorer\"", "\"kind\":\"Provider\"", 1),
     )
     .unwrap();
+    assert_ne!(std::fs::read_to_string(&scorer_entry).unwrap(), good);
     let fourth = registry_of(&cache);
-    let wrong = fourth
-        .builtins()
-        .unwrap()
-        .iter()
-        .find(|p| p.sha256 == scorer.sha256)
-        .unwrap()
-        .clone();
-    let error = wrong.cache_status().unwrap_err().to_string();
-    assert!(
-        error.contains("scorer") && error.contains("provider"),
-        "{error}"
-    );
+    let (described_again, _) = fourth.resolve_scorer("contains").unwrap();
+    assert!(described_again.is_prepared(), "described again at load");
+    assert_eq!(described_again.kind, cautilus::plugin::PluginKind::Scorer);
+    assert_eq!(std::fs::read_to_string(&scorer_entry).unwrap(), good);
 }

@@ -14,7 +14,8 @@
 //!
 //! An entry is used only when it was written by this very binary: it
 //! carries the engine key of the compiled cache and the identity of the
-//! running executable (its size, modification time and inode), since the
+//! running executable (its size, modification time, inode, device and
+//! change time), since the
 //! host code that turns `describe`'s answer into a [`Description`] and
 //! checks it is part of the binary. Anything else (another binary's
 //! entry, a damaged or foreign file, a symlink, a directory others can
@@ -77,8 +78,12 @@ impl DescribedCache {
         }
         let bytes = std::fs::read(&path).ok()?;
         let entry: Entry = serde_json::from_slice(&bytes).ok()?;
-        (entry.host == self.host && entry.sha256 == sha256)
-            .then_some((entry.kind, entry.description))
+        // The sessions trust the description's world and the component is
+        // checked against the kind: the two must agree.
+        (entry.host == self.host
+            && entry.sha256 == sha256
+            && entry.kind == entry.description.kind())
+        .then_some((entry.kind, entry.description))
     }
 
     /// Keeps what the component whose sha256 is `sha256` said about itself
@@ -105,7 +110,8 @@ impl DescribedCache {
     }
 }
 
-/// The running executable's size, modification time and inode, hex: a
+/// The running executable's size, modification time, inode, device and
+/// change time, hex: a
 /// rebuilt or replaced binary has another.
 fn executable_identity() -> Option<String> {
     let exe = std::env::current_exe().ok()?;
@@ -115,15 +121,25 @@ fn executable_identity() -> Option<String> {
         .ok()?
         .duration_since(std::time::UNIX_EPOCH)
         .ok()?;
+    // The inode, its device and its change time (which `touch` cannot
+    // set back: a binary installed or unpacked again has a new one).
     #[cfg(unix)]
-    let inode = std::os::unix::fs::MetadataExt::ino(&meta);
+    let place = {
+        use std::os::unix::fs::MetadataExt;
+        format!(
+            "{:x}-{:x}-{:x}.{:x}",
+            meta.ino(),
+            meta.dev(),
+            meta.ctime(),
+            meta.ctime_nsec()
+        )
+    };
     #[cfg(not(unix))]
-    let inode = 0u64;
+    let place = String::new();
     Some(format!(
-        "{:x}-{:x}-{:x}",
+        "{:x}-{:x}-{place}",
         meta.len(),
-        modified.as_nanos(),
-        inode
+        modified.as_nanos()
     ))
 }
 
@@ -184,6 +200,14 @@ mod tests {
         value["extra"] = serde_json::json!(true);
         std::fs::write(&path, serde_json::to_vec(&value).unwrap()).unwrap();
         assert!(cache.get(SHA).is_none(), "an unknown key");
+        // A kind that is not the description's world.
+        let mut value: serde_json::Value = serde_json::from_slice(&good).unwrap();
+        value["kind"] = serde_json::json!("Preset");
+        std::fs::write(&path, serde_json::to_vec(&value).unwrap()).unwrap();
+        assert!(
+            cache.get(SHA).is_none(),
+            "a kind the description does not have"
+        );
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;

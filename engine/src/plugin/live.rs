@@ -47,8 +47,11 @@ impl<B> LiveInstance<B> {
     ) -> Result<T, PluginError> {
         let name = self.plugin.id().to_string();
         if self.live.is_none() {
+            // Made ready first (a deferred built-in may be mapped, or even
+            // compiled, now): not on the guest's deadline.
+            let pre = self.plugin.pre()?;
             let mut store = self.plugin.armed_store(&self.limits, self.grants.clone())?;
-            let bindings = instantiate(self.plugin.pre()?, &mut store)
+            let bindings = instantiate(pre, &mut store)
                 .map_err(|e| classify(e, &store, &self.limits, &name))?;
             self.live = Some((store, bindings));
         }

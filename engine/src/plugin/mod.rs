@@ -107,6 +107,15 @@ pub enum Description {
 }
 
 impl Description {
+    /// The world whose `describe` this is.
+    pub fn kind(&self) -> PluginKind {
+        match self {
+            Self::Scorer(_) => PluginKind::Scorer,
+            Self::Preset(_) => PluginKind::Preset,
+            Self::Provider(_) => PluginKind::Provider,
+        }
+    }
+
     /// A preset's `describe`, or `None` for other worlds.
     pub fn preset_info(&self) -> Option<&bindings::preset_api::PresetInfo> {
         match self {

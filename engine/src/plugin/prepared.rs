@@ -7,7 +7,7 @@
 //! artifact only on its first use ([`Prepared::get`]), so a command that
 //! uses three of the built-ins pays for three.
 
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use wasmtime::Engine;
 use wasmtime::component::{Component, Linker};
@@ -126,6 +126,8 @@ pub(super) fn compile(
 /// compiled cache: made at load, or on first use.
 pub(crate) struct Prepared {
     ready: OnceLock<(PluginPre, CacheStatus)>,
+    /// Held while a deferred one is made, so it is made once.
+    making: Mutex<()>,
     /// How to make it on first use (`None`: made at load).
     deferred: Option<Deferred>,
 }
@@ -148,6 +150,7 @@ impl Prepared {
     pub(super) fn ready(pre: PluginPre, cache: CacheStatus) -> Self {
         Self {
             ready: OnceLock::from((pre, cache)),
+            making: Mutex::new(()),
             deferred: None,
         }
     }
@@ -156,6 +159,7 @@ impl Prepared {
     pub(super) fn deferred(deferred: Deferred) -> Self {
         Self {
             ready: OnceLock::new(),
+            making: Mutex::new(()),
             deferred: Some(deferred),
         }
     }
@@ -165,9 +169,17 @@ impl Prepared {
         self.ready.get().is_some()
     }
 
-    /// The ready component, made now if it was deferred. Two threads that
-    /// ask at once may both make it; one result is kept.
+    /// The ready component, made now if it was deferred. Threads that ask
+    /// at once wait for the one making it (a missing artifact is compiled
+    /// once); after a failure the next caller tries again.
     pub(crate) fn get(&self) -> Result<&(PluginPre, CacheStatus), PluginError> {
+        if let Some(ready) = self.ready.get() {
+            return Ok(ready);
+        }
+        let _making = self
+            .making
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         if let Some(ready) = self.ready.get() {
             return Ok(ready);
         }
