@@ -321,12 +321,16 @@ fn built_ins_described_once_are_known_from_their_kept_descriptions_and_made_read
     assert!(again.is_prepared(), "described again at load");
     assert_eq!(std::fs::read_to_string(&scorer_entry).unwrap(), good);
 
-    // One whose kind and description disagree is not trusted either: the
-    // sessions go by the description, the component is checked against the
-    // kind (a scorer described as a provider would reach a provider's code).
+    // One that says another world than the component has is not trusted
+    // either (a scorer described as a provider would reach a provider's
+    // code): described again.
     std::fs::write(
         &scorer_entry,
-        good.replacen("\"kind\":\"Scorer\"", "\"kind\":\"Provider\"", 1),
+        good.replacen(
+            "\"description\":{\"Scorer\"",
+            "\"description\":{\"Provider\"",
+            1,
+        ),
     )
     .unwrap();
     assert_ne!(std::fs::read_to_string(&scorer_entry).unwrap(), good);

@@ -23,6 +23,7 @@
 //! atomic; a cache that cannot be written is not an error.
 
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 use serde::{Deserialize, Serialize};
 
@@ -35,6 +36,9 @@ pub(super) struct DescribedCache {
     dir: Option<PathBuf>,
     /// The engine key and the executable's identity.
     host: String,
+    /// Whether the cache directory and `described/` may be trusted, seen
+    /// once per process (not once per component).
+    trusted: OnceLock<bool>,
 }
 
 /// One kept description.
@@ -43,7 +47,7 @@ pub(super) struct DescribedCache {
 struct Entry {
     host: String,
     sha256: String,
-    kind: PluginKind,
+    /// Its world is its variant's ([`Description::kind`]).
     description: Description,
 }
 
@@ -58,7 +62,18 @@ impl DescribedCache {
         Self {
             dir,
             host: format!("{engine_key}-{}", identity.unwrap_or_default()),
+            trusted: OnceLock::new(),
         }
+    }
+
+    /// Whether `described/` and the cache directory holding it are ours
+    /// alone (or not there yet: they are made private).
+    fn trusted(&self) -> bool {
+        *self.trusted.get_or_init(|| {
+            self.dir
+                .as_deref()
+                .is_some_and(|dir| trusted_dir(dir) && dir.parent().is_none_or(trusted_dir))
+        })
     }
 
     fn path(&self, sha256: &str) -> Option<PathBuf> {
@@ -72,36 +87,27 @@ impl DescribedCache {
     /// this binary kept one.
     pub(super) fn get(&self, sha256: &str) -> Option<(PluginKind, Description)> {
         let path = self.path(sha256)?;
-        let parent = path.parent()?;
-        if !trusted_dir(parent) || !trusted_dir(parent.parent()?) || !is_regular_file(&path) {
+        if !self.trusted() || !is_regular_file(&path) {
             return None;
         }
         let bytes = std::fs::read(&path).ok()?;
         let entry: Entry = serde_json::from_slice(&bytes).ok()?;
-        // The sessions trust the description's world and the component is
-        // checked against the kind: the two must agree.
-        (entry.host == self.host
-            && entry.sha256 == sha256
-            && entry.kind == entry.description.kind())
-        .then_some((entry.kind, entry.description))
+        (entry.host == self.host && entry.sha256 == sha256)
+            .then(|| (entry.description.kind(), entry.description))
     }
 
     /// Keeps what the component whose sha256 is `sha256` said about itself
     /// (after the host checked it).
-    pub(super) fn put(&self, sha256: &str, kind: PluginKind, description: &Description) {
-        let Some(path) = self.path(sha256) else {
+    pub(super) fn put(&self, sha256: &str, description: &Description) {
+        let (Some(path), Some(dir)) = (self.path(sha256), self.dir.as_deref()) else {
             return;
         };
-        let Some(dir) = path.parent() else {
-            return;
-        };
-        if dir.parent().is_some_and(|cache| !trusted_dir(cache)) || !trusted_dir(dir) {
+        if !self.trusted() {
             return;
         }
         let entry = Entry {
             host: self.host.clone(),
             sha256: sha256.to_string(),
-            kind,
             description: description.clone(),
         };
         if let Ok(bytes) = serde_json::to_vec(&entry) {
@@ -168,7 +174,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let cache = DescribedCache::new(Some(dir.path()), "engine-a");
         assert!(cache.get(SHA).is_none());
-        cache.put(SHA, PluginKind::Scorer, &scorer_description("kept"));
+        cache.put(SHA, &scorer_description("kept"));
         let (kind, description) = cache.get(SHA).expect("kept");
         assert_eq!(kind, PluginKind::Scorer);
         assert_eq!(description.plugin_info().id, "kept");
@@ -188,7 +194,7 @@ mod tests {
     fn damaged_foreign_and_planted_entries_are_ignored() {
         let dir = tempfile::tempdir().unwrap();
         let cache = DescribedCache::new(Some(dir.path()), "engine");
-        cache.put(SHA, PluginKind::Scorer, &scorer_description("kept"));
+        cache.put(SHA, &scorer_description("kept"));
         let path = cache.path(SHA).unwrap();
         let good = std::fs::read(&path).unwrap();
         std::fs::write(&path, &good[..good.len() / 2]).unwrap();
@@ -200,7 +206,8 @@ mod tests {
         value["extra"] = serde_json::json!(true);
         std::fs::write(&path, serde_json::to_vec(&value).unwrap()).unwrap();
         assert!(cache.get(SHA).is_none(), "an unknown key");
-        // A kind that is not the description's world.
+        // A kind beside the description (whose variant is its world): not
+        // a file this cache wrote.
         let mut value: serde_json::Value = serde_json::from_slice(&good).unwrap();
         value["kind"] = serde_json::json!("Preset");
         std::fs::write(&path, serde_json::to_vec(&value).unwrap()).unwrap();
@@ -220,12 +227,15 @@ mod tests {
             assert!(cache.get(SHA).is_none(), "a symlink");
             std::fs::remove_file(&path).unwrap();
             std::fs::rename(&elsewhere, &path).unwrap();
-            // A directory others may write to is not trusted.
+            // A directory others may write to is not trusted (by the next
+            // process: each looks once).
             let described = path.parent().unwrap();
             std::fs::set_permissions(described, std::fs::Permissions::from_mode(0o777)).unwrap();
-            assert!(cache.get(SHA).is_none(), "a world-writable directory");
+            let next = DescribedCache::new(Some(dir.path()), "engine");
+            assert!(next.get(SHA).is_none(), "a world-writable directory");
             std::fs::set_permissions(described, std::fs::Permissions::from_mode(0o700)).unwrap();
-            assert!(cache.get(SHA).is_some());
+            let next = DescribedCache::new(Some(dir.path()), "engine");
+            assert!(next.get(SHA).is_some());
         }
         // Names that are not a sha256 never reach the file system.
         assert!(cache.path("../../etc/passwd").is_none());
@@ -234,7 +244,7 @@ mod tests {
     #[test]
     fn without_a_cache_directory_nothing_is_kept() {
         let cache = DescribedCache::new(None, "engine");
-        cache.put(SHA, PluginKind::Scorer, &scorer_description("kept"));
+        cache.put(SHA, &scorer_description("kept"));
         assert!(cache.get(SHA).is_none());
     }
 }

@@ -340,7 +340,7 @@ impl Runtime {
                 })?;
         }
         if matches!(source, PluginSource::Builtin(_)) {
-            self.described.put(&sha256, kind, &description);
+            self.described.put(&sha256, &description);
         }
         let known = Known {
             label,
