@@ -26,12 +26,14 @@
 pub mod authoring;
 pub mod cli;
 pub mod contract;
+pub mod cores;
 pub mod eval;
 pub mod evidence;
 pub mod file_names;
 pub mod fixture;
 pub mod json_members;
 pub mod json_text;
+pub mod lazy_json;
 pub mod pack;
 pub mod plugin;
 pub mod private_temp;

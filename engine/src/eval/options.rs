@@ -31,7 +31,7 @@ pub const DEFAULT_CONCURRENCY: usize = 8;
 
 /// Worker threads by default: one per core.
 pub fn default_jobs() -> usize {
-    std::thread::available_parallelism().map_or(1, usize::from)
+    crate::cores::available()
 }
 
 /// Options of `eval test`.

@@ -321,8 +321,7 @@ impl RunIndex {
             }
             known.push(indexed);
         }
-        let threads = std::thread::available_parallelism()
-            .map_or(1, |n| n.get())
+        let threads = crate::cores::available()
             .clamp(1, THREADS)
             .min(missing.len());
         let make = |run: &RunRef, stamp: Stamp| {

@@ -15,7 +15,7 @@ use tokio::runtime::{Builder, Handle, Runtime, RuntimeFlavor};
 pub fn runtime() -> &'static Runtime {
     static RUNTIME: OnceLock<Runtime> = OnceLock::new();
     RUNTIME.get_or_init(|| {
-        let threads = std::thread::available_parallelism().map_or(1, usize::from);
+        let threads = crate::cores::available();
         Builder::new_multi_thread()
             .worker_threads(threads)
             .thread_name("cautilus-io")

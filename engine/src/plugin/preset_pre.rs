@@ -10,6 +10,7 @@ use super::bindings::preset_api::{self, PresetInfo};
 use super::bindings::preset_contract;
 use super::store_state::StoreState;
 use crate::fixture::{SuiteContract, SuiteField};
+use crate::lazy_json::LazyValue;
 
 /// A preset component ready to instantiate: its `preset-api`, and its
 /// `preset-contract` when it was built against a contract that has one.
@@ -86,7 +87,9 @@ impl PresetPre {
 /// an error naming the field.
 fn contract_of(declared: preset_contract::SuiteContract) -> Result<SuiteContract, String> {
     let parse = |what: &str, text: &str| {
-        serde_json::from_str(text).map_err(|e| format!("gives {what} that is not JSON: {e}"))
+        serde_json::from_str::<serde_json::Value>(text)
+            .map(LazyValue::from)
+            .map_err(|e| format!("gives {what} that is not JSON: {e}"))
     };
     let mut fields = Vec::with_capacity(declared.fields.len());
     for field in declared.fields {

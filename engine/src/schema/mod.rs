@@ -242,12 +242,12 @@ fn fixture_schema(presets: &[PresetSchemas]) -> Value {
         for field in &preset.contract.fields {
             properties.insert(
                 field.name.clone(),
-                json!({"anyOf": [field.schema, {"type": "null"}], "description": field.description}),
+                json!({"anyOf": [field.schema.get(), {"type": "null"}], "description": field.description}),
             );
         }
         // The preset's case shape is embedded as its own resource (its
         // `$id`), so its internal `$ref`s resolve within it.
-        let mut case = match &preset.contract.case_schema {
+        let mut case = match preset.contract.case_schema.get() {
             Value::Null => json!({}),
             schema => schema.clone(),
         };
@@ -392,17 +392,17 @@ mod tests {
             contract: SuiteContract {
                 fields: vec![SuiteField {
                     name: "system".into(),
-                    schema: json!({"type": "string"}),
+                    schema: json!({"type": "string"}).into(),
                     description: "the system prompt".into(),
                     default_from: None,
                     header: false,
                     overridable: true,
                 }],
-                case_schema: json!({"type": "object", "properties": {"input": {"type": "string"}}, "required": ["input"]}),
+                case_schema: json!({"type": "object", "properties": {"input": {"type": "string"}}, "required": ["input"]}).into(),
                 snapshots: true,
                 schemas: vec![(
                     "cautilus.app_prompt_evaluation_inputs.v1".into(),
-                    json!({"title": "cautilus.app_prompt_evaluation_inputs.v1"}),
+                    json!({"title": "cautilus.app_prompt_evaluation_inputs.v1"}).into(),
                 )],
                 ..SuiteContract::default()
             },

@@ -186,9 +186,14 @@ pub fn validate_suite(
     let mut kept: Option<Vec<Checked>> = keep.then(Vec::new);
     let mut kept_weight = 0usize;
     let size = suite.cases.len_hint().map_or(64, |n| batch_size(n, jobs));
+    // No more workers than batches: each makes its own preset instance.
+    let workers = suite
+        .cases
+        .len_hint()
+        .map_or(jobs, |n| jobs.min(n.div_ceil(size).max(1)));
     run_ordered(
         case_batches(suite.cases.open(), size),
-        jobs,
+        workers,
         never(),
         || -> Result<_, EvalError> {
             Ok((

@@ -97,6 +97,13 @@ impl RunPass<'_> {
         batch_size(self.validated.case_count, self.jobs)
     }
 
+    /// Worker threads: no more than there are batches (each worker makes
+    /// its own preset and provider instances, so a 2-case suite needs one).
+    fn workers(&self) -> usize {
+        let batches = self.validated.case_count.div_ceil(self.batch_size());
+        self.jobs.min(batches.max(1))
+    }
+
     fn source(&self, kept: Option<Vec<Checked>>) -> Source<'_> {
         let size = self.batch_size();
         match kept {
@@ -158,7 +165,7 @@ impl RunPass<'_> {
     fn inline(&self, source: Source<'_>, records: &mut RunRecords) -> Result<(), EvalError> {
         run_ordered(
             source,
-            self.jobs,
+            self.workers(),
             &interrupt::requested,
             || Ok((self.session()?, ScorerPool::new())),
             |(session, pool), work, stop| {
@@ -225,7 +232,7 @@ impl RunPass<'_> {
             });
             let worked = run_ordered(
                 receive.into_iter(),
-                self.jobs,
+                self.workers(),
                 // Every batch the feeder queued has started calls: all are
                 // delivered; the feeder stops queueing when interrupted.
                 never(),

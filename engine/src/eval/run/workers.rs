@@ -6,7 +6,8 @@
 use std::collections::BTreeMap;
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Mutex, mpsc};
+use std::sync::{Condvar, Mutex, MutexGuard, mpsc};
+use std::time::Duration;
 
 /// Splits `0..len` into consecutive ranges of at most `size` items.
 pub fn batches(len: usize, size: usize) -> Vec<Range<usize>> {
@@ -88,6 +89,7 @@ where
     let delivered = AtomicUsize::new(0);
     let stop = AtomicBool::new(false);
     let failure: Mutex<Option<E>> = Mutex::new(None);
+    let ahead = Window::default();
     // The first failure wins; `stop` is set only after it is recorded.
     let fail = |error: E| {
         let mut slot = failure.lock().unwrap_or_else(|p| p.into_inner());
@@ -95,13 +97,14 @@ where
             *slot = Some(error);
         }
         stop.store(true, Ordering::SeqCst);
+        ahead.moved();
     };
     let (send, receive) = mpsc::sync_channel::<(usize, T)>(window);
     std::thread::scope(|scope| {
         for _ in 0..jobs {
             let send = send.clone();
-            let (source, delivered, stop, state, work, fail) =
-                (&source, &delivered, &stop, &state, &work, &fail);
+            let (source, delivered, stop, state, work, fail, ahead) =
+                (&source, &delivered, &stop, &state, &work, &fail, &ahead);
             scope.spawn(move || {
                 // A panicking batch never delivers: stop the others instead
                 // of letting them wait for it (the scope re-raises the panic).
@@ -127,14 +130,18 @@ where
                             }
                         }
                     };
-                    while index >= delivered.load(Ordering::SeqCst) + window {
-                        if stop.load(Ordering::SeqCst) {
-                            return;
+                    if index >= delivered.load(Ordering::SeqCst) + window {
+                        let mut waiting = ahead.enter();
+                        while index >= delivered.load(Ordering::SeqCst) + window {
+                            if stop.load(Ordering::SeqCst) {
+                                return ahead.leave(waiting);
+                            }
+                            if interrupted() {
+                                break; // the batch is taken: work it (briefly) and deliver it
+                            }
+                            waiting = ahead.wait(waiting);
                         }
-                        if interrupted() {
-                            break; // the batch is taken: work it (briefly) and deliver it
-                        }
-                        std::thread::sleep(std::time::Duration::from_millis(1));
+                        ahead.leave(waiting);
                     }
                     match work(&mut own, batch, &halt) {
                         Ok(value) => {
@@ -163,11 +170,52 @@ where
                 expected += 1;
                 delivered.store(expected, Ordering::SeqCst);
             }
+            ahead.moved();
         }
     });
     match failure.into_inner().unwrap_or_else(|p| p.into_inner()) {
         Some(error) => Err(error),
         None => Ok(()),
+    }
+}
+
+/// Where workers that ran a window ahead of the writer wait for it to
+/// catch up: woken when it delivers (or the run stops), and every few
+/// milliseconds to look at the interruption flag, which nothing signals.
+#[derive(Default)]
+struct Window {
+    lock: Mutex<()>,
+    moved: Condvar,
+    /// Workers inside [`Window::enter`]: the writer signals only then.
+    waiters: AtomicUsize,
+}
+
+impl Window {
+    fn enter(&self) -> MutexGuard<'_, ()> {
+        let guard = self.lock.lock().unwrap_or_else(|p| p.into_inner());
+        self.waiters.fetch_add(1, Ordering::SeqCst);
+        guard
+    }
+
+    fn wait<'a>(&self, guard: MutexGuard<'a, ()>) -> MutexGuard<'a, ()> {
+        self.moved
+            .wait_timeout(guard, Duration::from_millis(20))
+            .map_or_else(|p| p.into_inner().0, |(guard, _)| guard)
+    }
+
+    fn leave(&self, guard: MutexGuard<'_, ()>) {
+        self.waiters.fetch_sub(1, Ordering::SeqCst);
+        drop(guard);
+    }
+
+    /// The writer delivered, or the run stops. A waiter checks its
+    /// condition holding the lock, so taking it here before signalling
+    /// means no waiter misses this.
+    fn moved(&self) {
+        if self.waiters.load(Ordering::SeqCst) > 0 {
+            drop(self.lock.lock().unwrap_or_else(|p| p.into_inner()));
+            self.moved.notify_all();
+        }
     }
 }
 
