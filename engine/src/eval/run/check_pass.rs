@@ -20,8 +20,9 @@ use crate::eval::assert::judge::JudgeModel;
 use crate::eval::assert::judge_config::JudgeConfig;
 use crate::eval::cases::origins;
 use crate::eval::files::PacketWriter;
-use crate::eval::options::{SuiteOptions, batch_size, preset_limits};
+use crate::eval::options::{SuiteOptions, batch_size};
 use crate::eval::run::batch::{Batch, Preparer, RawBatch};
+use crate::eval::run::preset_sessions::PresetSessions;
 use crate::eval::run::workers::{never, run_ordered};
 use crate::fixture::{CaseStream, Suite};
 use crate::plugin::bindings::preset_api::CasePlan;
@@ -102,6 +103,8 @@ pub struct Validated {
     /// The case ids (hashed), to check a resumed run's journal against;
     /// taken (and dropped) once it is.
     pub case_ids: Option<CaseIds>,
+    /// The checking pass's preset sessions, for the run pass.
+    pub sessions: PresetSessions,
 }
 
 /// Suite fields the host consumes; the preset never sees them.
@@ -185,6 +188,7 @@ pub fn validate_suite(
     let mut count = 0usize;
     let mut kept: Option<Vec<Checked>> = keep.then(Vec::new);
     let mut kept_weight = 0usize;
+    let sessions = PresetSessions::new(preset.clone());
     let size = suite.cases.len_hint().map_or(64, |n| batch_size(n, jobs));
     // No more workers than batches: each makes its own preset instance.
     let workers = suite
@@ -195,12 +199,7 @@ pub fn validate_suite(
         case_batches(suite.cases.open(), size),
         workers,
         never(),
-        || -> Result<_, EvalError> {
-            Ok((
-                PresetSession::new(preset.clone(), preset_limits())?,
-                ScorerPool::new(),
-            ))
-        },
+        || -> Result<_, EvalError> { Ok((sessions.lend()?, ScorerPool::new())) },
         |(session, pool), raw, _| {
             let batch = match preparer.prepare(raw, Some(pool)) {
                 Ok(batch) => batch,
@@ -274,6 +273,7 @@ pub fn validate_suite(
         kept,
         case_ids: Some(ids),
         suite,
+        sessions,
     })
 }
 

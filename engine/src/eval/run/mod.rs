@@ -2,7 +2,8 @@
 //! suite runner ([`suite_run`]: the checking pass [`check_pass`], then the
 //! run pass [`run_pass`], then `run.json`); one case's run ([`case_run`]);
 //! batches of cases made ready for the preset ([`batch`]); ordered parallel
-//! workers ([`workers`]); the provider a run uses ([`provider_choice`]);
+//! workers ([`workers`]) and the preset sessions they borrow
+//! ([`preset_sessions`]); the provider a run uses ([`provider_choice`]);
 //! multi-step fixtures ([`steps`], a case's output for later steps in
 //! [`case_output`]); what every packet carries ([`packets`]); answers given
 //! beforehand ([`canned`]); and what a finished suite hands back
@@ -15,6 +16,7 @@ pub mod case_run;
 pub mod check_pass;
 pub mod entry;
 pub mod packets;
+pub mod preset_sessions;
 pub mod provider_choice;
 pub mod resume;
 pub mod run_pass;

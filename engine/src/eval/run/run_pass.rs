@@ -26,7 +26,7 @@ use crate::eval::assert::assertions::ScorerPool;
 use crate::eval::assert::scoring::CaseExtras;
 use crate::eval::assert::snapshots;
 use crate::eval::interrupt;
-use crate::eval::options::{TestOptions, batch_size, preset_limits};
+use crate::eval::options::{TestOptions, batch_size};
 use crate::eval::provider::calls::{CaseSamples, ProviderCalls};
 use crate::eval::records::run_records::{Delivered, RanCase, RunRecords};
 use crate::eval::run::batch::{Batch, Preparer, RawBatch};
@@ -34,6 +34,7 @@ use crate::eval::run::case_run::{
     RunContext, case_run, case_workspace, requests, run_cases, with_first_byte,
 };
 use crate::eval::run::check_pass::{Checked, Validated, case_batches, translate};
+use crate::eval::run::preset_sessions::Lent;
 use crate::eval::run::workers::{never, run_ordered};
 use crate::plugin::Registry;
 use crate::plugin::bindings::preset_api::{CasePlan, CaseRun};
@@ -154,11 +155,9 @@ impl RunPass<'_> {
         }
     }
 
-    fn session(&self) -> Result<PresetSession, EvalError> {
-        Ok(PresetSession::new(
-            self.validated.preset.clone(),
-            preset_limits(),
-        )?)
+    /// A worker's preset session (one the checking pass made, if idle).
+    fn session(&self) -> Result<Lent<'_>, EvalError> {
+        self.validated.sessions.lend()
     }
 
     /// The provider on the worker threads, a case at a time.
@@ -286,7 +285,7 @@ impl RunPass<'_> {
         slots: &Arc<tokio::sync::Semaphore>,
         send: &mpsc::SyncSender<Result<InFlight, EvalError>>,
     ) -> Result<(), EvalError> {
-        let mut session: Option<PresetSession> = None;
+        let mut session: Option<Lent<'_>> = None;
         for work in source {
             if interrupt::requested() {
                 break;
