@@ -95,12 +95,11 @@ impl fmt::Debug for LazyValue {
     }
 }
 
+/// As the value (parsed first if it was not): a [`RawValue`] written by
+/// any serializer but `serde_json`'s would not be the value.
 impl Serialize for LazyValue {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        match (self.value.get(), &self.text) {
-            (None, Some(text)) => text.serialize(serializer),
-            _ => self.get().serialize(serializer),
-        }
+        self.get().serialize(serializer)
     }
 }
 

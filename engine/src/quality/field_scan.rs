@@ -60,6 +60,10 @@ pub fn may_set_case_fields(source: &CaseSource) -> bool {
         }
         kept = overlap.min(filled);
         buffer.copy_within(filled - kept..filled, 0);
+        // The file was larger than it said (it grew): full-sized reads.
+        if filled == buffer.len() && buffer.len() < CHUNK + overlap {
+            buffer.resize(CHUNK + overlap, 0);
+        }
     }
 }
 
@@ -121,5 +125,35 @@ mod tests {
     #[test]
     fn csv_headers_name_columns_bare() {
         assert!(names_a_key(b"id,tags,input", &Finder::new("tags"), false));
+    }
+
+    fn scanned(text: &str) -> bool {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("cases.jsonl");
+        std::fs::write(&path, text).unwrap();
+        may_set_case_fields(&CaseSource::Streamed(
+            crate::fixture::stream::StreamedCases {
+                path,
+                format: Format::Jsonl,
+                key: String::new(),
+                contained: None,
+            },
+        ))
+    }
+
+    #[test]
+    fn files_of_every_size_are_scanned_whole_and_across_read_edges() {
+        assert!(!scanned(""));
+        assert!(!scanned("{\"input\": \"a\"}\n"));
+        assert!(scanned("{\"input\": \"a\", \"skip\": true}\n"));
+        // Past the first megabyte, and cut by its edge at every offset.
+        let filler = format!("{{\"input\": \"{}\"}}\n", "x".repeat((1 << 20) - 20));
+        assert!(!scanned(&format!("{filler}{filler}")));
+        for cut in 0..8 {
+            let line = "{\"tags\": [\"a\"]}\n";
+            let pad = (1 << 20) - filler.len().min(1 << 20) + cut;
+            let text = format!("{filler}{}{line}", " ".repeat(pad));
+            assert!(scanned(&text), "cut at {cut}");
+        }
     }
 }

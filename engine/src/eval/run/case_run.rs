@@ -226,22 +226,28 @@ pub fn run_cases(
 ) -> Result<(Vec<TimedRun>, Vec<Option<tempfile::TempDir>>), EvalError> {
     let mut runs = Vec::with_capacity(plans.len());
     let mut workspaces = Vec::with_capacity(plans.len());
-    for (i, (plan, origin)) in plans.iter().zip(origins).enumerate() {
-        if stop.failed() {
-            return Err(EvalError::Stopped);
+    // One entry into the I/O runtime for the whole batch, not one per case.
+    crate::plugin::io::block_on(async {
+        for (i, (plan, origin)) in plans.iter().zip(origins).enumerate() {
+            if stop.failed() {
+                return Err(EvalError::Stopped);
+            }
+            if stop.interrupted() {
+                break;
+            }
+            let workspace = case_workspace(origin, context.root)?;
+            let samples = calls
+                .samples(
+                    indices[i],
+                    requests(plan, context, settings.get(i)),
+                    workspace.as_ref().map(|w| w.path().to_path_buf()),
+                )
+                .await;
+            runs.push(case_run(plan, context, samples));
+            workspaces.push(workspace);
         }
-        if stop.interrupted() {
-            break;
-        }
-        let workspace = case_workspace(origin, context.root)?;
-        let samples = crate::plugin::io::block_on(calls.samples(
-            indices[i],
-            requests(plan, context, settings.get(i)),
-            workspace.as_ref().map(|w| w.path().to_path_buf()),
-        ));
-        runs.push(case_run(plan, context, samples));
-        workspaces.push(workspace);
-    }
+        Ok(())
+    })?;
     Ok((runs, workspaces))
 }
 

@@ -190,7 +190,8 @@ pub fn validate_suite(
     let mut kept_weight = 0usize;
     let sessions = PresetSessions::new(preset.clone());
     let size = suite.cases.len_hint().map_or(64, |n| batch_size(n, jobs));
-    // No more workers than batches: each makes its own preset instance.
+    // No more workers than batches (a worker without one is a thread for
+    // nothing).
     let workers = suite
         .cases
         .len_hint()

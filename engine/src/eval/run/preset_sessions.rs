@@ -1,7 +1,8 @@
 //! Preset sessions lent to the worker threads of one pass and kept for the
-//! next: the checking pass's instances serve the run pass, so a run makes
-//! each worker's preset instance once, not once per pass (a small run's
-//! start-up is mostly making instances).
+//! next: the checking pass's instances serve the run pass when it uses the
+//! batches the checking pass kept (nothing is translated twice by one
+//! instance), so a small run makes each worker's preset instance once, not
+//! once per pass (its start-up is mostly making instances).
 
 use std::ops::{Deref, DerefMut};
 use std::sync::{Arc, Mutex};
@@ -38,9 +39,13 @@ impl PresetSessions {
         })
     }
 
-    /// Sessions waiting to be lent.
-    pub fn idle(&self) -> usize {
-        self.idle.lock().unwrap_or_else(|p| p.into_inner()).len()
+    /// Drops idle sessions beyond the first `count` (their instances' memory
+    /// with them).
+    pub fn keep_at_most(&self, count: usize) {
+        self.idle
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .truncate(count);
     }
 }
 

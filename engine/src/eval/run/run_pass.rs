@@ -64,6 +64,15 @@ pub fn run(
     kept: Option<Vec<Checked>>,
     records: &mut RunRecords,
 ) -> Result<(), EvalError> {
+    // The checking pass's preset instances serve this pass only when it
+    // translates nothing again: an instance never sees a case translated
+    // twice. At most one a worker (and the feeder) is kept.
+    let sessions = &pass.validated.sessions;
+    if kept.is_some() {
+        sessions.keep_at_most(pass.workers() + usize::from(pass.concurrency.is_some()));
+    } else {
+        sessions.keep_at_most(0);
+    }
     let source = pass.source(kept);
     match pass.concurrency {
         None => pass.inline(source, records),
@@ -98,8 +107,8 @@ impl RunPass<'_> {
         batch_size(self.validated.case_count, self.jobs)
     }
 
-    /// Worker threads: no more than there are batches (each worker makes
-    /// its own preset and provider instances, so a 2-case suite needs one).
+    /// Worker threads: no more than there are batches (a worker without a
+    /// batch would start a thread and its provider for nothing).
     fn workers(&self) -> usize {
         let batches = self.validated.case_count.div_ceil(self.batch_size());
         self.jobs.min(batches.max(1))

@@ -39,13 +39,15 @@ impl Stop<'_> {
     }
 }
 
-/// Sets the stop flag if its thread unwinds.
-struct PanicStops<'a>(&'a AtomicBool);
+/// Sets the stop flag if its thread unwinds, and wakes the workers
+/// waiting for the writer.
+struct PanicStops<'a>(&'a AtomicBool, &'a Window);
 
 impl Drop for PanicStops<'_> {
     fn drop(&mut self) {
         if std::thread::panicking() {
             self.0.store(true, Ordering::SeqCst);
+            self.1.moved();
         }
     }
 }
@@ -108,7 +110,7 @@ where
             scope.spawn(move || {
                 // A panicking batch never delivers: stop the others instead
                 // of letting them wait for it (the scope re-raises the panic).
-                let _guard = PanicStops(stop);
+                let _guard = PanicStops(stop, ahead);
                 let mut own = match state() {
                     Ok(own) => own,
                     Err(error) => return fail(error),
@@ -155,6 +157,10 @@ where
             });
         }
         drop(send);
+        // A writer that unwinds stops the workers, and drops the receiver
+        // (moved in here) so none stays blocked sending to it.
+        let receive = receive;
+        let _guard = PanicStops(&stop, &ahead);
         let mut pending = BTreeMap::new();
         let mut expected = 0;
         for (index, value) in receive.iter() {
@@ -331,6 +337,53 @@ mod tests {
             starts.len() < 100,
             "the run stopped early: {}",
             starts.len()
+        );
+    }
+
+    #[test]
+    fn a_writer_that_panics_stops_the_workers_instead_of_hanging() {
+        // Workers a window ahead wait for the writer, and others block
+        // sending to it: its panic must release both, then surface.
+        let caught = std::panic::catch_unwind(|| {
+            run_ordered::<_, (), _, String>(
+                ranges(10_000, 1),
+                4,
+                never(),
+                || Ok(()),
+                |_, range, _| Ok(range.start),
+                |start| {
+                    assert!(start < 50, "the writer gives up at batch 50");
+                    Ok(())
+                },
+            )
+        });
+        assert!(caught.is_err(), "the writer's panic is raised again");
+    }
+
+    #[test]
+    fn a_worker_that_panics_wakes_the_workers_waiting_for_the_writer() {
+        let started = std::time::Instant::now();
+        let caught = std::panic::catch_unwind(|| {
+            run_ordered::<_, (), _, String>(
+                ranges(10_000, 1),
+                4,
+                never(),
+                || Ok(()),
+                |_, range, _| {
+                    // Batch 0 holds the writer back until the others wait.
+                    if range.start == 0 {
+                        std::thread::sleep(std::time::Duration::from_millis(50));
+                        panic!("batch 0 fails");
+                    }
+                    Ok(range.start)
+                },
+                |_| Ok(()),
+            )
+        });
+        assert!(caught.is_err());
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(10),
+            "the run ended"
         );
     }
 }
