@@ -1,13 +1,70 @@
 //! Answers given beforehand (`--fixture-results`): read within the
-//! fixture size limit, and the answer of each trial.
+//! fixture size limit, and the answer of each trial and sample.
+//!
+//! The answers are kept as their JSON text, by case id: a suite's canned
+//! answers can be tens of megabytes (a run's outputs scored again), and
+//! each is handed to the provider as text, so it is never built as a
+//! value, nor written again, just copied into the case's invocation.
 
+use std::collections::HashMap;
 use std::path::Path;
 
-use serde_json::Value;
+use serde::Deserialize;
+use serde_json::value::RawValue;
 
 use crate::eval::EvalError;
 
-pub(crate) fn read_fixture_results(path: Option<&Path>) -> Result<Option<Value>, EvalError> {
+/// The canned answers of one trial, by case id.
+#[derive(Debug, Default)]
+pub struct CannedAnswers {
+    by_case: HashMap<String, Box<RawValue>>,
+    /// 1-based.
+    trial: u32,
+}
+
+/// An answer `{"trials": [a, b, …]}` (that key alone, a list that is not
+/// empty).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PerTrial {
+    trials: Vec<Box<RawValue>>,
+}
+
+impl CannedAnswers {
+    /// Case `case_id`'s answer for its sample `sample` (0-based): an answer
+    /// `{"trials": [a, b, …]}` is first its entry (trial − 1) mod its
+    /// length; then a list hands out one entry per sample (none past its
+    /// end), any other answer serves every sample.
+    pub fn answer(&self, case_id: &str, sample: usize) -> Option<Box<RawValue>> {
+        let answer = self.by_case.get(case_id)?;
+        let answer = match starts_with(answer, b'{')
+            .then(|| serde_json::from_str::<PerTrial>(answer.get()).ok())
+            .flatten()
+            .filter(|per| !per.trials.is_empty())
+        {
+            Some(PerTrial { mut trials }) => {
+                let at = (self.trial.max(1) as usize - 1) % trials.len();
+                trials.swap_remove(at)
+            }
+            None => answer.clone(),
+        };
+        if starts_with(&answer, b'[') {
+            let mut list: Vec<Box<RawValue>> = serde_json::from_str(answer.get()).ok()?;
+            return (sample < list.len()).then(|| list.swap_remove(sample));
+        }
+        Some(answer)
+    }
+}
+
+fn starts_with(value: &RawValue, byte: u8) -> bool {
+    value.get().trim_start().as_bytes().first() == Some(&byte)
+}
+
+/// The answers in `path` for trial `trial` (1-based).
+pub(crate) fn read_fixture_results(
+    path: Option<&Path>,
+    trial: u32,
+) -> Result<Option<CannedAnswers>, EvalError> {
     let Some(path) = path else { return Ok(None) };
     let error = |message: String| EvalError::Input {
         path: path.to_path_buf(),
@@ -18,34 +75,113 @@ pub(crate) fn read_fixture_results(path: Option<&Path>) -> Result<Option<Value>,
         .and_then(|file| file.ok_or_else(|| std::io::ErrorKind::NotFound.into()))
         .map_err(|e| error(format!("cannot read the fixture results: {e}")))?;
     let text = crate::fixture::limits::read_text_from(path, file).map_err(|e| error(e.message))?;
-    let value: Value = serde_json::from_str(&text)
-        .map_err(|e| error(format!("not valid JSON at line {}: {e}", e.line())))?;
-    if !value.is_object() {
-        return Err(error(
-            "fixture results must be a JSON object keyed by caseId".into(),
-        ));
+    if !text.trim_start().starts_with('{') {
+        // What a value is is said the same way whatever the text holds.
+        return match serde_json::from_str::<serde_json::Value>(&text) {
+            Err(e) => Err(error(format!("not valid JSON at line {}: {e}", e.line()))),
+            Ok(_) => Err(error(
+                "fixture results must be a JSON object keyed by caseId".into(),
+            )),
+        };
     }
-    Ok(Some(value))
+    // Each answer is checked as JSON (as nested as a fixture may be) and
+    // kept as its text; a case id given twice keeps its last answer.
+    if let Some(at) = crate::fixture::nesting::too_deep(
+        &text,
+        crate::fixture::nesting::Syntax::Json,
+        crate::fixture::limits::MAX_DEPTH,
+    ) {
+        return Err(error(format!(
+            "nests deeper than {} levels at line {}, column {}; fixture results are as nested as a fixture may be",
+            crate::fixture::limits::MAX_DEPTH,
+            at.line,
+            at.column
+        )));
+    }
+    let by_case: HashMap<String, Box<RawValue>> = serde_json::from_str(&text)
+        .map_err(|e| error(format!("not valid JSON at line {}: {e}", e.line())))?;
+    Ok(Some(CannedAnswers { by_case, trial }))
 }
 
-/// The canned results of trial `trial` (1-based): an answer
-/// `{"trials": [a, b, …]}` becomes its entry (trial − 1) mod its length;
-/// any other answer serves every trial.
-pub(crate) fn canned_for_trial(results: &mut Value, trial: u32) {
-    let Some(results) = results.as_object_mut() else {
-        return;
-    };
-    for answer in results.values_mut() {
-        let Some(list) = answer
-            .as_object()
-            .filter(|o| o.len() == 1)
-            .and_then(|o| o.get("trials"))
-            .and_then(Value::as_array)
-            .filter(|l| !l.is_empty())
-        else {
-            continue;
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::{Value, json};
+
+    fn canned(answers: Value, trial: u32) -> CannedAnswers {
+        let by_case = serde_json::from_str(&answers.to_string()).unwrap();
+        CannedAnswers { by_case, trial }
+    }
+
+    fn answer(canned: &CannedAnswers, id: &str, sample: usize) -> Option<Value> {
+        canned
+            .answer(id, sample)
+            .map(|raw| serde_json::from_str(raw.get()).unwrap())
+    }
+
+    #[test]
+    fn an_answer_serves_every_sample_and_a_list_one_entry_each() {
+        let answers = canned(json!({"a": {"finalText": "x"}, "b": ["one", {"t": 2}]}), 1);
+        assert_eq!(answer(&answers, "a", 0), Some(json!({"finalText": "x"})));
+        assert_eq!(answer(&answers, "a", 5), Some(json!({"finalText": "x"})));
+        assert_eq!(answer(&answers, "b", 0), Some(json!("one")));
+        assert_eq!(answer(&answers, "b", 1), Some(json!({"t": 2})));
+        assert_eq!(answer(&answers, "b", 2), None);
+        assert_eq!(answer(&answers, "c", 0), None);
+    }
+
+    #[test]
+    fn trials_pick_their_entry_in_turn_before_samples_do() {
+        let answers = json!({
+            "a": {"trials": ["t1", ["t2s1", "t2s2"]]},
+            "b": {"trials": []},
+            "c": {"trials": ["x"], "other": 1},
+        });
+        for (trial, first, second) in [(1, "t1", "t1"), (2, "t2s1", "t2s2"), (3, "t1", "t1")] {
+            let answers = canned(answers.clone(), trial);
+            assert_eq!(
+                answer(&answers, "a", 0),
+                Some(json!(first)),
+                "trial {trial}"
+            );
+            assert_eq!(
+                answer(&answers, "a", 1),
+                Some(json!(second)),
+                "trial {trial}"
+            );
+            // Not a per-trial answer: served as it is.
+            assert_eq!(answer(&answers, "b", 0), Some(json!({"trials": []})));
+            assert_eq!(
+                answer(&answers, "c", 0),
+                Some(json!({"trials": ["x"], "other": 1}))
+            );
+        }
+    }
+
+    #[test]
+    fn files_are_read_as_objects_of_json_answers_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let read = |text: &str| {
+            let path = dir.path().join("results.json");
+            std::fs::write(&path, text).unwrap();
+            read_fixture_results(Some(&path), 1).map(|c| c.map(|c| c.by_case.len()))
         };
-        let at = (trial.max(1) as usize - 1) % list.len();
-        *answer = list[at].clone();
+        assert_eq!(
+            read(r#" {"a": 1, "b": [2], "a": "last"}"#).unwrap(),
+            Some(2)
+        );
+        let last = {
+            let path = dir.path().join("results.json");
+            read_fixture_results(Some(&path), 1).unwrap().unwrap()
+        };
+        assert_eq!(answer(&last, "a", 0), Some(json!("last")));
+        let message = |text: &str| read(text).unwrap_err().to_string();
+        assert!(message("[1, 2]").contains("must be a JSON object keyed by caseId"));
+        assert!(message("\"x\"").contains("must be a JSON object keyed by caseId"));
+        assert!(message("{\"a\": }").contains("not valid JSON at line 1"));
+        assert!(message("nope").contains("not valid JSON at line 1"));
+        let deep = format!("{{\"a\": {}{}}}", "[".repeat(300), "]".repeat(300));
+        assert!(message(&deep).contains("nests deeper than"));
+        assert_eq!(read_fixture_results(None, 1).unwrap().map(|_| ()), None);
     }
 }

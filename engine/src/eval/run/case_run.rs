@@ -8,6 +8,7 @@ use serde_json::{Map, Value};
 use crate::eval::EvalError;
 use crate::eval::cases::origins;
 use crate::eval::provider::calls::{CaseSamples, ProviderCalls};
+use crate::eval::run::canned::CannedAnswers;
 use crate::eval::run::workers::Stop;
 use crate::fixture::{CaseOrigin, PathRoot};
 use crate::json_members::Members;
@@ -27,7 +28,7 @@ pub struct RunContext<'a> {
     pub mode: &'a str,
     pub fixture_ref: &'a str,
     /// Canned results keyed by caseId (`--fixture-results`).
-    pub canned: Option<&'a Value>,
+    pub canned: Option<&'a CannedAnswers>,
     /// What the provider is told on every call (an API provider's endpoint).
     pub provider_options: &'a Map<String, Value>,
     /// The directory the fixture's paths stay inside (workspace templates).
@@ -50,11 +51,9 @@ pub fn invocation(
     sample: usize,
     settings: &Map<String, Value>,
 ) -> Invocation {
-    let canned = context.canned.and_then(|c| c.get(&plan.case_id));
-    let canned = match canned {
-        Some(Value::Array(list)) => list.get(sample),
-        other => other,
-    };
+    let canned = context
+        .canned
+        .and_then(|canned| canned.answer(&plan.case_id, sample));
     Invocation {
         case_id: plan.case_id.clone(),
         mode: context.mode.to_string(),
@@ -63,7 +62,7 @@ pub fn invocation(
         messages: plan.messages.clone(),
         input: plan.input.clone(),
         expected: plan.expected.clone(),
-        options: options_text(context.provider_options, canned, settings),
+        options: options_text(context.provider_options, canned.as_deref(), settings),
     }
 }
 
@@ -72,26 +71,50 @@ pub fn invocation(
 /// their own names: `temperature`, `maxTokens` …).
 fn options_text(
     provider: &Map<String, Value>,
-    canned: Option<&Value>,
+    canned: Option<&RawValue>,
     settings: &Map<String, Value>,
 ) -> Option<String> {
     if provider.is_empty() && canned.is_none() && settings.is_empty() {
         return None;
     }
     // Written as `provider` with `canned` and the settings set (in place,
-    // as a map insert would), without copying any of them.
+    // as a map insert would), without copying any of them; the canned
+    // answer as the text it was given in.
     let own = provider
         .iter()
         .filter(|(key, _)| !settings.contains_key(*key))
         .map(|(key, value)| match canned {
-            Some(canned) if key == "canned" => (key.as_str(), canned),
-            _ => (key.as_str(), value),
+            Some(canned) if key == "canned" => (key.as_str(), Member::Text(canned)),
+            _ => (key.as_str(), Member::Value(value)),
         });
     let added = canned.filter(|_| !provider.contains_key("canned"));
+    let members: Vec<(&str, Member<'_>)> = own
+        .chain(added.map(|canned| ("canned", Member::Text(canned))))
+        .chain(
+            settings
+                .iter()
+                .map(|(key, value)| (key.as_str(), Member::Value(value))),
+        )
+        .collect();
     Some(crate::json_text::object_text(
-        own.chain(added.map(|canned| ("canned", canned)))
-            .chain(settings.iter().map(|(key, value)| (key.as_str(), value))),
+        members.iter().map(|(key, member)| (*key, member)),
     ))
+}
+
+/// A member of the options: a value, or JSON text copied as it is.
+#[derive(Clone, Copy)]
+enum Member<'a> {
+    Value(&'a Value),
+    Text(&'a RawValue),
+}
+
+impl serde::Serialize for Member<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::Value(value) => value.serialize(serializer),
+            Self::Text(text) => text.serialize(serializer),
+        }
+    }
 }
 
 /// The invocations of a case, one per sample (`repeat-count` of them);
@@ -302,6 +325,10 @@ mod tests {
         Some(Value::Object(options).to_string())
     }
 
+    fn raw(value: &Value) -> Box<RawValue> {
+        RawValue::from_string(value.to_string()).unwrap()
+    }
+
     #[test]
     fn options_are_the_providers_with_the_canned_result_set_in_place() {
         let providers = [
@@ -317,8 +344,9 @@ mod tests {
         for provider in &providers {
             let provider = provider.as_object().unwrap();
             for canned in &canned {
+                let text = canned.as_ref().map(raw);
                 assert_eq!(
-                    options_text(provider, canned.as_ref(), &Map::new()),
+                    options_text(provider, text.as_deref(), &Map::new()),
                     inserted(provider, canned.as_ref()),
                     "{provider:?} {canned:?}"
                 );
@@ -326,7 +354,7 @@ mod tests {
         }
         let kept = options_text(
             providers[2].as_object().unwrap(),
-            Some(&json!(2)),
+            Some(&raw(&json!(2))),
             &Map::new(),
         )
         .unwrap();
@@ -335,7 +363,7 @@ mod tests {
         let settings = json!({"temperature": 0, "stop": ["END"]});
         let with = options_text(
             providers[1].as_object().unwrap(),
-            Some(&json!("a")),
+            Some(&raw(&json!("a"))),
             settings.as_object().unwrap(),
         )
         .unwrap();

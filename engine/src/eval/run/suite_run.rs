@@ -81,10 +81,7 @@ pub fn run_suite(
     let contract = &crate::eval::run::packets::preset_description(&preset).contract;
     let redaction = options.redact.clone();
     let info = preset_info(&preset);
-    let mut canned = read_fixture_results(options.fixture_results.as_deref())?;
-    if let Some(canned) = &mut canned {
-        crate::eval::run::canned::canned_for_trial(canned, options.trial);
-    }
+    let canned = read_fixture_results(options.fixture_results.as_deref(), options.trial)?;
     let run_provider = RunProvider::for_suite(registry, options, &suite)?;
     let provider = run_provider.setup.plugin.clone();
     if provider.waits_on_io() {
