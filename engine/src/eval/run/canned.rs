@@ -7,6 +7,7 @@
 //! value, nor written again, just copied into the case's invocation.
 
 use std::collections::HashMap;
+use std::ops::Range;
 use std::path::Path;
 
 use serde::Deserialize;
@@ -17,7 +18,10 @@ use crate::eval::EvalError;
 /// The canned answers of one trial, by case id.
 #[derive(Debug, Default)]
 pub struct CannedAnswers {
-    by_case: HashMap<String, Box<RawValue>>,
+    /// The file's text, kept whole.
+    text: String,
+    /// Where each case's answer is in `text` (checked to be JSON).
+    by_case: HashMap<String, Range<usize>>,
     /// 1-based.
     trial: u32,
 }
@@ -36,7 +40,8 @@ impl CannedAnswers {
     /// length; then a list hands out one entry per sample (none past its
     /// end), any other answer serves every sample.
     pub fn answer(&self, case_id: &str, sample: usize) -> Option<Box<RawValue>> {
-        let answer = self.by_case.get(case_id)?;
+        let range = self.by_case.get(case_id)?;
+        let answer: &RawValue = serde_json::from_str(self.text.get(range.clone())?).ok()?;
         let answer = match starts_with(answer, b'{')
             .then(|| serde_json::from_str::<PerTrial>(answer.get()).ok())
             .flatten()
@@ -46,7 +51,7 @@ impl CannedAnswers {
                 let at = (self.trial.max(1) as usize - 1) % trials.len();
                 trials.swap_remove(at)
             }
-            None => answer.clone(),
+            None => answer.to_owned(),
         };
         if starts_with(&answer, b'[') {
             let mut list: Vec<Box<RawValue>> = serde_json::from_str(answer.get()).ok()?;
@@ -98,9 +103,23 @@ pub(crate) fn read_fixture_results(
             at.column
         )));
     }
-    let by_case: HashMap<String, Box<RawValue>> = serde_json::from_str(&text)
+    let answers: HashMap<String, &RawValue> = serde_json::from_str(&text)
         .map_err(|e| error(format!("not valid JSON at line {}: {e}", e.line())))?;
-    Ok(Some(CannedAnswers { by_case, trial }))
+    let by_case = answers
+        .into_iter()
+        .map(|(id, answer)| (id, within(&text, answer.get())))
+        .collect();
+    Ok(Some(CannedAnswers {
+        text,
+        by_case,
+        trial,
+    }))
+}
+
+/// Where `part`, a slice of `text`, lies in it.
+fn within(text: &str, part: &str) -> Range<usize> {
+    let start = part.as_ptr() as usize - text.as_ptr() as usize;
+    start..start + part.len()
 }
 
 #[cfg(test)]
@@ -109,8 +128,10 @@ mod tests {
     use serde_json::{Value, json};
 
     fn canned(answers: Value, trial: u32) -> CannedAnswers {
-        let by_case = serde_json::from_str(&answers.to_string()).unwrap();
-        CannedAnswers { by_case, trial }
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("results.json");
+        std::fs::write(&path, serde_json::to_string_pretty(&answers).unwrap()).unwrap();
+        read_fixture_results(Some(&path), trial).unwrap().unwrap()
     }
 
     fn answer(canned: &CannedAnswers, id: &str, sample: usize) -> Option<Value> {
