@@ -106,7 +106,11 @@ impl ProviderSession {
     pub async fn invoke(&mut self, request: &Invocation) -> Result<Observation, PluginError> {
         let name = self.plugin.id().to_string();
         self.first_content = None;
-        self.warm().await?;
+        if self.live.is_none() {
+            // Boxed: instantiating is a large future, and is awaited once a
+            // session; every call's future would otherwise be as large.
+            Box::pin(self.warm()).await?;
+        }
         let (store, bindings) = self.live.as_mut().expect("just set");
         arm(store, &self.limits);
         store.data_mut().set_case_workspace(&self.case_workspace);

@@ -3,6 +3,9 @@
 //! recommendation is the most severe any case asks for
 //! (`reject` > `defer` > `accept-now`).
 
+use std::sync::LazyLock;
+
+use memchr::memmem::Finder;
 use serde_json::{Map, Value, json};
 
 use crate::plugin::bindings::preset_api::{CaseStatus, Recommendation, Verdict};
@@ -58,21 +61,25 @@ pub struct Tally {
 /// only picked apart when it names a cost at all (most fixture-backend
 /// cases do not), so counting costs is free where there are none.
 pub fn cost_of(body: &str) -> Option<f64> {
-    top_level(body, "costUsd")?.parse().ok()
+    static NAMED: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new("\"costUsd\""));
+    top_level(body, "costUsd", &NAMED)?.parse().ok()
 }
 
 /// The assertions of an evaluation that could not be carried out
 /// (`assertionsErrored`, which the host writes when there are any).
 pub fn assertions_errored_of(body: &str) -> u64 {
-    top_level(body, crate::eval::verdict::verdicts::ASSERTIONS_ERRORED)
+    use crate::eval::verdict::verdicts::ASSERTIONS_ERRORED;
+    static NAMED: LazyLock<Finder<'static>> =
+        LazyLock::new(|| Finder::new(format!("\"{ASSERTIONS_ERRORED}\"").as_bytes()).into_owned());
+    top_level(body, ASSERTIONS_ERRORED, &NAMED)
         .and_then(|raw| raw.parse().ok())
         .unwrap_or(0)
 }
 
 /// The JSON text of top-level member `key` of `body`, read only when the
-/// body names it at all.
-fn top_level(body: &str, key: &str) -> Option<String> {
-    memchr::memmem::find(body.as_bytes(), format!("\"{key}\"").as_bytes())?;
+/// body names it at all (`named` finds `"key"`, built once).
+fn top_level(body: &str, key: &str, named: &Finder<'_>) -> Option<String> {
+    named.find(body.as_bytes())?;
     let members = crate::json_members::Members::of(body)?;
     let (_, raw) = members.0.iter().find(|(k, _)| k == key)?;
     Some(raw.get().to_string())
