@@ -11,6 +11,7 @@ mod load;
 pub mod markdown;
 pub mod model;
 mod outline;
+mod outline_visitors;
 
 use std::path::{Path, PathBuf};
 
