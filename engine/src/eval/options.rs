@@ -25,6 +25,13 @@ pub(crate) fn batch_size(cases: usize, jobs: usize) -> usize {
     (cases / (jobs.max(1) * 8)).clamp(1, 128)
 }
 
+/// Worker threads for `cases` cases in batches of `size`: `jobs`, but no
+/// more than there are batches (a worker without one is a thread, and its
+/// instances, for nothing).
+pub(crate) fn workers(cases: usize, size: usize, jobs: usize) -> usize {
+    jobs.min(cases.div_ceil(size.max(1)).max(1))
+}
+
 /// Provider calls in flight at once by default on the messaging surface
 /// (API rate limits make more a choice the user should make).
 pub const DEFAULT_CONCURRENCY: usize = 8;

@@ -41,21 +41,18 @@ pub(super) fn describe(pre: &PluginPre, label: &str) -> Result<Description, Plug
         arm(&mut store, &limits);
         store
     };
-    macro_rules! call {
-        ($pre:expr, $accessor:ident, $wrap:path) => {{
-            let mut store = fresh($pre.engine());
-            let instance = $pre
+    Ok(match pre {
+        PluginPre::Scorer(pre) => {
+            let mut store = fresh(pre.engine());
+            let instance = pre
                 .instantiate(&mut store)
                 .map_err(|e| classify(e, &store, &limits, label))?;
-            let info = instance
-                .$accessor()
+            let pack = instance
+                .cautilus_plugin_scorer_api()
                 .call_describe(&mut store)
                 .map_err(|e| classify(e, &store, &limits, label))?;
-            $wrap(info)
-        }};
-    }
-    Ok(match pre {
-        PluginPre::Scorer(pre) => call!(pre, cautilus_plugin_scorer_api, Description::Scorer),
+            Description::Scorer(pack)
+        }
         PluginPre::Preset(pre) => {
             let mut store = fresh(pre.engine());
             let (info, contract) = pre

@@ -85,15 +85,14 @@ impl DescribedCache {
 
     /// The kept description of the component whose sha256 is `sha256`, if
     /// this binary kept one.
-    pub(super) fn get(&self, sha256: &str) -> Option<(PluginKind, Description)> {
+    pub(super) fn get(&self, sha256: &str) -> Option<Description> {
         let path = self.path(sha256)?;
         if !self.trusted() || !is_regular_file(&path) {
             return None;
         }
         let bytes = std::fs::read(&path).ok()?;
         let entry: Entry = serde_json::from_slice(&bytes).ok()?;
-        (entry.host == self.host && entry.sha256 == sha256)
-            .then(|| (entry.description.kind(), entry.description))
+        (entry.host == self.host && entry.sha256 == sha256).then_some(entry.description)
     }
 
     /// Keeps what the component whose sha256 is `sha256` said about itself
@@ -175,8 +174,8 @@ mod tests {
         let cache = DescribedCache::new(Some(dir.path()), "engine-a");
         assert!(cache.get(SHA).is_none());
         cache.put(SHA, &scorer_description("kept"));
-        let (kind, description) = cache.get(SHA).expect("kept");
-        assert_eq!(kind, PluginKind::Scorer);
+        let description = cache.get(SHA).expect("kept");
+        assert_eq!(description.kind(), PluginKind::Scorer);
         assert_eq!(description.plugin_info().id, "kept");
         // Another engine (or binary) does not trust it.
         let other = DescribedCache::new(Some(dir.path()), "engine-b");

@@ -7,7 +7,9 @@
 //! artifact only on its first use ([`Prepared::get`]), so a command that
 //! uses three of the built-ins pays for three.
 
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
+
+use once_cell::sync::OnceCell;
 
 use wasmtime::Engine;
 use wasmtime::component::{Component, Linker};
@@ -125,9 +127,9 @@ pub(super) fn compile(
 /// A plugin's [`PluginPre`], and whether its artifact came from the
 /// compiled cache: made at load, or on first use.
 pub(crate) struct Prepared {
-    ready: OnceLock<(PluginPre, CacheStatus)>,
-    /// Held while a deferred one is made, so it is made once.
-    making: Mutex<()>,
+    /// Made once: callers that ask while it is made wait; after a failure
+    /// the next caller tries again.
+    ready: OnceCell<(PluginPre, CacheStatus)>,
     /// How to make it on first use (`None`: made at load).
     deferred: Option<Deferred>,
 }
@@ -149,8 +151,7 @@ impl Prepared {
     /// Made at load.
     pub(super) fn ready(pre: PluginPre, cache: CacheStatus) -> Self {
         Self {
-            ready: OnceLock::from((pre, cache)),
-            making: Mutex::new(()),
+            ready: OnceCell::with_value((pre, cache)),
             deferred: None,
         }
     }
@@ -158,8 +159,7 @@ impl Prepared {
     /// Made on first use.
     pub(super) fn deferred(deferred: Deferred) -> Self {
         Self {
-            ready: OnceLock::new(),
-            making: Mutex::new(()),
+            ready: OnceCell::new(),
             deferred: Some(deferred),
         }
     }
@@ -173,16 +173,10 @@ impl Prepared {
     /// at once wait for the one making it (a missing artifact is compiled
     /// once); after a failure the next caller tries again.
     pub(crate) fn get(&self) -> Result<&(PluginPre, CacheStatus), PluginError> {
-        if let Some(ready) = self.ready.get() {
-            return Ok(ready);
-        }
-        let _making = self
-            .making
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some(ready) = self.ready.get() {
-            return Ok(ready);
-        }
+        self.ready.get_or_try_init(|| self.make())
+    }
+
+    fn make(&self) -> Result<(PluginPre, CacheStatus), PluginError> {
         let Some(d) = &self.deferred else {
             return Err(PluginError::Host(
                 "a plugin was neither made ready nor deferred".into(),
@@ -200,7 +194,6 @@ impl Prepared {
             });
         }
         let pre = d.linkers.pre_instantiate(kind, &component, &d.label)?;
-        let _ = self.ready.set((pre, cache));
-        Ok(self.ready.get().expect("set just now"))
+        Ok((pre, cache))
     }
 }

@@ -8,7 +8,9 @@
 //! (`./pack.wasm#rubric`) for components that carry several.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::Arc;
+
+use once_cell::sync::OnceCell;
 
 use super::error::PluginError;
 use super::runtime::{Plugin, PluginSource, Runtime};
@@ -19,9 +21,10 @@ use crate::pack::{ComponentKind, PackSet};
 /// Resolves references against the built-in pack and the file system.
 pub struct Registry {
     runtime: Arc<Runtime>,
-    builtins: OnceLock<Vec<Arc<Plugin>>>,
-    /// Held while the built-ins load, so they load once.
-    loading: Mutex<()>,
+    /// Loaded once: callers that ask while they load wait and take them;
+    /// after a failure the next caller tries again (and reports its own
+    /// error).
+    builtins: OnceCell<Vec<Arc<Plugin>>>,
     /// Installed packs (`<pack>/<id>` references); none without a home.
     packs: Option<PackSet>,
 }
@@ -42,8 +45,7 @@ impl Registry {
     pub fn new(runtime: Arc<Runtime>) -> Self {
         Self {
             runtime,
-            builtins: OnceLock::new(),
-            loading: Mutex::new(()),
+            builtins: OnceCell::new(),
             packs: None,
         }
     }
@@ -91,24 +93,15 @@ impl Registry {
 
     /// Every built-in component, loaded.
     pub fn builtins(&self) -> Result<&[Arc<Plugin>], PluginError> {
-        if let Some(loaded) = self.builtins.get() {
-            return Ok(loaded);
-        }
-        // A caller that finds them loading waits and takes them; after a
-        // failure, the next caller tries again (and reports its own error).
-        let _loading = self
-            .loading
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some(loaded) = self.builtins.get() {
-            return Ok(loaded);
-        }
-        let loaded = super::builtin::components()
-            .ok_or(PluginError::BuiltinsNotInstalled)?
-            .iter()
-            .map(|b| self.runtime.load(PluginSource::Builtin(b)))
-            .collect::<Result<Vec<_>, _>>()?;
-        Ok(self.builtins.get_or_init(|| loaded))
+        self.builtins
+            .get_or_try_init(|| {
+                super::builtin::components()
+                    .ok_or(PluginError::BuiltinsNotInstalled)?
+                    .iter()
+                    .map(|b| self.runtime.load(PluginSource::Builtin(b)))
+                    .collect()
+            })
+            .map(Vec::as_slice)
     }
 
     /// Whether the built-in components are loaded.

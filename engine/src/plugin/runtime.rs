@@ -188,8 +188,8 @@ struct Known {
     label: String,
     source: PluginSource,
     sha256: String,
-    kind: PluginKind,
     size: u64,
+    /// Its world is its variant's ([`Description::kind`]).
     description: Description,
 }
 
@@ -288,7 +288,7 @@ impl Runtime {
         }
         let size = u64::try_from(bytes.len()).unwrap_or(u64::MAX);
         if let PluginSource::Builtin(builtin) = &source
-            && let Some((kind, description)) = self.described.get(&sha256)
+            && let Some(description) = self.described.get(&sha256)
         {
             // Described and checked by this binary before: made ready on
             // first use.
@@ -300,13 +300,12 @@ impl Runtime {
                 bytes: builtin.bytes,
                 sha256: sha256.clone(),
                 label: label.clone(),
-                kind,
+                kind: description.kind(),
             });
             let known = Known {
                 label,
                 source,
                 sha256,
-                kind,
                 size,
                 description,
             };
@@ -342,11 +341,11 @@ impl Runtime {
         if matches!(source, PluginSource::Builtin(_)) {
             self.described.put(&sha256, &description);
         }
+        debug_assert_eq!(description.kind(), kind, "describe answers in its world");
         let known = Known {
             label,
             source,
             sha256,
-            kind,
             size,
             description,
         };
@@ -360,7 +359,7 @@ impl Runtime {
             label: known.label,
             source: known.source,
             sha256: known.sha256.clone(),
-            kind: known.kind,
+            kind: known.description.kind(),
             wit_version: WIT_VERSION,
             size: known.size,
             description: known.description,

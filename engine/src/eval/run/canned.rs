@@ -1,13 +1,14 @@
 //! Answers given beforehand (`--fixture-results`): read within the
-//! fixture size limit, and the answer of each trial and sample.
+//! fixture size and nesting limits, and the answer of each trial and
+//! sample.
 //!
 //! The answers are kept as their JSON text, by case id: a suite's canned
 //! answers can be tens of megabytes (a run's outputs scored again), and
 //! each is handed to the provider as text, so it is never built as a
-//! value, nor written again, just copied into the case's invocation.
+//! value, nor written again, just copied into the case's invocation. A
+//! per-trial answer is resolved to this trial's when the file is read.
 
 use std::collections::HashMap;
-use std::ops::Range;
 use std::path::Path;
 
 use serde::Deserialize;
@@ -15,15 +16,10 @@ use serde_json::value::RawValue;
 
 use crate::eval::EvalError;
 
-/// The canned answers of one trial, by case id.
+/// The canned answers of one trial, by case id (each checked to be JSON).
 #[derive(Debug, Default)]
 pub struct CannedAnswers {
-    /// The file's text, kept whole.
-    text: String,
-    /// Where each case's answer is in `text` (checked to be JSON).
-    by_case: HashMap<String, Range<usize>>,
-    /// 1-based.
-    trial: u32,
+    by_case: HashMap<String, Box<RawValue>>,
 }
 
 /// An answer `{"trials": [a, b, …]}` (that key alone, a list that is not
@@ -35,29 +31,33 @@ struct PerTrial {
 }
 
 impl CannedAnswers {
-    /// Case `case_id`'s answer for its sample `sample` (0-based): an answer
-    /// `{"trials": [a, b, …]}` is first its entry (trial − 1) mod its
-    /// length; then a list hands out one entry per sample (none past its
-    /// end), any other answer serves every sample.
-    pub fn answer(&self, case_id: &str, sample: usize) -> Option<Box<RawValue>> {
-        let range = self.by_case.get(case_id)?;
-        let answer: &RawValue = serde_json::from_str(self.text.get(range.clone())?).ok()?;
-        let answer = match starts_with(answer, b'{')
-            .then(|| serde_json::from_str::<PerTrial>(answer.get()).ok())
-            .flatten()
-            .filter(|per| !per.trials.is_empty())
-        {
-            Some(PerTrial { mut trials }) => {
-                let at = (self.trial.max(1) as usize - 1) % trials.len();
-                trials.swap_remove(at)
-            }
-            None => answer.to_owned(),
-        };
-        if starts_with(&answer, b'[') {
-            let mut list: Vec<Box<RawValue>> = serde_json::from_str(answer.get()).ok()?;
-            return (sample < list.len()).then(|| list.swap_remove(sample));
+    /// Case `case_id`'s answer for its sample `sample` (0-based): a list
+    /// hands out one entry per sample (none past its end), any other answer
+    /// serves every sample.
+    pub fn answer(&self, case_id: &str, sample: usize) -> Option<&RawValue> {
+        let answer = self.by_case.get(case_id)?;
+        if starts_with(answer, b'[') {
+            let list: Vec<&RawValue> = serde_json::from_str(answer.get()).ok()?;
+            return list.get(sample).copied();
         }
         Some(answer)
+    }
+}
+
+/// Trial `trial`'s (1-based) answer of `answer`: an answer
+/// `{"trials": [a, b, …]}` is its entry (trial − 1) mod its length, any
+/// other is itself.
+fn for_trial(answer: Box<RawValue>, trial: u32) -> Box<RawValue> {
+    let per_trial = starts_with(&answer, b'{')
+        .then(|| serde_json::from_str::<PerTrial>(answer.get()).ok())
+        .flatten()
+        .filter(|per| !per.trials.is_empty());
+    match per_trial {
+        Some(PerTrial { mut trials }) => {
+            let at = (trial.max(1) as usize - 1) % trials.len();
+            trials.swap_remove(at)
+        }
+        None => answer,
     }
 }
 
@@ -103,23 +103,13 @@ pub(crate) fn read_fixture_results(
             at.column
         )));
     }
-    let answers: HashMap<String, &RawValue> = serde_json::from_str(&text)
+    let answers: HashMap<String, Box<RawValue>> = serde_json::from_str(&text)
         .map_err(|e| error(format!("not valid JSON at line {}: {e}", e.line())))?;
     let by_case = answers
         .into_iter()
-        .map(|(id, answer)| (id, within(&text, answer.get())))
+        .map(|(id, answer)| (id, for_trial(answer, trial)))
         .collect();
-    Ok(Some(CannedAnswers {
-        text,
-        by_case,
-        trial,
-    }))
-}
-
-/// Where `part`, a slice of `text`, lies in it.
-fn within(text: &str, part: &str) -> Range<usize> {
-    let start = part.as_ptr() as usize - text.as_ptr() as usize;
-    start..start + part.len()
+    Ok(Some(CannedAnswers { by_case }))
 }
 
 #[cfg(test)]

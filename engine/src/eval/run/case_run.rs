@@ -62,7 +62,7 @@ pub fn invocation(
         messages: plan.messages.clone(),
         input: plan.input.clone(),
         expected: plan.expected.clone(),
-        options: options_text(context.provider_options, canned.as_deref(), settings),
+        options: options_text(context.provider_options, canned, settings),
     }
 }
 

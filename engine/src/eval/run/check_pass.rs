@@ -20,7 +20,7 @@ use crate::eval::assert::judge::JudgeModel;
 use crate::eval::assert::judge_config::JudgeConfig;
 use crate::eval::cases::origins;
 use crate::eval::files::PacketWriter;
-use crate::eval::options::{SuiteOptions, batch_size};
+use crate::eval::options::{SuiteOptions, batch_size, workers};
 use crate::eval::run::batch::{Batch, Preparer, RawBatch};
 use crate::eval::run::preset_sessions::PresetSessions;
 use crate::eval::run::workers::{never, run_ordered};
@@ -190,12 +190,10 @@ pub fn validate_suite(
     let mut kept_weight = 0usize;
     let sessions = PresetSessions::new(preset.clone());
     let size = suite.cases.len_hint().map_or(64, |n| batch_size(n, jobs));
-    // No more workers than batches (a worker without one is a thread for
-    // nothing).
     let workers = suite
         .cases
         .len_hint()
-        .map_or(jobs, |n| jobs.min(n.div_ceil(size).max(1)));
+        .map_or(jobs, |n| workers(n, size, jobs));
     run_ordered(
         case_batches(suite.cases.open(), size),
         workers,

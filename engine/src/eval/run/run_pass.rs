@@ -26,7 +26,7 @@ use crate::eval::assert::assertions::ScorerPool;
 use crate::eval::assert::scoring::CaseExtras;
 use crate::eval::assert::snapshots;
 use crate::eval::interrupt;
-use crate::eval::options::{TestOptions, batch_size};
+use crate::eval::options::{TestOptions, batch_size, workers};
 use crate::eval::provider::calls::{CaseSamples, ProviderCalls};
 use crate::eval::records::run_records::{Delivered, RanCase, RunRecords};
 use crate::eval::run::batch::{Batch, Preparer, RawBatch};
@@ -107,11 +107,8 @@ impl RunPass<'_> {
         batch_size(self.validated.case_count, self.jobs)
     }
 
-    /// Worker threads: no more than there are batches (a worker without a
-    /// batch would start a thread and its provider for nothing).
     fn workers(&self) -> usize {
-        let batches = self.validated.case_count.div_ceil(self.batch_size());
-        self.jobs.min(batches.max(1))
+        workers(self.validated.case_count, self.batch_size(), self.jobs)
     }
 
     fn source(&self, kept: Option<Vec<Checked>>) -> Source<'_> {
