@@ -27,8 +27,8 @@ use std::sync::OnceLock;
 
 use serde::{Deserialize, Serialize};
 
+use super::Description;
 use super::cache::{is_regular_file, store_atomically, trusted_dir};
-use super::{Description, PluginKind};
 
 /// The kept descriptions of one runtime.
 pub(super) struct DescribedCache {
@@ -151,6 +151,7 @@ fn executable_identity() -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::plugin::PluginKind;
     use crate::plugin::bindings::scorer_api::ScorerPack;
     use crate::plugin::bindings::types::PluginInfo;
 
