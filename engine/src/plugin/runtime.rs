@@ -183,16 +183,6 @@ impl Plugin {
     }
 }
 
-/// What a load learned of a component, before it is kept.
-struct Known {
-    label: String,
-    source: PluginSource,
-    sha256: String,
-    size: u64,
-    /// Its world is its variant's ([`Description::kind`]).
-    description: Description,
-}
-
 /// Configuration of a runtime.
 #[derive(Debug, Clone, Default)]
 pub struct RuntimeConfig {
@@ -302,14 +292,7 @@ impl Runtime {
                 label: label.clone(),
                 kind: description.kind(),
             });
-            let known = Known {
-                label,
-                source,
-                sha256,
-                size,
-                description,
-            };
-            return Ok(self.keep(known, prepared));
+            return Ok(self.keep(label, source, sha256, size, description, prepared));
         }
         let (component, cache) = compile(
             &self.engine,
@@ -342,32 +325,35 @@ impl Runtime {
             self.described.put(&sha256, &description);
         }
         debug_assert_eq!(description.kind(), kind, "describe answers in its world");
-        let known = Known {
-            label,
-            source,
-            sha256,
-            size,
-            description,
-        };
-        Ok(self.keep(known, Prepared::ready(pre, cache)))
+        let prepared = Prepared::ready(pre, cache);
+        Ok(self.keep(label, source, sha256, size, description, prepared))
     }
 
-    /// The plugin `known`, made ready as `prepared`, kept for the next load
-    /// of the same component.
-    fn keep(&self, known: Known, prepared: Prepared) -> Arc<Plugin> {
+    /// The plugin loaded from `source` (its world is its description's),
+    /// made ready as `prepared`, kept for the next load of the same
+    /// component.
+    fn keep(
+        &self,
+        label: String,
+        source: PluginSource,
+        sha256: String,
+        size: u64,
+        description: Description,
+        prepared: Prepared,
+    ) -> Arc<Plugin> {
         let plugin = Arc::new(Plugin {
-            label: known.label,
-            source: known.source,
-            sha256: known.sha256.clone(),
-            kind: known.description.kind(),
+            label,
+            source,
+            sha256: sha256.clone(),
+            kind: description.kind(),
             wit_version: WIT_VERSION,
-            size: known.size,
-            description: known.description,
+            size,
+            description,
             engine: self.engine.clone(),
             prepared: Arc::new(prepared),
             ceiling: None,
         });
-        self.lock_loaded().insert(known.sha256, plugin.clone());
+        self.lock_loaded().insert(sha256, plugin.clone());
         plugin
     }
 
