@@ -227,10 +227,10 @@ mod tests {
     #[test]
     fn a_program_that_ignores_its_stdin_does_not_block_the_host() {
         let input = vec![b'x'; 4 * 1024 * 1024];
-        let started = Instant::now();
         let finished = sh("exit 0", 20_000, Some(&input));
+        // A host blocked writing the input would reach the 20 s limit.
         assert_eq!(finished.status, Some(0));
-        assert!(started.elapsed() < Duration::from_secs(10));
+        assert!(!finished.timed_out, "{finished:?}");
     }
 
     #[test]
@@ -253,10 +253,12 @@ mod tests {
     #[test]
     fn the_timeout_ends_the_program_and_its_holders() {
         let started = Instant::now();
-        let finished = sh("setsid sleep 30 & sleep 30", 300, None);
+        let finished = sh("setsid sleep 600 & sleep 600", 300, None);
         assert!(finished.timed_out, "{finished:?}");
         assert_eq!(finished.status, None);
-        assert!(started.elapsed() < Duration::from_secs(10));
+        // Holders left alive would keep the output open for 10 minutes;
+        // the bound only tells that from a finish.
+        assert!(started.elapsed() < Duration::from_secs(120));
     }
 
     #[test]
