@@ -433,3 +433,41 @@ fn the_run_index_changes_no_answer() {
     assert_eq!(saved.lines().count(), 1 + 11);
     assert!(!saved.contains(&run_ids[9]));
 }
+
+/// A project with no fixture yet lists no suite and says where fixtures
+/// are looked for; one whose fixtures cannot be listed (two share a suite
+/// id) is still an error that says what to fix.
+#[test]
+fn suites_of_a_project_with_no_fixture_are_empty_with_a_notice() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path());
+    let manifest = server.json("/api/suites");
+    assert_eq!(manifest["schemaVersion"], "cautilus.manifest.v1");
+    assert_eq!(manifest["suites"], json!([]));
+    let notice = manifest["notice"].as_str().unwrap();
+    assert!(notice.contains("no fixture matches"), "{notice}");
+    assert!(notice.contains("evals/**/*.fixture"), "{notice}");
+    // The runs route answers too (nothing recorded yet).
+    assert_eq!(server.json("/api/runs")["runs"], json!([]));
+    drop(server);
+
+    let evals = dir.path().join("evals");
+    std::fs::create_dir_all(&evals).unwrap();
+    for name in ["a", "b"] {
+        std::fs::write(
+            evals.join(format!("{name}.fixture.yaml")),
+            "schemaVersion: cautilus.evaluation_input.v1\nsurface: app\npreset: prompt\nsuiteId: same\nprovider: fixture\ncases:\n  - { caseId: c, input: hi }\n",
+        )
+        .unwrap();
+    }
+    let server = Server::start(dir.path());
+    let answer = server.get("/api/suites");
+    assert_eq!(answer.status, 500, "{}", answer.body);
+    let error = answer.json();
+    assert!(
+        error
+            .to_string()
+            .contains("suite id `same` is used by two fixtures"),
+        "{error}"
+    );
+}

@@ -17,6 +17,7 @@ use axum::extract::{Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
 
 use super::models::{ApiError, ERROR};
 use super::{App, answers, live};
@@ -236,15 +237,45 @@ impl Params for LiveQuery {
     }
 }
 
-/// `/api/suites`: the manifest, as `cautilus eval list --json`.
+/// `/api/suites`: the manifest, as `cautilus eval list --json`. A project
+/// with no fixture yet is no error here: its manifest is empty, with a
+/// `notice` saying where fixtures are looked for (its recorded runs are
+/// still shown).
 pub async fn suites(State(app): State<Arc<App>>) -> Response {
     match app.manifest.get(&app.binary).await {
         Ok(manifest) => Json(manifest).into_response(),
-        Err(e) => error_response(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            e,
-            "fix cautilus.toml or the fixtures it names (`cautilus eval list`)".into(),
-        ),
+        Err(e) => {
+            let (root, config) = (app.binary.root.clone(), app.binary.config.clone());
+            let empty = tokio::task::spawn_blocking(move || empty_manifest(&root, config))
+                .await
+                .ok()
+                .flatten();
+            match empty {
+                Some(manifest) => Json(manifest).into_response(),
+                None => error_response(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    e,
+                    "fix cautilus.toml or the fixtures it names (`cautilus eval list`)".into(),
+                ),
+            }
+        }
+    }
+}
+
+/// The manifest of a project none of whose globs matches a file yet, with
+/// a `notice` saying so; `None` when the project has fixtures (or its
+/// config does not load), so the listing's own error stands.
+fn empty_manifest(root: &std::path::Path, config: Option<std::path::PathBuf>) -> Option<Value> {
+    let (loaded, file) = crate::project::open(root, config.as_deref()).ok()?;
+    match crate::project::manifest::discover(&loaded) {
+        Err(empty @ crate::project::manifest::ProjectError::Empty { .. }) => Some(json!({
+            "schemaVersion": crate::project::manifest::SCHEMA,
+            "config": file.map(|f| f.display().to_string()),
+            "root": loaded.root.display().to_string(),
+            "suites": [],
+            "notice": empty.to_string(),
+        })),
+        _ => None,
     }
 }
 

@@ -13,6 +13,7 @@ export async function suitesView(root) {
     root.appendChild(errorBox(e));
   }
   if (manifest.root) root.appendChild(el("p", { cls: "muted", text: "Project root: " + manifest.root }));
+  if (manifest.notice) root.appendChild(el("p", { cls: "notice", text: manifest.notice }));
   const rows = (manifest.suites || []).map((s) => el("tr", { "data-suite": s.id }, [
     el("td", null, [link(["suite", s.id], s.id)]),
     td(s.path),
