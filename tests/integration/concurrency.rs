@@ -34,7 +34,7 @@ fn echo_suite(dir: &Path, n: usize) -> PathBuf {
 
 /// A server that echoes the last user message after `delay(i)` for the
 /// case `echo i`, counting the requests it holds at once (now, most).
-fn echo_server(
+pub(crate) fn echo_server(
     delay: impl Fn(usize) -> Duration + Send + Sync + 'static,
 ) -> (ModelServer, Arc<(AtomicUsize, AtomicUsize)>) {
     let counts = Arc::new((AtomicUsize::new(0), AtomicUsize::new(0)));
@@ -56,7 +56,12 @@ fn echo_server(
     (server, counts)
 }
 
-fn command(server: &ModelServer, fixture: &Path, out: &Path, concurrency: &str) -> Command {
+pub(crate) fn command(
+    server: &ModelServer,
+    fixture: &Path,
+    out: &Path,
+    concurrency: &str,
+) -> Command {
     let mut command = cautilus();
     command
         .args(["eval", "test", "--fixture"])

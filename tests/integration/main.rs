@@ -95,6 +95,7 @@ mod hostile_output;
 mod http_provider;
 mod judge_failures;
 mod kept_answers;
+mod large_suites;
 mod observed;
 mod packs;
 mod plugin_test;

@@ -42,6 +42,17 @@ pub enum EvalError {
         #[source]
         source: std::io::Error,
     },
+    /// The checked cases' plans a large suite sets aside in its run
+    /// directory could not be written there or read back.
+    #[error(
+        "the checked cases set aside in {} could not be written or read back: {source}; make room on that disk (or give --output-dir another) and run again",
+        path.display()
+    )]
+    SetAside {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
 }
 
 impl EvalError {
@@ -54,7 +65,7 @@ impl EvalError {
             }
             Self::Plugin(e) => e.is_definition_error(),
             Self::Step { error, .. } => error.is_definition_error(),
-            Self::Write { .. } | Self::Stopped => false,
+            Self::Write { .. } | Self::SetAside { .. } | Self::Stopped => false,
         }
     }
 

@@ -70,7 +70,7 @@ fn check(
             eval::default_jobs(),
             &suite_options,
             None,
-            false,
+            None,
         )
     };
     let mut suite = match fixture::load_fixture_within(file, options.path_root)? {

@@ -18,7 +18,7 @@
 //! [`Preset::collect_written`]: crate::preset::Preset::collect_written
 
 use crate::json::{write_str, write_value};
-use crate::preset::packet::run_fields;
+use crate::preset::packet::run_field_list;
 use crate::preset::{CaseRun, Verdict};
 use serde::Deserialize;
 use serde_json::Value;
@@ -75,15 +75,15 @@ pub fn collect_written(shape: Shape, case: &str, run: &CaseRun) -> Option<(Strin
         }
         Shape::Chat => None,
     };
-    let fields = run_fields(run);
+    let fields = run_field_list(run);
+    let field = |key: &str| fields.iter().find(|(k, _)| *k == key).map(|(_, v)| v);
     let identified = ["provider", "model", "harness", "mode"].iter().all(|key| {
-        fields
-            .get(*key)
+        field(key)
             .and_then(Value::as_str)
             .is_some_and(|s| !s.trim().is_empty())
     });
-    let messaging = fields.get("mode").and_then(Value::as_str) == Some("messaging");
-    if !identified || !messaging || fields.values().any(Value::is_null) {
+    let messaging = field("mode").and_then(Value::as_str) == Some("messaging");
+    if !identified || !messaging || fields.iter().any(|(_, v)| v.is_null()) {
         return None;
     }
     let expected: Option<Value> = match body.expected {

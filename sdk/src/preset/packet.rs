@@ -54,6 +54,15 @@ pub fn first_missing<'a>(value: &Value, keys: &[&'a str]) -> Option<&'a str> {
 /// `retries` (summed, when any call was retried) and
 /// `error` (the first failed sample's).
 pub fn run_fields(run: &CaseRun) -> Map<String, Value> {
+    run_field_list(run)
+        .into_iter()
+        .map(|(key, value)| (key.to_string(), value))
+        .collect()
+}
+
+/// [`run_fields`] as a list in the same order, without building a map (for
+/// a preset that writes them straight to text).
+pub fn run_field_list(run: &CaseRun) -> Vec<(&'static str, Value)> {
     let observations: Vec<&Observation> = run
         .samples
         .iter()
@@ -67,7 +76,7 @@ pub fn run_fields(run: &CaseRun) -> Map<String, Value> {
             .or(fallback)
             .map(|s| Value::String(s.to_string()))
     };
-    let mut out = Map::new();
+    let mut out = Vec::with_capacity(10);
     let identity = [
         (
             "provider",
@@ -82,7 +91,7 @@ pub fn run_fields(run: &CaseRun) -> Map<String, Value> {
     ];
     for (key, value) in identity {
         if let Some(value) = value {
-            out.insert(key.into(), value);
+            out.push((key, value));
         }
     }
     let duration: u64 = run
@@ -93,10 +102,10 @@ pub fn run_fields(run: &CaseRun) -> Map<String, Value> {
             Err(_) => s.duration_ms,
         })
         .sum();
-    out.insert("durationMs".into(), json!(duration));
+    out.push(("durationMs", json!(duration)));
     let all = observations.len() == run.samples.len() && !observations.is_empty();
     if all && let Some(cost) = observations.iter().map(|o| o.cost_usd).sum::<Option<f64>>() {
-        out.insert("costUsd".into(), json!(cost));
+        out.push(("costUsd", json!(cost)));
         // One source when every sample agrees, else `mixed`.
         let sources: Vec<Option<&str>> = observations
             .iter()
@@ -104,23 +113,23 @@ pub fn run_fields(run: &CaseRun) -> Map<String, Value> {
             .collect();
         match sources.first() {
             Some(Some(first)) if sources.iter().all(|s| *s == Some(*first)) => {
-                out.insert("costSource".into(), json!(first));
+                out.push(("costSource", json!(first)));
             }
             Some(_) if sources.iter().any(Option::is_some) => {
-                out.insert("costSource".into(), json!("mixed"));
+                out.push(("costSource", json!("mixed")));
             }
             _ => {}
         }
     }
     let retries: u32 = observations.iter().filter_map(|o| o.retries).sum();
     if retries > 0 {
-        out.insert("retries".into(), json!(retries));
+        out.push(("retries", json!(retries)));
     }
     if all && let Some(usage) = usage(&observations) {
-        out.insert("usage".into(), usage);
+        out.push(("usage", usage));
     }
     if let Some(error) = run.samples.iter().find_map(|s| s.outcome.as_ref().err()) {
-        out.insert("error".into(), json!(error));
+        out.push(("error", json!(error)));
     }
     out
 }

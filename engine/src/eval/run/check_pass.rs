@@ -23,6 +23,7 @@ use crate::eval::files::PacketWriter;
 use crate::eval::options::{SuiteOptions, batch_size, workers};
 use crate::eval::run::batch::{Batch, Preparer, RawBatch};
 use crate::eval::run::preset_sessions::PresetSessions;
+use crate::eval::run::spilled_plans::{PlanSpill, SpilledPlans};
 use crate::eval::run::workers::{never, run_ordered};
 use crate::fixture::{CaseStream, Suite};
 use crate::plugin::bindings::preset_api::CasePlan;
@@ -34,8 +35,19 @@ const KEPT_PROBLEMS: usize = 1000;
 
 /// What the checking pass may keep of the batches it prepared, so the run
 /// pass need not read, prepare and translate them again (estimated bytes).
-/// A suite past it is read again: memory stays bounded whatever its size.
+/// A suite past it is read and prepared again, with the preset's plans set
+/// aside on disk ([`SpilledPlans`]): memory stays bounded whatever its size,
+/// and no case is translated twice.
 pub const KEEP_BUDGET: usize = 32 * 1024 * 1024;
+
+/// What the checking pass hands the run pass, so it translates nothing
+/// again.
+pub enum Kept {
+    /// Every batch as checked, in order (the suite fit [`KEEP_BUDGET`]).
+    Batches(Vec<Checked>),
+    /// The preset's plans of every case, in order, set aside on disk.
+    Plans(SpilledPlans),
+}
 
 /// A batch as the checking pass prepared it, with the preset's plans.
 pub struct Checked {
@@ -97,9 +109,9 @@ pub struct Validated {
     pub case_count: usize,
     /// sha256 of the suite fields and every case as checked.
     pub fingerprint: String,
-    /// Every batch as checked, in order, when they fit [`KEEP_BUDGET`] and
+    /// What the run pass can take over instead of translating again, when
     /// keeping was asked for.
-    pub kept: Option<Vec<Checked>>,
+    pub kept: Option<Kept>,
     /// The case ids (hashed), to check a resumed run's journal against;
     /// taken (and dropped) once it is.
     pub case_ids: Option<CaseIds>,
@@ -122,15 +134,17 @@ const HOST_SUITE_KEYS: &[&str] = &[
 ];
 
 /// Checks a loaded suite (see the module docs), writing each case's
-/// normalized body to `cases_out` when given. With `keep`, the prepared
-/// batches are kept for the run while they fit [`KEEP_BUDGET`].
+/// normalized body to `cases_out` when given. With `keep` (a directory of
+/// the run), the prepared batches are kept for the run while they fit
+/// [`KEEP_BUDGET`], and past it the preset's plans are set aside in a file
+/// there.
 pub fn validate_suite(
     registry: &Registry,
     mut suite: Suite,
     jobs: usize,
     options: &SuiteOptions,
     mut cases_out: Option<&mut PacketWriter>,
-    keep: bool,
+    keep: Option<&Path>,
 ) -> Result<Validated, EvalError> {
     for warning in &suite.warnings {
         eprintln!("warning: {}", crate::term::shown(warning));
@@ -186,8 +200,7 @@ pub fn validate_suite(
     let mut problems: Vec<(String, String)> = Vec::new();
     let mut unlisted = 0usize;
     let mut count = 0usize;
-    let mut kept: Option<Vec<Checked>> = keep.then(Vec::new);
-    let mut kept_weight = 0usize;
+    let mut kept = keep.map(|dir| Keeping::Batches(dir, Vec::new(), 0));
     let sessions = PresetSessions::new(preset.clone());
     let size = suite.cases.len_hint().map_or(64, |n| batch_size(n, jobs));
     let workers = suite
@@ -239,14 +252,8 @@ pub fn validate_suite(
                     out.push(&plan.body)?;
                 }
             }
-            if let Some(list) = &mut kept {
-                let checked = Checked { batch, plans };
-                kept_weight += checked.weight();
-                if kept_weight > KEEP_BUDGET {
-                    kept = None; // too large to keep: the run reads it again
-                } else {
-                    list.push(checked);
-                }
+            if let Some(keeping) = kept.take() {
+                kept = Some(keeping.add(Checked { batch, plans })?);
             }
             Ok(())
         },
@@ -269,11 +276,56 @@ pub fn validate_suite(
         suite_json,
         case_count: count,
         fingerprint: hex::encode(fingerprint.finalize()),
-        kept,
+        kept: kept.map(Keeping::finish).transpose()?,
         case_ids: Some(ids),
         suite,
         sessions,
     })
+}
+
+/// What the checking pass is keeping: batches while they fit the budget
+/// (with their weight), then only the plans, set aside on disk.
+enum Keeping<'a> {
+    Batches(&'a Path, Vec<Checked>, usize),
+    Plans(PlanSpill),
+}
+
+impl Keeping<'_> {
+    fn add(self, checked: Checked) -> Result<Self, EvalError> {
+        match self {
+            Self::Batches(dir, mut list, weight) => {
+                let weight = weight + checked.weight();
+                list.push(checked);
+                if weight <= KEEP_BUDGET {
+                    return Ok(Self::Batches(dir, list, weight));
+                }
+                // Too large to keep: from now on only the plans, on disk.
+                let mut spill = PlanSpill::create(dir)?;
+                for checked in &list {
+                    spill_plans(&mut spill, checked)?;
+                }
+                Ok(Self::Plans(spill))
+            }
+            Self::Plans(mut spill) => {
+                spill_plans(&mut spill, &checked)?;
+                Ok(Self::Plans(spill))
+            }
+        }
+    }
+
+    fn finish(self) -> Result<Kept, EvalError> {
+        match self {
+            Self::Batches(_, list, _) => Ok(Kept::Batches(list)),
+            Self::Plans(spill) => Ok(Kept::Plans(spill.finish()?)),
+        }
+    }
+}
+
+fn spill_plans(spill: &mut PlanSpill, checked: &Checked) -> Result<(), EvalError> {
+    for (plan, &index) in checked.plans.iter().zip(&checked.batch.indices) {
+        spill.push(index, plan)?;
+    }
+    Ok(())
 }
 
 /// The preset's plans of a prepared batch, or the problems it found in
@@ -436,4 +488,77 @@ pub fn preset_pack(body: &serde_json::Map<String, serde_json::Value>) -> Option<
     body.get("presetPack")
         .and_then(serde_json::Value::as_str)
         .filter(|p| !p.trim().is_empty())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixture::{Fixture, load_fixture};
+
+    /// A suite of `n` app/prompt cases whose inputs are `size` bytes.
+    fn suite(dir: &Path, n: usize, size: usize) -> Suite {
+        let cases: Vec<Value> = (0..n)
+            .map(|i| {
+                serde_json::json!({"caseId": format!("c{i}"),
+                    "input": format!("<case-{i}> {}", "x".repeat(size))})
+            })
+            .collect();
+        let body = serde_json::json!({
+            "schemaVersion": "cautilus.evaluation_input.v1", "surface": "app",
+            "preset": "prompt", "suiteId": "s", "provider": "fixture", "model": "m",
+            "cases": cases,
+        });
+        let file = dir.join("s.fixture.json");
+        std::fs::write(&file, body.to_string()).unwrap();
+        match load_fixture(&file).unwrap() {
+            Fixture::Suite(suite) => suite,
+            Fixture::Steps(..) => unreachable!(),
+        }
+    }
+
+    fn validated(dir: &Path, n: usize, size: usize, keep: Option<&Path>) -> Validated {
+        let registry = crate::plugin::registry::test_registry();
+        let suite = suite(dir, n, size);
+        validate_suite(registry, suite, 2, &SuiteOptions::default(), None, keep).unwrap()
+    }
+
+    #[test]
+    fn a_suite_within_the_budget_is_kept_in_memory() {
+        let dir = tempfile::tempdir().unwrap();
+        let kept = validated(dir.path(), 20, 100, Some(dir.path())).kept;
+        let Some(Kept::Batches(batches)) = kept else {
+            panic!("kept in memory")
+        };
+        let ids: Vec<String> = batches
+            .iter()
+            .flat_map(|b| b.plans.iter().map(|p| p.case_id.clone()))
+            .collect();
+        assert_eq!(ids, (0..20).map(|i| format!("c{i}")).collect::<Vec<_>>());
+        assert!(validated(dir.path(), 20, 100, None).kept.is_none());
+    }
+
+    #[test]
+    fn past_the_budget_every_plan_is_set_aside_in_order() {
+        // ~1.6 MB a case as estimated (its text, the plan's body, input
+        // and message, doubled): the budget is past after ~21 cases.
+        let dir = tempfile::tempdir().unwrap();
+        let run = tempfile::tempdir().unwrap();
+        let n = 40;
+        let kept = validated(dir.path(), n, 200_000, Some(run.path())).kept;
+        let Some(Kept::Plans(mut plans)) = kept else {
+            panic!("set aside")
+        };
+        let all: Vec<usize> = (0..n).collect();
+        let plans = plans.take(&all).unwrap();
+        for (i, plan) in plans.iter().enumerate() {
+            assert_eq!(plan.case_id, format!("c{i}"));
+            let input = plan.input.as_deref().unwrap();
+            assert!(
+                input.starts_with(&format!("\"<case-{i}> ")),
+                "{}",
+                &input[..20]
+            );
+        }
+        assert_eq!(std::fs::read_dir(run.path()).unwrap().count(), 0);
+    }
 }

@@ -1,6 +1,7 @@
 //! Running a suite: the entry point of `eval test` ([`entry`]) above the
 //! suite runner ([`suite_run`]: the checking pass [`check_pass`], then the
-//! run pass [`run_pass`], then `run.json`); one case's run ([`case_run`]);
+//! run pass [`run_pass`], then `run.json`; the plans of a suite too large
+//! to keep between the two set aside on disk, [`spilled_plans`]); one case's run ([`case_run`]);
 //! batches of cases made ready for the preset ([`batch`]); ordered parallel
 //! workers ([`workers`]) and the preset sessions they borrow
 //! ([`preset_sessions`]); the provider a run uses ([`provider_choice`]);
@@ -20,6 +21,7 @@ pub mod preset_sessions;
 pub mod provider_choice;
 pub mod resume;
 pub mod run_pass;
+pub mod spilled_plans;
 pub mod steps;
 pub mod suite_outcome;
 pub mod suite_run;

@@ -33,7 +33,7 @@ use crate::eval::run::batch::{Batch, Preparer, RawBatch};
 use crate::eval::run::case_run::{
     RunContext, case_run, case_workspace, requests, run_cases, with_first_byte,
 };
-use crate::eval::run::check_pass::{Checked, Validated, case_batches, translate};
+use crate::eval::run::check_pass::{Checked, Kept, Validated, case_batches, translate};
 use crate::eval::run::preset_sessions::Lent;
 use crate::eval::run::workers::{never, run_ordered};
 use crate::plugin::Registry;
@@ -57,11 +57,12 @@ pub struct RunPass<'a> {
     pub calls: Arc<ProviderCalls>,
 }
 
-/// Runs every unfinished case (see the module docs); `kept` are the batches
-/// the checking pass kept, which need no second reading.
+/// Runs every unfinished case (see the module docs); `kept` is what the
+/// checking pass kept (its batches, which need no second reading, or its
+/// plans, which need no second translation).
 pub fn run(
     pass: &RunPass<'_>,
-    kept: Option<Vec<Checked>>,
+    kept: Option<Kept>,
     records: &mut RunRecords,
 ) -> Result<(), EvalError> {
     // The checking pass's preset instances serve this pass only when it
@@ -81,9 +82,11 @@ pub fn run(
 }
 
 /// One batch of the run pass: read from the source (to prepare and
-/// translate), or as the checking pass kept it.
+/// translate), read with the plans the checking pass set aside (to
+/// prepare), or as the checking pass kept it.
 enum Work {
     Raw(Range<usize>, RawBatch),
+    Spilled(Range<usize>, RawBatch, Vec<CasePlan>),
     Checked(Range<usize>, Checked),
 }
 
@@ -111,20 +114,42 @@ impl RunPass<'_> {
         workers(self.validated.case_count, self.batch_size(), self.jobs)
     }
 
-    fn source(&self, kept: Option<Vec<Checked>>) -> Source<'_> {
+    fn source(&self, kept: Option<Kept>) -> Source<'_> {
         let size = self.batch_size();
+        let read = || {
+            case_batches(self.validated.suite.cases.open(), size).flat_map(|raw| match raw {
+                Ok(raw) => unfinished(raw, self.finished).into_iter().map(Ok).collect(),
+                Err(error) => vec![Err(error)],
+            })
+        };
         match kept {
-            Some(kept) => Box::new(
+            Some(Kept::Batches(kept)) => Box::new(
                 kept.into_iter()
                     .flat_map(move |checked| checked.split(size))
                     .map(|checked| Ok(Work::Checked(checked.batch.range(), checked))),
             ),
-            None => Box::new(
-                case_batches(self.validated.suite.cases.open(), size).flat_map(|raw| match raw {
-                    Ok(raw) => unfinished(raw, self.finished).into_iter().map(Ok).collect(),
-                    Err(error) => vec![Err(error)],
-                }),
-            ),
+            Some(Kept::Plans(mut spilled)) => Box::new(read().map(move |work| match work? {
+                Work::Raw(range, raw) => {
+                    let plans = spilled.take(&raw.indices)?;
+                    Ok(Work::Spilled(range, raw, plans))
+                }
+                other => Ok(other),
+            })),
+            None => Box::new(read()),
+        }
+    }
+
+    fn preparer(&self) -> Preparer<'_> {
+        let suite = &self.validated.suite;
+        Preparer {
+            registry: self.registry,
+            fixture: &suite.file,
+            assertions: &self.validated.assertions,
+            contract: &crate::eval::run::packets::preset_description(&self.validated.preset)
+                .contract,
+            update_snapshots: self.options.update_snapshots,
+            root: &suite.root,
+            run_root: None, // checked by the checking pass
         }
     }
 
@@ -136,24 +161,22 @@ impl RunPass<'_> {
     ) -> Result<(Range<usize>, Option<Planned>), EvalError> {
         let suite = &self.validated.suite;
         match work {
-            Work::Raw(range, raw) if raw.cases.is_empty() => Ok((range, None)),
+            Work::Raw(range, raw) | Work::Spilled(range, raw, _) if raw.cases.is_empty() => {
+                Ok((range, None))
+            }
             Work::Raw(range, raw) => {
-                let preparer = Preparer {
-                    registry: self.registry,
-                    fixture: &suite.file,
-                    assertions: &self.validated.assertions,
-                    contract: &crate::eval::run::packets::preset_description(
-                        &self.validated.preset,
-                    )
-                    .contract,
-                    update_snapshots: self.options.update_snapshots,
-                    root: &suite.root,
-                    run_root: None, // checked by the checking pass
-                };
-                let batch = preparer
+                let batch = self
+                    .preparer()
                     .prepare(raw, None)
                     .map_err(|problems| cases_error(&suite.file, problems))?;
                 let plans = translate(session, &self.validated.suite_json, &batch)?
+                    .map_err(|problems| cases_error(&suite.file, problems))?;
+                Ok((range, Some((batch, plans))))
+            }
+            Work::Spilled(range, raw, plans) => {
+                let batch = self
+                    .preparer()
+                    .prepare(raw, None)
                     .map_err(|problems| cases_error(&suite.file, problems))?;
                 Ok((range, Some((batch, plans))))
             }
@@ -176,7 +199,9 @@ impl RunPass<'_> {
             |(session, pool), work, stop| {
                 if stop.interrupted() {
                     let range = match &work {
-                        Work::Raw(range, _) | Work::Checked(range, _) => range.clone(),
+                        Work::Raw(range, _)
+                        | Work::Spilled(range, ..)
+                        | Work::Checked(range, _) => range.clone(),
                     };
                     return Ok(Delivered {
                         range,
@@ -519,7 +544,7 @@ mod tests {
             .into_iter()
             .map(|work| match work {
                 Work::Raw(range, raw) => (range, raw.indices),
-                Work::Checked(..) => unreachable!(),
+                Work::Spilled(..) | Work::Checked(..) => unreachable!(),
             })
             .collect();
         assert_eq!(shown, [(10..13, vec![11, 12]), (13..18, vec![15, 16])]);

@@ -148,7 +148,8 @@ pub fn run_suite(
             run_root: Some(claim.root().to_path_buf()),
         },
         Some(&mut cases_out),
-        !options.resume,
+        // A resumed run reads its cases again (it skips those done).
+        (!options.resume).then_some(output_dir.as_path()),
     );
     let mut validated = match validated {
         Ok(validated) => validated,
