@@ -42,10 +42,11 @@ pub enum EvalError {
         #[source]
         source: std::io::Error,
     },
-    /// The checked cases' plans a large suite sets aside in its run
-    /// directory could not be written there or read back.
+    /// The checked cases' plans a large suite set aside in its run
+    /// directory could not be read back (writing them is allowed to fail:
+    /// the run then translates the cases again).
     #[error(
-        "the checked cases set aside in {} could not be written or read back: {source}; make room on that disk (or give --output-dir another) and run again",
+        "the checked cases set aside in {} could not be read back: {source}; run again (and report it if it happens again)",
         path.display()
     )]
     SetAside {

@@ -441,8 +441,7 @@ fn the_run_index_changes_no_answer() {
 fn suites_of_a_project_with_no_fixture_are_empty_with_a_notice() {
     let dir = tempfile::tempdir().unwrap();
     let server = Server::start(dir.path());
-    let manifest = server.json("/api/suites");
-    assert_eq!(manifest["schemaVersion"], "cautilus.manifest.v1");
+    let manifest = checked("cautilus.manifest.v1", server.json("/api/suites"));
     assert_eq!(manifest["suites"], json!([]));
     let notice = manifest["notice"].as_str().unwrap();
     assert!(notice.contains("no fixture matches"), "{notice}");

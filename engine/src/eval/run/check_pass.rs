@@ -252,8 +252,11 @@ pub fn validate_suite(
                     out.push(&plan.body)?;
                 }
             }
-            if let Some(keeping) = kept.take() {
-                kept = Some(keeping.add(Checked { batch, plans })?);
+            // A suite that will be refused keeps nothing more.
+            if problems.is_empty()
+                && let Some(keeping) = kept.take()
+            {
+                kept = keeping.add(Checked { batch, plans });
             }
             Ok(())
         },
@@ -276,7 +279,7 @@ pub fn validate_suite(
         suite_json,
         case_count: count,
         fingerprint: hex::encode(fingerprint.finalize()),
-        kept: kept.map(Keeping::finish).transpose()?,
+        kept: kept.and_then(Keeping::finish),
         case_ids: Some(ids),
         suite,
         sessions,
@@ -291,39 +294,66 @@ enum Keeping<'a> {
 }
 
 impl Keeping<'_> {
-    fn add(self, checked: Checked) -> Result<Self, EvalError> {
-        match self {
+    /// Keeps `checked` too; `None` when the plans cannot be set aside (the
+    /// run pass then reads and translates the cases again).
+    fn add(self, checked: Checked) -> Option<Self> {
+        let (spill, dir) = match self {
             Self::Batches(dir, mut list, weight) => {
                 let weight = weight + checked.weight();
                 list.push(checked);
                 if weight <= KEEP_BUDGET {
-                    return Ok(Self::Batches(dir, list, weight));
+                    return Some(Self::Batches(dir, list, weight));
                 }
                 // Too large to keep: from now on only the plans, on disk.
-                let mut spill = PlanSpill::create(dir)?;
-                for checked in &list {
-                    spill_plans(&mut spill, checked)?;
-                }
-                Ok(Self::Plans(spill))
+                let spilled = PlanSpill::create(dir).and_then(|mut spill| {
+                    list.iter().try_for_each(|c| spill_plans(&mut spill, c))?;
+                    Ok(spill)
+                });
+                (spilled, dir.to_path_buf())
             }
             Self::Plans(mut spill) => {
-                spill_plans(&mut spill, &checked)?;
-                Ok(Self::Plans(spill))
+                let dir = spill.dir().to_path_buf();
+                (spill_plans(&mut spill, &checked).map(|()| spill), dir)
+            }
+        };
+        match spill {
+            Ok(spill) => Some(Self::Plans(spill)),
+            Err(error) => {
+                set_aside_failed(&dir, &error);
+                None
             }
         }
     }
 
-    fn finish(self) -> Result<Kept, EvalError> {
+    fn finish(self) -> Option<Kept> {
         match self {
-            Self::Batches(_, list, _) => Ok(Kept::Batches(list)),
-            Self::Plans(spill) => Ok(Kept::Plans(spill.finish()?)),
+            Self::Batches(_, list, _) => Some(Kept::Batches(list)),
+            Self::Plans(spill) => {
+                let dir = spill.dir().to_path_buf();
+                spill
+                    .finish()
+                    .map(Kept::Plans)
+                    .inspect_err(|error| set_aside_failed(&dir, error))
+                    .ok()
+            }
         }
     }
 }
 
-fn spill_plans(spill: &mut PlanSpill, checked: &Checked) -> Result<(), EvalError> {
-    for (plan, &index) in checked.plans.iter().zip(&checked.batch.indices) {
-        spill.push(index, plan)?;
+/// Setting plans aside is a saving, not a need: a failure is said and the
+/// run goes on without it.
+fn set_aside_failed(dir: &Path, error: &std::io::Error) {
+    eprintln!(
+        "warning: the checked cases could not be set aside in {} ({}); the run reads and translates them again",
+        crate::term::shown(&dir.display().to_string()),
+        crate::term::shown(&error.to_string())
+    );
+}
+
+fn spill_plans(spill: &mut PlanSpill, checked: &Checked) -> std::io::Result<()> {
+    let cases = checked.batch.indices.iter().zip(&checked.batch.texts);
+    for (plan, (&index, text)) in checked.plans.iter().zip(cases) {
+        spill.push(index, text, plan)?;
     }
     Ok(())
 }
@@ -539,18 +569,20 @@ mod tests {
 
     #[test]
     fn past_the_budget_every_plan_is_set_aside_in_order() {
-        // ~1.6 MB a case as estimated (its text, the plan's body, input
-        // and message, doubled): the budget is past after ~21 cases.
+        // ~480 kB a case as estimated (its text, the plan's body, input and
+        // message, doubled). The streamed cases come in batches of 64: the
+        // first fits the budget, the second is past it (both set aside
+        // then), the third is set aside as it comes.
         let dir = tempfile::tempdir().unwrap();
         let run = tempfile::tempdir().unwrap();
-        let n = 40;
-        let kept = validated(dir.path(), n, 200_000, Some(run.path())).kept;
+        let n = 150;
+        let kept = validated(dir.path(), n, 60_000, Some(run.path())).kept;
         let Some(Kept::Plans(mut plans)) = kept else {
             panic!("set aside")
         };
         let all: Vec<usize> = (0..n).collect();
         let plans = plans.take(&all).unwrap();
-        for (i, plan) in plans.iter().enumerate() {
+        for (i, (hash, plan)) in plans.iter().enumerate() {
             assert_eq!(plan.case_id, format!("c{i}"));
             let input = plan.input.as_deref().unwrap();
             assert!(
@@ -558,7 +590,13 @@ mod tests {
                 "{}",
                 &input[..20]
             );
+            // The hash is of the case as the preset saw it.
+            let text = serde_json::json!({"caseId": format!("c{i}"),
+                "input": format!("<case-{i}> {}", "x".repeat(60_000))});
+            assert_eq!(
+                *hash,
+                crate::eval::run::spilled_plans::text_hash(&text.to_string())
+            );
         }
-        assert_eq!(std::fs::read_dir(run.path()).unwrap().count(), 0);
     }
 }

@@ -35,6 +35,7 @@ use crate::eval::run::case_run::{
 };
 use crate::eval::run::check_pass::{Checked, Kept, Validated, case_batches, translate};
 use crate::eval::run::preset_sessions::Lent;
+use crate::eval::run::spilled_plans::text_hash;
 use crate::eval::run::workers::{never, run_ordered};
 use crate::plugin::Registry;
 use crate::plugin::bindings::preset_api::{CasePlan, CaseRun};
@@ -86,7 +87,8 @@ pub fn run(
 /// prepare), or as the checking pass kept it.
 enum Work {
     Raw(Range<usize>, RawBatch),
-    Spilled(Range<usize>, RawBatch, Vec<CasePlan>),
+    /// With each plan, the hash of the case text it was made of.
+    Spilled(Range<usize>, RawBatch, Vec<(u64, CasePlan)>),
     Checked(Range<usize>, Checked),
 }
 
@@ -178,6 +180,18 @@ impl RunPass<'_> {
                     .preparer()
                     .prepare(raw, None)
                     .map_err(|problems| cases_error(&suite.file, problems))?;
+                let cases = batch.indices.iter().zip(&batch.texts);
+                for ((hash, _), (&i, text)) in plans.iter().zip(cases) {
+                    if *hash != text_hash(text) {
+                        return Err(EvalError::Input {
+                            path: suite.file.clone(),
+                            message: format!(
+                                "cases[{i}] changed while the suite ran (it is not the case that was checked); run again once the fixture and its case files stay as they are"
+                            ),
+                        });
+                    }
+                }
+                let plans = plans.into_iter().map(|(_, plan)| plan).collect();
                 Ok((range, Some((batch, plans))))
             }
             Work::Checked(range, Checked { batch, plans }) => Ok((range, Some((batch, plans)))),

@@ -17,7 +17,7 @@ use axum::extract::{Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::models::{ApiError, ERROR};
 use super::{App, answers, live};
@@ -262,21 +262,11 @@ pub async fn suites(State(app): State<Arc<App>>) -> Response {
     }
 }
 
-/// The manifest of a project none of whose globs matches a file yet, with
-/// a `notice` saying so; `None` when the project has fixtures (or its
-/// config does not load), so the listing's own error stands.
+/// [`crate::project::manifest::empty`] of the served project.
 fn empty_manifest(root: &std::path::Path, config: Option<std::path::PathBuf>) -> Option<Value> {
     let (loaded, file) = crate::project::open(root, config.as_deref()).ok()?;
-    match crate::project::manifest::discover(&loaded) {
-        Err(empty @ crate::project::manifest::ProjectError::Empty { .. }) => Some(json!({
-            "schemaVersion": crate::project::manifest::SCHEMA,
-            "config": file.map(|f| f.display().to_string()),
-            "root": loaded.root.display().to_string(),
-            "suites": [],
-            "notice": empty.to_string(),
-        })),
-        _ => None,
-    }
+    let manifest = crate::project::manifest::empty(&loaded, file.as_deref())?;
+    serde_json::to_value(manifest).ok()
 }
 
 pub async fn runs(
