@@ -378,12 +378,7 @@ fn eval_evaluate_with_the_fixture_gives_the_runs_own_verdicts() {
     );
     assert_eq!(code, 1, "{stdout}{stderr}");
     let summary = read_json(&out.join("eval-summary.json"));
-    let statuses: Vec<&str> = summary["evaluations"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| e["status"].as_str().unwrap())
-        .collect();
+    let statuses = crate::support::statuses(&summary);
     assert!(
         statuses.contains(&"passed") && statuses.contains(&"failed"),
         "{statuses:?}"

@@ -21,6 +21,16 @@ pub fn read_json(path: &std::path::Path) -> Value {
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
+/// Each evaluation's `status` in a summary packet, in order.
+pub fn statuses(summary: &serde_json::Value) -> Vec<&str> {
+    summary["evaluations"]
+        .as_array()
+        .expect("a summary's evaluations")
+        .iter()
+        .map(|e| e["status"].as_str().expect("an evaluation's status"))
+        .collect()
+}
+
 /// The compiled-component cache shared by the tests (under the target dir).
 pub fn shared_cache_dir() -> PathBuf {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cautilus-test-cache");
