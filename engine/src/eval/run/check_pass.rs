@@ -297,7 +297,7 @@ impl Keeping<'_> {
     /// Keeps `checked` too; `None` when the plans cannot be set aside (the
     /// run pass then reads and translates the cases again).
     fn add(self, checked: Checked) -> Option<Self> {
-        let (spill, dir) = match self {
+        let spilled = match self {
             Self::Batches(dir, mut list, weight) => {
                 let weight = weight + checked.weight();
                 list.push(checked);
@@ -305,24 +305,19 @@ impl Keeping<'_> {
                     return Some(Self::Batches(dir, list, weight));
                 }
                 // Too large to keep: from now on only the plans, on disk.
-                let spilled = PlanSpill::create(dir).and_then(|mut spill| {
-                    list.iter().try_for_each(|c| spill_plans(&mut spill, c))?;
-                    Ok(spill)
-                });
-                (spilled, dir.to_path_buf())
+                PlanSpill::create(dir)
+                    .and_then(|mut spill| {
+                        list.iter().try_for_each(|c| spill_plans(&mut spill, c))?;
+                        Ok(spill)
+                    })
+                    .map_err(|error| set_aside_failed(dir, &error))
             }
-            Self::Plans(mut spill) => {
-                let dir = spill.dir().to_path_buf();
-                (spill_plans(&mut spill, &checked).map(|()| spill), dir)
-            }
+            Self::Plans(mut spill) => match spill_plans(&mut spill, &checked) {
+                Ok(()) => Ok(spill),
+                Err(error) => Err(set_aside_failed(spill.dir(), &error)),
+            },
         };
-        match spill {
-            Ok(spill) => Some(Self::Plans(spill)),
-            Err(error) => {
-                set_aside_failed(&dir, &error);
-                None
-            }
-        }
+        spilled.ok().map(Self::Plans)
     }
 
     fn finish(self) -> Option<Kept> {
@@ -330,11 +325,13 @@ impl Keeping<'_> {
             Self::Batches(_, list, _) => Some(Kept::Batches(list)),
             Self::Plans(spill) => {
                 let dir = spill.dir().to_path_buf();
-                spill
-                    .finish()
-                    .map(Kept::Plans)
-                    .inspect_err(|error| set_aside_failed(&dir, error))
-                    .ok()
+                match spill.finish() {
+                    Ok(plans) => Some(Kept::Plans(plans)),
+                    Err(error) => {
+                        set_aside_failed(&dir, &error);
+                        None
+                    }
+                }
             }
         }
     }

@@ -82,13 +82,12 @@ pub fn run(
     }
 }
 
-/// One batch of the run pass: read from the source (to prepare and
-/// translate), read with the plans the checking pass set aside (to
-/// prepare), or as the checking pass kept it.
+/// One batch of the run pass: read from the source (to prepare, and to
+/// translate unless the checking pass set its plans aside: then each plan
+/// comes with the hash of the case text it was made of), or as the
+/// checking pass kept it.
 enum Work {
-    Raw(Range<usize>, RawBatch),
-    /// With each plan, the hash of the case text it was made of.
-    Spilled(Range<usize>, RawBatch, Vec<(u64, CasePlan)>),
+    Raw(Range<usize>, RawBatch, Option<Vec<(u64, CasePlan)>>),
     Checked(Range<usize>, Checked),
 }
 
@@ -131,9 +130,9 @@ impl RunPass<'_> {
                     .map(|checked| Ok(Work::Checked(checked.batch.range(), checked))),
             ),
             Some(Kept::Plans(mut spilled)) => Box::new(read().map(move |work| match work? {
-                Work::Raw(range, raw) => {
+                Work::Raw(range, raw, None) => {
                     let plans = spilled.take(&raw.indices)?;
-                    Ok(Work::Spilled(range, raw, plans))
+                    Ok(Work::Raw(range, raw, Some(plans)))
                 }
                 other => Ok(other),
             })),
@@ -162,40 +161,40 @@ impl RunPass<'_> {
         work: Work,
     ) -> Result<(Range<usize>, Option<Planned>), EvalError> {
         let suite = &self.validated.suite;
-        match work {
-            Work::Raw(range, raw) | Work::Spilled(range, raw, _) if raw.cases.is_empty() => {
-                Ok((range, None))
+        let (range, raw, spilled) = match work {
+            Work::Checked(range, Checked { batch, plans }) => {
+                return Ok((range, Some((batch, plans))));
             }
-            Work::Raw(range, raw) => {
-                let batch = self
-                    .preparer()
-                    .prepare(raw, None)
-                    .map_err(|problems| cases_error(&suite.file, problems))?;
-                let plans = translate(session, &self.validated.suite_json, &batch)?
-                    .map_err(|problems| cases_error(&suite.file, problems))?;
-                Ok((range, Some((batch, plans))))
-            }
-            Work::Spilled(range, raw, plans) => {
-                let batch = self
-                    .preparer()
-                    .prepare(raw, None)
-                    .map_err(|problems| cases_error(&suite.file, problems))?;
-                let cases = batch.indices.iter().zip(&batch.texts);
-                for ((hash, _), (&i, text)) in plans.iter().zip(cases) {
-                    if *hash != text_hash(text) {
-                        return Err(EvalError::Input {
-                            path: suite.file.clone(),
-                            message: format!(
-                                "cases[{i}] changed while the suite ran (it is not the case that was checked); run again once the fixture and its case files stay as they are"
-                            ),
-                        });
-                    }
-                }
-                let plans = plans.into_iter().map(|(_, plan)| plan).collect();
-                Ok((range, Some((batch, plans))))
-            }
-            Work::Checked(range, Checked { batch, plans }) => Ok((range, Some((batch, plans)))),
+            Work::Raw(range, raw, spilled) => (range, raw, spilled),
+        };
+        if raw.cases.is_empty() {
+            return Ok((range, None));
         }
+        let batch = self
+            .preparer()
+            .prepare(raw, None)
+            .map_err(|problems| cases_error(&suite.file, problems))?;
+        let plans = match spilled {
+            None => translate(session, &self.validated.suite_json, &batch)?
+                .map_err(|problems| cases_error(&suite.file, problems))?,
+            Some(plans) => {
+                let cases = batch.indices.iter().zip(&batch.texts);
+                if let Some((_, (i, _))) = plans
+                    .iter()
+                    .zip(cases)
+                    .find(|((hash, _), (_, text))| *hash != text_hash(text))
+                {
+                    return Err(EvalError::Input {
+                        path: suite.file.clone(),
+                        message: format!(
+                            "cases[{i}] changed while the suite ran (it is not the case that was checked); run again once the fixture and its case files stay as they are"
+                        ),
+                    });
+                }
+                plans.into_iter().map(|(_, plan)| plan).collect()
+            }
+        };
+        Ok((range, Some((batch, plans))))
     }
 
     /// A worker's preset session (one the checking pass made, if idle).
@@ -213,9 +212,7 @@ impl RunPass<'_> {
             |(session, pool), work, stop| {
                 if stop.interrupted() {
                     let range = match &work {
-                        Work::Raw(range, _)
-                        | Work::Spilled(range, ..)
-                        | Work::Checked(range, _) => range.clone(),
+                        Work::Raw(range, ..) | Work::Checked(range, _) => range.clone(),
                     };
                     return Ok(Delivered {
                         range,
@@ -519,14 +516,18 @@ fn unfinished(raw: RawBatch, finished: &[bool]) -> Vec<Work> {
         if let Some(&last) = current.indices.last()
             && i != last + 1
         {
-            works.push(Work::Raw(start..last + 1, std::mem::take(&mut current)));
+            works.push(Work::Raw(
+                start..last + 1,
+                std::mem::take(&mut current),
+                None,
+            ));
             start = last + 1;
         }
         current.indices.push(i);
         current.cases.push(case);
         current.origins.push(origin);
     }
-    works.push(Work::Raw(start..range.end, current));
+    works.push(Work::Raw(start..range.end, current, None));
     works
 }
 
@@ -557,8 +558,8 @@ mod tests {
         let shown: Vec<(Range<usize>, Vec<usize>)> = works
             .into_iter()
             .map(|work| match work {
-                Work::Raw(range, raw) => (range, raw.indices),
-                Work::Spilled(..) | Work::Checked(..) => unreachable!(),
+                Work::Raw(range, raw, _) => (range, raw.indices),
+                Work::Checked(..) => unreachable!(),
             })
             .collect();
         assert_eq!(shown, [(10..13, vec![11, 12]), (13..18, vec![15, 16])]);
