@@ -57,9 +57,9 @@ pub struct Manifest {
     /// is, and `eval test` over the project runs nothing.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub invalid: Vec<InvalidSuite>,
-    /// Why the project lists no suite, when that is not an error of its
-    /// own: `cautilus serve` says where fixtures are looked for in a
-    /// project that has none yet (`eval list` exits 2 there instead).
+    /// Why the project lists no suite: where fixtures are looked for in a
+    /// project that has none yet (`eval list --json` prints this manifest
+    /// and still exits 2, as for an invalid fixture).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub notice: Option<String>,
 }
@@ -210,20 +210,16 @@ pub fn manifest(loaded: &Loaded, config: Option<&Path>) -> Result<Manifest, Proj
     })
 }
 
-/// The manifest of a project none of whose globs matches a file yet, with
-/// a `notice` saying so; `None` when the project has fixtures (or they
-/// cannot be looked for), so listing them says what is wrong.
-pub fn empty(loaded: &Loaded, config: Option<&Path>) -> Option<Manifest> {
-    match discover(loaded) {
-        Err(empty @ ProjectError::Empty { .. }) => Some(Manifest {
-            schema_version: SCHEMA.into(),
-            config: config.map(|c| c.display().to_string()),
-            root: loaded.root.display().to_string(),
-            suites: Vec::new(),
-            invalid: Vec::new(),
-            notice: Some(empty.to_string()),
-        }),
-        _ => None,
+/// The manifest of a project none of whose globs matches a file yet
+/// (`why`, the listing's [`ProjectError::Empty`]), with a `notice` saying so.
+pub fn empty(loaded: &Loaded, config: Option<&Path>, why: &ProjectError) -> Manifest {
+    Manifest {
+        schema_version: SCHEMA.into(),
+        config: config.map(|c| c.display().to_string()),
+        root: loaded.root.display().to_string(),
+        suites: Vec::new(),
+        invalid: Vec::new(),
+        notice: Some(why.to_string()),
     }
 }
 

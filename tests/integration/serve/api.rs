@@ -446,6 +446,12 @@ fn suites_of_a_project_with_no_fixture_are_empty_with_a_notice() {
     let notice = manifest["notice"].as_str().unwrap();
     assert!(notice.contains("no fixture matches"), "{notice}");
     assert!(notice.contains("evals/**/*.fixture"), "{notice}");
+    // It is the manifest `eval list --json` prints there (exit 2, the
+    // error on stderr), which `cautilus mcp` answers too.
+    let (code, stdout, stderr) = cli(dir.path(), &["eval", "list", "--json"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("no fixture matches"), "{stderr}");
+    assert_eq!(serde_json::from_str::<Value>(&stdout).unwrap(), manifest);
     // The runs route answers too (nothing recorded yet).
     assert_eq!(server.json("/api/runs")["runs"], json!([]));
     drop(server);

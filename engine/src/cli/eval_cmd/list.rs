@@ -20,7 +20,8 @@ the assertions). The valid suites are listed; each invalid fixture is named
 with its errors (on stderr; under `invalid` with --json).
 
 Exit status: 0 every fixture is valid, 2 one is invalid (the valid ones are
-still listed) or two suites share an id.";
+still listed), two suites share an id, or no fixture matches (with --json,
+an empty manifest whose `notice` says where fixtures are looked for).";
 
 #[derive(Debug, Args)]
 pub struct ListArgs {
@@ -45,7 +46,19 @@ pub fn list(args: ListArgs) -> anyhow::Result<ExitCode> {
     } else {
         crate::cli::provider_env(crate::cli::registry()?, &loaded)?
     };
-    let mut manifest = project::manifest::manifest(&loaded, file.as_deref())?;
+    let mut manifest = match project::manifest::manifest(&loaded, file.as_deref()) {
+        // A project with no fixture yet is still a manifest (serve and mcp
+        // show it), with the error said as for any other listing.
+        Err(empty @ project::manifest::ProjectError::Empty { .. }) if args.json => {
+            let manifest = project::manifest::empty(&loaded, file.as_deref(), &empty);
+            crate::outln!(
+                "{}",
+                crate::term::json(&serde_json::to_string_pretty(&manifest)?)
+            );
+            return Err(empty.into());
+        }
+        listed => listed?,
+    };
     let registry = crate::cli::registry()?;
     let _preloading = registry.preload_builtins();
     let default_judge = loaded

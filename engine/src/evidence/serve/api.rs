@@ -17,7 +17,6 @@ use axum::extract::{Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
 use super::models::{ApiError, ERROR};
 use super::{App, answers, live};
@@ -237,36 +236,17 @@ impl Params for LiveQuery {
     }
 }
 
-/// `/api/suites`: the manifest, as `cautilus eval list --json`. A project
-/// with no fixture yet is no error here: its manifest is empty, with a
-/// `notice` saying where fixtures are looked for (its recorded runs are
-/// still shown).
+/// `/api/suites`: the manifest, as `cautilus eval list --json` (of a
+/// project with no fixture yet: empty, with a `notice`).
 pub async fn suites(State(app): State<Arc<App>>) -> Response {
     match app.manifest.get(&app.binary).await {
         Ok(manifest) => Json(manifest).into_response(),
-        Err(e) => {
-            let (root, config) = (app.binary.root.clone(), app.binary.config.clone());
-            let empty = tokio::task::spawn_blocking(move || empty_manifest(&root, config))
-                .await
-                .ok()
-                .flatten();
-            match empty {
-                Some(manifest) => Json(manifest).into_response(),
-                None => error_response(
-                    StatusCode::INTERNAL_SERVER_ERROR,
-                    e,
-                    "fix cautilus.toml or the fixtures it names (`cautilus eval list`)".into(),
-                ),
-            }
-        }
+        Err(e) => error_response(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            e,
+            "fix cautilus.toml or the fixtures it names (`cautilus eval list`)".into(),
+        ),
     }
-}
-
-/// [`crate::project::manifest::empty`] of the served project.
-fn empty_manifest(root: &std::path::Path, config: Option<std::path::PathBuf>) -> Option<Value> {
-    let (loaded, file) = crate::project::open(root, config.as_deref()).ok()?;
-    let manifest = crate::project::manifest::empty(&loaded, file.as_deref())?;
-    serde_json::to_value(manifest).ok()
 }
 
 pub async fn runs(
