@@ -310,12 +310,11 @@ impl Keeping<'_> {
                         list.iter().try_for_each(|c| spill_plans(&mut spill, c))?;
                         Ok(spill)
                     })
-                    .map_err(|error| set_aside_failed(dir, &error))
+                    .inspect_err(|error| set_aside_failed(dir, error))
             }
-            Self::Plans(mut spill) => match spill_plans(&mut spill, &checked) {
-                Ok(()) => Ok(spill),
-                Err(error) => Err(set_aside_failed(spill.dir(), &error)),
-            },
+            Self::Plans(mut spill) => spill_plans(&mut spill, &checked)
+                .inspect_err(|error| set_aside_failed(spill.dir(), error))
+                .map(|()| spill),
         };
         spilled.ok().map(Self::Plans)
     }
