@@ -123,3 +123,66 @@ fn a_suite_too_large_to_keep_runs_each_case_with_its_own_plan_with_calls_in_flig
     let summary = read_json(&out.join("eval-summary.json"));
     assert_eq!(summary["evaluationCounts"]["passed"], CASES, "{summary}");
 }
+
+/// A JSONL suite of `count` cases whose ids are `case-{i}`, with case
+/// `later` reusing the id of case `first` for each pair.
+fn suite_with_duplicates(dir: &Path, count: usize, pairs: &[(usize, usize)]) -> PathBuf {
+    let lines: Vec<String> = (0..count)
+        .map(|i| {
+            let id = pairs
+                .iter()
+                .find(|(_, later)| *later == i)
+                .map_or(i, |(first, _)| *first);
+            json!({"caseId": format!("case-{id}"), "input": format!("question {i}")}).to_string()
+        })
+        .collect();
+    std::fs::write(dir.join("cases.jsonl"), lines.join("\n") + "\n").unwrap();
+    let suite = json!({
+        "schemaVersion": "cautilus.evaluation_input.v1", "surface": "app", "preset": "prompt",
+        "suiteId": "dups", "provider": "fixture", "model": "m", "cases": "./cases.jsonl",
+    });
+    let path = dir.join("dups.fixture.json");
+    std::fs::write(&path, suite.to_string()).unwrap();
+    path
+}
+
+#[test]
+fn duplicate_case_ids_among_many_are_refused_naming_both_cases() {
+    // Near and far apart, in one batch and across batches, at the ends.
+    let families: [&[(usize, usize)]; 4] = [
+        &[(0, 1)],
+        &[(7, 19_999)],
+        &[(1_499, 1_500), (3, 12_345)],
+        &[(0, 19_999), (64, 128), (10_000, 10_001)],
+    ];
+    for pairs in families {
+        let dir = tempfile::tempdir().unwrap();
+        let fixture = suite_with_duplicates(dir.path(), 20_000, pairs);
+        for command in ["validate", "test"] {
+            let mut run = cautilus();
+            run.args(["eval", command, "--fixture"]).arg(&fixture);
+            if command == "test" {
+                run.args(["--provider", "fixture", "--output-dir"])
+                    .arg(dir.path().join("out"));
+            }
+            let (code, stdout, stderr) = output(run.output().unwrap());
+            assert_eq!(code, 2, "{pairs:?} {command}: {stdout}{stderr}");
+            for (first, later) in pairs {
+                let said = format!(
+                    "cases[{later}].caseId: duplicate caseId `case-{first}` (also cases[{first}]); case ids must be unique"
+                );
+                assert!(
+                    stderr.contains(&said),
+                    "{pairs:?} {command}: no `{said}` in {stderr}"
+                );
+            }
+            assert_eq!(
+                stderr.matches("duplicate caseId").count(),
+                pairs.len(),
+                "{pairs:?} {command}: {stderr}"
+            );
+            // Nothing ran.
+            assert!(!dir.path().join("out/cells.jsonl").exists(), "{pairs:?}");
+        }
+    }
+}

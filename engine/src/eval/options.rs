@@ -25,6 +25,17 @@ pub(crate) fn batch_size(cases: usize, jobs: usize) -> usize {
     (cases / (jobs.max(1) * 8)).clamp(1, 128)
 }
 
+/// Cases per batch when a batch's work is the host's and its plugins' own
+/// (no provider or judge call waits on the network or a program): at least
+/// [`MIN_LOCAL_BATCH`], so a small suite stays on one worker, whose plugin
+/// instances cost more to make than several such cases take to run.
+pub(crate) fn local_batch_size(cases: usize, jobs: usize) -> usize {
+    batch_size(cases, jobs).max(MIN_LOCAL_BATCH)
+}
+
+/// See [`local_batch_size`].
+pub(crate) const MIN_LOCAL_BATCH: usize = 8;
+
 /// Worker threads for `cases` cases in batches of `size`: `jobs`, but no
 /// more than there are batches (a worker without one is a thread, and its
 /// instances, for nothing).

@@ -42,6 +42,14 @@ fn config(fuel_metering: bool) -> Config {
         .consume_fuel(fuel_metering)
         .cranelift_opt_level(OptLevel::Speed)
         .parallel_compilation(true);
+    // Native unwind tables only let outside unwinders (a debugger, the
+    // `backtrace` crate) walk through guest frames; Wasmtime's own traps and
+    // backtraces do without them. Registering and unregistering them costs
+    // every component load (quadratic in its functions with libgcc), which
+    // start-up pays twice. Windows requires them.
+    if !cfg!(windows) {
+        config.native_unwind_info(false);
+    }
     config
 }
 

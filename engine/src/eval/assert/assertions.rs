@@ -129,6 +129,12 @@ impl Assertions {
         Ok(assertions)
     }
 
+    /// True when the suite has a judge model, so its assertions may wait
+    /// on model calls.
+    pub fn may_call_models(&self) -> bool {
+        self.judge.is_some()
+    }
+
     /// True when no case of `plan` has any assertion.
     pub fn none_in(&self, plan: &BatchPlan) -> bool {
         self.shared.is_empty() && plan.own.iter().all(Vec::is_empty)

@@ -147,6 +147,12 @@ impl ProviderCalls {
         let _ = self.answers.set(answers);
     }
 
+    /// Whether the provider may wait on the network or a program (see
+    /// [`Plugin::waits_on_io`]).
+    pub fn waits_on_io(&self) -> bool {
+        self.plugin.waits_on_io()
+    }
+
     /// The provider's id (what a cassette entry is keyed by).
     pub fn provider_id(&self) -> &str {
         self.plugin.id()

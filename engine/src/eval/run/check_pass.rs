@@ -6,8 +6,6 @@
 //! fingerprint of everything checked) and can write `eval-cases.json` as it
 //! goes. Nothing of the suite is kept but a hash per case id.
 
-use std::collections::HashMap;
-use std::hash::BuildHasher;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -20,8 +18,9 @@ use crate::eval::assert::judge::JudgeModel;
 use crate::eval::assert::judge_config::JudgeConfig;
 use crate::eval::cases::origins;
 use crate::eval::files::PacketWriter;
-use crate::eval::options::{SuiteOptions, batch_size, workers};
+use crate::eval::options::{SuiteOptions, local_batch_size, workers};
 use crate::eval::run::batch::{Batch, Preparer, RawBatch};
+use crate::eval::run::case_ids::CaseIds;
 use crate::eval::run::preset_sessions::PresetSessions;
 use crate::eval::run::spilled_plans::{PlanSpill, SpilledPlans};
 use crate::eval::run::workers::{never, run_ordered};
@@ -202,7 +201,11 @@ pub fn validate_suite(
     let mut count = 0usize;
     let mut kept = keep.map(|dir| Keeping::Batches(dir, Vec::new(), 0));
     let sessions = PresetSessions::new(preset.clone());
-    let size = suite.cases.len_hint().map_or(64, |n| batch_size(n, jobs));
+    // Checking waits on nothing outside the process (see `local_batch_size`).
+    let size = suite
+        .cases
+        .len_hint()
+        .map_or(64, |n| local_batch_size(n, jobs));
     let workers = suite
         .cases
         .len_hint()
@@ -233,7 +236,14 @@ pub fn validate_suite(
                 plans.iter().zip(&batch.indices).zip(&batch.assertion_texts)
             {
                 count += 1;
-                if let Some(first) = ids.insert(&plan.case_id, i) {
+                let duplicate = ids.insert(&plan.case_id, i).map_err(|_| EvalError::Input {
+                    path: suite.file.clone(),
+                    message: format!(
+                        "cases[{i}]: a suite holds at most {} cases; split it into several fixtures",
+                        u32::MAX
+                    ),
+                })?;
+                if let Some(first) = duplicate {
                     if problems.len() >= KEPT_PROBLEMS {
                         unlisted += 1;
                         continue;
@@ -408,32 +418,6 @@ pub(in crate::eval) fn case_batches(
         next += cases.len();
         Some(Ok(RawBatch::consecutive(first, cases)))
     })
-}
-
-/// Case ids seen so far, as 64-bit hashes with the first index of each (a
-/// few bytes per case, never the ids themselves).
-#[derive(Default)]
-pub struct CaseIds {
-    seen: HashMap<u64, usize>,
-    hasher: std::hash::RandomState,
-}
-
-impl CaseIds {
-    /// The suite index of case `id`, if it is one of the suite's.
-    pub fn index_of(&self, id: &str) -> Option<usize> {
-        self.seen.get(&self.hasher.hash_one(id)).copied()
-    }
-
-    /// Records `id` at `index`; returns the earlier index of a duplicate.
-    fn insert(&mut self, id: &str, index: usize) -> Option<usize> {
-        match self.seen.entry(self.hasher.hash_one(id)) {
-            std::collections::hash_map::Entry::Occupied(first) => Some(*first.get()),
-            std::collections::hash_map::Entry::Vacant(slot) => {
-                slot.insert(index);
-                None
-            }
-        }
-    }
 }
 
 /// The suite's judge model, if it configures one.

@@ -1,7 +1,8 @@
 //! Running a suite: the entry point of `eval test` ([`entry`]) above the
 //! suite runner ([`suite_run`]: the checking pass [`check_pass`], then the
 //! run pass [`run_pass`], then `run.json`; the plans of a suite too large
-//! to keep between the two set aside on disk, [`spilled_plans`]); one case's run ([`case_run`]);
+//! to keep between the two set aside on disk, [`spilled_plans`]; its case
+//! ids, [`case_ids`]); one case's run ([`case_run`]);
 //! batches of cases made ready for the preset ([`batch`]); ordered parallel
 //! workers ([`workers`]) and the preset sessions they borrow
 //! ([`preset_sessions`]); the provider a run uses ([`provider_choice`]);
@@ -12,6 +13,7 @@
 
 pub mod batch;
 pub mod canned;
+pub mod case_ids;
 pub mod case_output;
 pub mod case_run;
 pub mod check_pass;

@@ -26,7 +26,7 @@ use crate::eval::assert::assertions::ScorerPool;
 use crate::eval::assert::scoring::CaseExtras;
 use crate::eval::assert::snapshots;
 use crate::eval::interrupt;
-use crate::eval::options::{TestOptions, batch_size, workers};
+use crate::eval::options::{TestOptions, batch_size, local_batch_size, workers};
 use crate::eval::provider::calls::{CaseSamples, ProviderCalls};
 use crate::eval::records::run_records::{Delivered, RanCase, RunRecords};
 use crate::eval::run::batch::{Batch, Preparer, RawBatch};
@@ -108,7 +108,17 @@ type Source<'s> = Box<dyn Iterator<Item = Result<Work, EvalError>> + Send + 's>;
 
 impl RunPass<'_> {
     fn batch_size(&self) -> usize {
-        batch_size(self.validated.case_count, self.jobs)
+        let cases = self.validated.case_count;
+        // Cases that wait on nothing outside the process are cheap next to
+        // another worker's instances.
+        let local = self.concurrency.is_none()
+            && !self.calls.waits_on_io()
+            && !self.validated.assertions.may_call_models();
+        if local {
+            local_batch_size(cases, self.jobs)
+        } else {
+            batch_size(cases, self.jobs)
+        }
     }
 
     fn workers(&self) -> usize {

@@ -62,7 +62,8 @@ pub fn never() -> &'static (dyn Fn() -> bool + Sync) {
 /// batches were taken from `source`.
 ///
 /// Batches are pulled lazily, so a source can stream a suite of any size.
-/// Each thread builds its state once with `state`. The first error (from
+/// Each thread builds its state once with `state`, when it takes its first
+/// batch (a thread that takes none builds nothing). The first error (from
 /// the source, a state, a batch or the sink) stops the run: workers take no
 /// new batch, running batches can check [`Stop::failed`], and that first
 /// error is returned. Results already delivered stay delivered. When
@@ -111,10 +112,10 @@ where
                 // A panicking batch never delivers: stop the others instead
                 // of letting them wait for it (the scope re-raises the panic).
                 let _guard = PanicStops(stop, ahead);
-                let mut own = match state() {
-                    Ok(own) => own,
-                    Err(error) => return fail(error),
-                };
+                // Made when the first batch is taken: a worker that finds
+                // none (a suite of fewer batches than workers) makes no
+                // plugin instance for nothing.
+                let mut own = None;
                 let halt = Stop {
                     failed: stop,
                     interrupted,
@@ -145,7 +146,14 @@ where
                         }
                         ahead.leave(waiting);
                     }
-                    match work(&mut own, batch, &halt) {
+                    let own = match &mut own {
+                        Some(own) => own,
+                        None => match state() {
+                            Ok(made) => own.insert(made),
+                            Err(error) => return fail(error),
+                        },
+                    };
+                    match work(own, batch, &halt) {
                         Ok(value) => {
                             if send.send((index, value)).is_err() {
                                 break;
@@ -291,6 +299,38 @@ mod tests {
             delivered <= 10,
             "nothing after the failed batch is delivered"
         );
+    }
+
+    #[test]
+    fn a_worker_that_takes_no_batch_builds_no_state() {
+        // A source of unknown length: every worker starts, one batch exists.
+        let mut left = 1;
+        let source = std::iter::from_fn(move || {
+            (left > 0).then(|| {
+                left -= 1;
+                Ok::<_, String>(0..1)
+            })
+        });
+        assert_eq!(source.size_hint().1, None);
+        let built = AtomicUsize::new(0);
+        let mut delivered = 0;
+        run_ordered(
+            source,
+            4,
+            never(),
+            || {
+                built.fetch_add(1, Ordering::SeqCst);
+                Ok(())
+            },
+            |_, range, _| Ok(range.len()),
+            |n| {
+                delivered += n;
+                Ok(())
+            },
+        )
+        .unwrap();
+        assert_eq!(delivered, 1);
+        assert_eq!(built.load(Ordering::SeqCst), 1);
     }
 
     #[test]
