@@ -26,7 +26,8 @@ pub(crate) fn batch_size(cases: usize, jobs: usize) -> usize {
 }
 
 /// Cases per batch when a batch's work is the host's and its plugins' own
-/// (no provider or judge call waits on the network or a program): at least
+/// (no provider call, judge, code grader or scorer waits on the network or
+/// a program, and `--jobs` was not given): at least
 /// [`MIN_LOCAL_BATCH`], so a small suite stays on one worker, whose plugin
 /// instances cost more to make than several such cases take to run.
 pub(crate) fn local_batch_size(cases: usize, jobs: usize) -> usize {

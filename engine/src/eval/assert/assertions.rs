@@ -68,6 +68,9 @@ pub struct Assertions {
     /// Grants of scorers that request nothing, and of those granted the judge.
     plain: Arc<Grants>,
     judged: Option<Arc<Grants>>,
+    /// Set once an assertion is resolved that runs a program (a code
+    /// grader) or a scorer that may wait on the network or a program.
+    waits_outside: std::sync::atomic::AtomicBool,
     /// Scorer references already resolved (a `.wasm` file is read once).
     resolved: Mutex<HashMap<String, Resolved>>,
     /// The directory every path the fixture names stays inside.
@@ -109,6 +112,7 @@ impl Assertions {
             judged,
             resolved: Mutex::new(HashMap::new()),
             root: root.clone(),
+            waits_outside: std::sync::atomic::AtomicBool::new(false),
         };
         if let Some(source) = suite {
             let mut keys = foldhash::HashMap::default();
@@ -129,10 +133,16 @@ impl Assertions {
         Ok(assertions)
     }
 
-    /// True when the suite has a judge model, so its assertions may wait
-    /// on model calls.
-    pub fn may_call_models(&self) -> bool {
+    /// True when a case's assertions may wait on something outside the
+    /// process: the suite has a judge model, or an assertion resolved so
+    /// far runs a program (a code grader) or is a scorer that may wait on
+    /// the network or a program. Complete once every case was resolved
+    /// (after the checking pass).
+    pub fn may_wait_outside(&self) -> bool {
         self.judge.is_some()
+            || self
+                .waits_outside
+                .load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// True when no case of `plan` has any assertion.
@@ -277,13 +287,20 @@ impl Assertions {
                     }
                 })?;
             let check = if reference == CODE_GRADER {
-                Check::CodeGrader(CodeGrader::parse(&config, base, &self.root)?)
+                let grader = CodeGrader::parse(&config, base, &self.root)?;
+                self.waits_outside
+                    .store(true, std::sync::atomic::Ordering::Relaxed);
+                Check::CodeGrader(grader)
             } else {
                 Check::Metrics(Metrics::parse(&config)?)
             };
             return Ok(Spec { check, negate });
         }
         let (plugin, scorer) = self.resolve_scorer(registry, reference)?;
+        if plugin.waits_on_io() {
+            self.waits_outside
+                .store(true, std::sync::atomic::Ordering::Relaxed);
+        }
         // A scorer that requests `model` (the built-in `judge`, or your own)
         // is granted the suite's judge model, with the judge's limits.
         let calls_model = plugin.requested().model();

@@ -240,7 +240,7 @@ pub fn validate_suite(
                     path: suite.file.clone(),
                     message: format!(
                         "cases[{i}]: a suite holds at most {} cases; split it into several fixtures",
-                        u32::MAX
+                        u64::from(u32::MAX) + 1
                     ),
                 })?;
                 if let Some(first) = duplicate {

@@ -110,10 +110,11 @@ impl RunPass<'_> {
     fn batch_size(&self) -> usize {
         let cases = self.validated.case_count;
         // Cases that wait on nothing outside the process are cheap next to
-        // another worker's instances.
+        // another worker's instances (unless `--jobs` asked for workers).
         let local = self.concurrency.is_none()
+            && self.options.jobs.is_none()
             && !self.calls.waits_on_io()
-            && !self.validated.assertions.may_call_models();
+            && !self.validated.assertions.may_wait_outside();
         if local {
             local_batch_size(cases, self.jobs)
         } else {
