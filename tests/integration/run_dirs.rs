@@ -44,7 +44,12 @@ fn suite(dir: &Path, n: usize, suite: Value) -> (PathBuf, PathBuf) {
 /// `gate` exists: a run of it holds its directory until the test opens
 /// the gate, with no timing involved.
 fn gated_suite(dir: &Path, n: usize, gate: &Path) -> (PathBuf, PathBuf) {
-    let wait = format!("while [ ! -e '{}' ]; do sleep 0.02; done", gate.display());
+    // The grader says it is waiting (see `start_holding`), then waits.
+    let wait = format!(
+        "touch '{}'; while [ ! -e '{}' ]; do sleep 0.02; done",
+        waiting(gate).display(),
+        gate.display()
+    );
     suite(
         dir,
         n,
@@ -91,9 +96,15 @@ impl Drop for Running {
     }
 }
 
-/// Starts a gated run into `out` and waits until its run has started
-/// (run.json is written after the directory is claimed).
-fn start_holding(fixture: &Path, canned: &Path, out: &Path) -> Running {
+/// The file a gated suite's grader makes once it waits at `gate`.
+fn waiting(gate: &Path) -> PathBuf {
+    gate.with_extension("waiting")
+}
+
+/// Starts a run of a gated suite and returns once it holds `out` and waits
+/// at `gate` in its first case's grader: everything it writes before its
+/// first case is done is written by then.
+fn start_holding(fixture: &Path, canned: &Path, out: &Path, gate: &Path) -> Running {
     let child = eval_command(fixture, canned, out)
         .args(["--jobs", "1"])
         .stdout(Stdio::null())
@@ -103,7 +114,7 @@ fn start_holding(fixture: &Path, canned: &Path, out: &Path) -> Running {
     let mut running = Running(child);
     let started = Instant::now();
     loop {
-        if out.join("run.json").is_file() {
+        if out.join("run.json").is_file() && waiting(gate).is_file() {
             return running;
         }
         assert!(
@@ -206,7 +217,7 @@ fn a_second_run_into_a_directory_in_use_is_refused_naming_its_holder() {
     let n = 6;
     let (fixture, canned) = gated_suite(&first_dir, n, &gate);
     let out = dir.path().join("run");
-    let mut first = start_holding(&fixture, &canned, &out);
+    let mut first = start_holding(&fixture, &canned, &out, &gate);
     let holder = format!("in use by cautilus pid {}", first.0.id());
 
     // Another suite, one that would finish at once, into the same directory.
@@ -265,7 +276,7 @@ fn a_killed_runs_lock_file_blocks_neither_resume_nor_a_new_run() {
     let n = 4;
     let (fixture, canned) = gated_suite(dir.path(), n, &gate);
     let out = dir.path().join("run");
-    let mut killed = start_holding(&fixture, &canned, &out);
+    let mut killed = start_holding(&fixture, &canned, &out, &gate);
     let pid = killed.0.id();
     killed.0.kill().unwrap(); // SIGKILL
     killed.0.wait().unwrap();
