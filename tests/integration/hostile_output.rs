@@ -12,12 +12,11 @@
 //!   terminal and no line can be forged.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use cautilus_tests::model_server::{ModelServer, Reply};
 use serde_json::{Value, json};
 
-use crate::support::{all_text, cautilus, output};
+use crate::support::{all_text, cautilus, output, validate_and_test};
 
 const KEY: &str = "sk-echo-Secret-4242";
 
@@ -547,14 +546,9 @@ fn errors_naming_hostile_text_are_printed_escaped() {
         for (j, fixture) in invalid_fixtures(h).into_iter().enumerate() {
             let file = dir.path().join(format!("bad{i}-{j}.fixture.json"));
             std::fs::write(&file, fixture.to_string()).unwrap();
-            for command in ["validate", "test"] {
-                let mut cmd: Command = cautilus();
-                cmd.args(["eval", command, "--fixture"]).arg(&file);
-                if command == "test" {
-                    cmd.args(["--provider", "fixture", "--output-dir"])
-                        .arg(dir.path().join("out"));
-                }
-                let (code, stdout, stderr) = output(cmd.output().unwrap());
+            for (command, (code, stdout, stderr)) in
+                validate_and_test(&file, &dir.path().join("out"))
+            {
                 assert_eq!(code, 2, "{j}: {fixture}: {stdout}{stderr}");
                 assert!(stderr.starts_with("error: "), "{stderr}");
                 assert_terminal_safe(&format!("eval {command} stdout"), &stdout);

@@ -9,7 +9,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use crate::concurrency::{command, echo_server};
-use crate::support::{cautilus, output, read_json, statuses};
+use crate::support::{cautilus, output, read_json, statuses, validate_and_test};
 
 /// Cases of this size are past what the checking pass keeps in its second
 /// batch of 64 (its first is kept, then both are set aside, then the third
@@ -158,14 +158,9 @@ fn duplicate_case_ids_among_many_are_refused_naming_both_cases() {
     for pairs in families {
         let dir = tempfile::tempdir().unwrap();
         let fixture = suite_with_duplicates(dir.path(), 20_000, pairs);
-        for command in ["validate", "test"] {
-            let mut run = cautilus();
-            run.args(["eval", command, "--fixture"]).arg(&fixture);
-            if command == "test" {
-                run.args(["--provider", "fixture", "--output-dir"])
-                    .arg(dir.path().join("out"));
-            }
-            let (code, stdout, stderr) = output(run.output().unwrap());
+        for (command, (code, stdout, stderr)) in
+            validate_and_test(&fixture, &dir.path().join("out"))
+        {
             assert_eq!(code, 2, "{pairs:?} {command}: {stdout}{stderr}");
             for (first, later) in pairs {
                 let said = format!(

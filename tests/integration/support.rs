@@ -115,6 +115,23 @@ pub fn run(args: &[&str]) -> (i32, String, String) {
     output(cautilus().args(args).output().expect("run cautilus"))
 }
 
+/// `fixture` through `eval validate`, then `eval test` with the fixture
+/// backend into `out`: each command's name with its (exit code, stdout,
+/// stderr).
+pub fn validate_and_test(
+    fixture: &std::path::Path,
+    out: &std::path::Path,
+) -> [(&'static str, (i32, String, String)); 2] {
+    ["validate", "test"].map(|command| {
+        let mut run = cautilus();
+        run.args(["eval", command, "--fixture"]).arg(fixture);
+        if command == "test" {
+            run.args(["--provider", "fixture", "--output-dir"]).arg(out);
+        }
+        (command, output(run.output().expect("run cautilus")))
+    })
+}
+
 pub fn output(out: Output) -> (i32, String, String) {
     (
         out.status.code().unwrap_or(-1),

@@ -26,6 +26,7 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
@@ -70,7 +71,7 @@ pub struct Assertions {
     judged: Option<Arc<Grants>>,
     /// Set once an assertion is resolved that runs a program (a code
     /// grader) or a scorer that may wait on the network or a program.
-    waits_outside: std::sync::atomic::AtomicBool,
+    waits_outside: AtomicBool,
     /// Scorer references already resolved (a `.wasm` file is read once).
     resolved: Mutex<HashMap<String, Resolved>>,
     /// The directory every path the fixture names stays inside.
@@ -112,7 +113,7 @@ impl Assertions {
             judged,
             resolved: Mutex::new(HashMap::new()),
             root: root.clone(),
-            waits_outside: std::sync::atomic::AtomicBool::new(false),
+            waits_outside: AtomicBool::new(false),
         };
         if let Some(source) = suite {
             let mut keys = foldhash::HashMap::default();
@@ -139,10 +140,7 @@ impl Assertions {
     /// the network or a program. Complete once every case was resolved
     /// (after the checking pass).
     pub fn may_wait_outside(&self) -> bool {
-        self.judge.is_some()
-            || self
-                .waits_outside
-                .load(std::sync::atomic::Ordering::Relaxed)
+        self.judge.is_some() || self.waits_outside.load(Ordering::Relaxed)
     }
 
     /// True when no case of `plan` has any assertion.
@@ -288,8 +286,7 @@ impl Assertions {
                 })?;
             let check = if reference == CODE_GRADER {
                 let grader = CodeGrader::parse(&config, base, &self.root)?;
-                self.waits_outside
-                    .store(true, std::sync::atomic::Ordering::Relaxed);
+                self.waits_outside.store(true, Ordering::Relaxed);
                 Check::CodeGrader(grader)
             } else {
                 Check::Metrics(Metrics::parse(&config)?)
@@ -298,8 +295,7 @@ impl Assertions {
         }
         let (plugin, scorer) = self.resolve_scorer(registry, reference)?;
         if plugin.waits_on_io() {
-            self.waits_outside
-                .store(true, std::sync::atomic::Ordering::Relaxed);
+            self.waits_outside.store(true, Ordering::Relaxed);
         }
         // A scorer that requests `model` (the built-in `judge`, or your own)
         // is granted the suite's judge model, with the judge's limits.
