@@ -6,6 +6,7 @@
 //! threads for spawned case calls, or on the caller's thread for
 //! [`block_on`] (a judge call, a plugin's `describe`).
 
+use std::cell::OnceCell;
 use std::future::Future;
 use std::sync::OnceLock;
 
@@ -43,6 +44,32 @@ pub fn block_on<F: Future>(future: F) -> F::Output {
     }
 }
 
+/// Runs `future` to completion on the calling thread's own
+/// single-threaded runtime (made on the thread's first call, with timers
+/// and sockets), for work that waits on nothing outside the process: a
+/// provider that neither calls the network nor runs a program. A small run
+/// of such work then never starts the I/O runtime's threads. Its futures
+/// must not hand work to other threads that this runtime would have to
+/// drive (a pooled connection would wait for this thread's next call).
+/// Inside a runtime it is [`block_on`].
+pub fn block_on_here<F: Future>(future: F) -> F::Output {
+    thread_local! {
+        static HERE: OnceCell<Runtime> = const { OnceCell::new() };
+    }
+    if Handle::try_current().is_ok() {
+        return block_on(future);
+    }
+    HERE.with(|here| {
+        here.get_or_init(|| {
+            Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("building a thread's runtime (an event loop)")
+        })
+        .block_on(future)
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -52,5 +79,18 @@ mod tests {
         assert_eq!(block_on(async { 1 }), 1);
         let nested = handle().spawn(async { block_on(async { 2 }) });
         assert_eq!(block_on(async { nested.await.unwrap() }), 2);
+    }
+
+    #[test]
+    fn block_on_here_has_timers_and_nests_inside_a_runtime() {
+        let slept = block_on_here(async {
+            tokio::time::sleep(std::time::Duration::from_millis(1)).await;
+            3
+        });
+        assert_eq!(slept, 3);
+        // Twice on one thread: the same runtime serves both.
+        assert_eq!(block_on_here(async { 4 }), 4);
+        let nested = handle().spawn(async { block_on_here(async { 5 }) });
+        assert_eq!(block_on(async { nested.await.unwrap() }), 5);
     }
 }

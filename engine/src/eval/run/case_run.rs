@@ -249,8 +249,10 @@ pub fn run_cases(
 ) -> Result<(Vec<TimedRun>, Vec<Option<tempfile::TempDir>>), EvalError> {
     let mut runs = Vec::with_capacity(plans.len());
     let mut workspaces = Vec::with_capacity(plans.len());
-    // One entry into the I/O runtime for the whole batch, not one per case.
-    crate::plugin::io::block_on(async {
+    // One entry into a runtime for the whole batch, not one per case: the
+    // I/O runtime for a provider that waits on the network or a program,
+    // this thread's own for one that waits on nothing.
+    let batch = async {
         for (i, (plan, origin)) in plans.iter().zip(origins).enumerate() {
             if stop.failed() {
                 return Err(EvalError::Stopped);
@@ -270,7 +272,12 @@ pub fn run_cases(
             workspaces.push(workspace);
         }
         Ok(())
-    })?;
+    };
+    if calls.waits_on_io() {
+        crate::plugin::io::block_on(batch)?;
+    } else {
+        crate::plugin::io::block_on_here(batch)?;
+    }
     Ok((runs, workspaces))
 }
 

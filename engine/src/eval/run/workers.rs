@@ -72,7 +72,54 @@ pub fn never() -> &'static (dyn Fn() -> bool + Sync) {
 /// finished) and delivered, so nothing that finished is lost. Workers stay
 /// within a window of batches ahead of the writer, so a slow batch never
 /// makes the others pile up in memory.
+///
+/// A source of one batch is worked on the calling thread: there is nothing
+/// to overlap, and a thread (with its plugin instances) would cost more
+/// than a small suite takes to run.
 pub fn run_ordered<B, S, T, E>(
+    source: impl Iterator<Item = Result<B, E>> + Send,
+    jobs: usize,
+    interrupted: &(dyn Fn() -> bool + Sync),
+    state: impl Fn() -> Result<S, E> + Sync,
+    work: impl Fn(&mut S, B, &Stop<'_>) -> Result<T, E> + Sync,
+    mut sink: impl FnMut(T) -> Result<(), E>,
+) -> Result<(), E>
+where
+    B: Send,
+    T: Send,
+    E: Send,
+{
+    if interrupted() {
+        return Ok(()); // as a worker would: no batch is taken
+    }
+    let mut source = source.peekable();
+    let first = match source.next() {
+        None => return Ok(()),
+        Some(Err(error)) => return Err(error),
+        Some(Ok(first)) => first,
+    };
+    if source.peek().is_none() {
+        let failed = AtomicBool::new(false);
+        let halt = Stop {
+            failed: &failed,
+            interrupted,
+        };
+        let mut own = state()?;
+        return sink(work(&mut own, first, &halt)?);
+    }
+    on_workers(
+        std::iter::once(Ok(first)).chain(source),
+        jobs,
+        interrupted,
+        state,
+        work,
+        sink,
+    )
+}
+
+/// [`run_ordered`] for a source of more than one batch: `jobs` worker
+/// threads, the calling thread delivering.
+fn on_workers<B, S, T, E>(
     source: impl Iterator<Item = Result<B, E>> + Send,
     jobs: usize,
     interrupted: &(dyn Fn() -> bool + Sync),
@@ -303,8 +350,8 @@ mod tests {
 
     #[test]
     fn a_worker_that_takes_no_batch_builds_no_state() {
-        // A source of unknown length: every worker starts, one batch exists.
-        let mut left = 1;
+        // A source of unknown length: every worker starts, two batches exist.
+        let mut left = 2;
         let source = std::iter::from_fn(move || {
             (left > 0).then(|| {
                 left -= 1;
@@ -329,8 +376,113 @@ mod tests {
             },
         )
         .unwrap();
-        assert_eq!(delivered, 1);
-        assert_eq!(built.load(Ordering::SeqCst), 1);
+        assert_eq!(delivered, 2);
+        assert!(
+            built.load(Ordering::SeqCst) <= 2,
+            "two of four workers at most"
+        );
+    }
+
+    #[test]
+    fn a_source_of_one_batch_is_worked_on_the_calling_thread() {
+        let caller = std::thread::current().id();
+        for source in [ranges::<String>(5, 8).collect::<Vec<_>>(), vec![Ok(0..1)]] {
+            let mut seen = Vec::new();
+            run_ordered(
+                source.into_iter(),
+                4,
+                never(),
+                || {
+                    assert_eq!(std::thread::current().id(), caller, "state made here");
+                    Ok(())
+                },
+                |_, range, _| {
+                    assert_eq!(std::thread::current().id(), caller, "worked here");
+                    Ok(range)
+                },
+                |range| {
+                    seen.push(range);
+                    Ok(())
+                },
+            )
+            .unwrap();
+            assert_eq!(seen.len(), 1);
+        }
+        // Two batches go to the workers, in order.
+        let mut seen = Vec::new();
+        run_ordered(
+            ranges::<String>(2, 1),
+            2,
+            never(),
+            || Ok(()),
+            |_, range, _| {
+                assert_ne!(std::thread::current().id(), caller, "on a worker");
+                Ok(range.start)
+            },
+            |start| {
+                seen.push(start);
+                Ok(())
+            },
+        )
+        .unwrap();
+        assert_eq!(seen, vec![0, 1]);
+    }
+
+    #[test]
+    fn a_single_batch_keeps_the_errors_and_the_interruption_of_the_workers() {
+        // The source's error, the state's, the work's and the sink's.
+        let failing = vec![Err::<Range<usize>, _>("unreadable".to_string())];
+        let result = run_ordered(
+            failing.into_iter(),
+            2,
+            never(),
+            || Ok(()),
+            |_, _, _| Ok(()),
+            |()| Ok(()),
+        );
+        assert_eq!(result, Err("unreadable".to_string()));
+        let result = run_ordered::<_, (), (), String>(
+            ranges(1, 1),
+            2,
+            never(),
+            || Err("no store".to_string()),
+            |_, _, _| Ok(()),
+            |()| Ok(()),
+        );
+        assert_eq!(result, Err("no store".to_string()));
+        let result = run_ordered::<_, (), (), String>(
+            ranges(1, 1),
+            2,
+            never(),
+            || Ok(()),
+            |_, _, _| Err("batch failed".to_string()),
+            |()| Ok(()),
+        );
+        assert_eq!(result, Err("batch failed".to_string()));
+        let result = run_ordered::<_, (), (), String>(
+            ranges(1, 1),
+            2,
+            never(),
+            || Ok(()),
+            |_, _, _| Ok(()),
+            |()| Err("disk full".to_string()),
+        );
+        assert_eq!(result, Err("disk full".to_string()));
+        // Interrupted before it starts: nothing is taken or made.
+        let made = AtomicUsize::new(0);
+        run_ordered::<_, (), (), String>(
+            ranges(1, 1),
+            2,
+            &|| true,
+            || {
+                made.fetch_add(1, Ordering::SeqCst);
+                Ok(())
+            },
+            |_, _, _| Ok(()),
+            |()| Ok(()),
+        )
+        .unwrap();
+        assert_eq!(made.load(Ordering::SeqCst), 0);
     }
 
     #[test]
