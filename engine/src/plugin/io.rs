@@ -51,7 +51,8 @@ pub fn block_on<F: Future>(future: F) -> F::Output {
 /// of such work then never starts the I/O runtime's threads. Its futures
 /// must not hand work to other threads that this runtime would have to
 /// drive (a pooled connection would wait for this thread's next call).
-/// Inside a runtime it is [`block_on`].
+/// From a worker of the I/O runtime it is [`block_on`]; like that, never
+/// to be called inside a single-threaded runtime (nor nested in itself).
 pub fn block_on_here<F: Future>(future: F) -> F::Output {
     thread_local! {
         static HERE: OnceCell<Runtime> = const { OnceCell::new() };

@@ -36,7 +36,7 @@ use crate::eval::run::case_run::{
 use crate::eval::run::check_pass::{Checked, Kept, Validated, case_batches, translate};
 use crate::eval::run::preset_sessions::Lent;
 use crate::eval::run::spilled_plans::text_hash;
-use crate::eval::run::workers::{never, run_ordered};
+use crate::eval::run::workers::{never, run_ordered, run_ordered_on_workers};
 use crate::plugin::Registry;
 use crate::plugin::bindings::preset_api::{CasePlan, CaseRun};
 use crate::plugin::preset::PresetSession;
@@ -282,7 +282,8 @@ impl RunPass<'_> {
                     let _ = send.send(Err(error));
                 }
             });
-            let worked = run_ordered(
+            // Fed as calls start: no look at a second batch first.
+            let worked = run_ordered_on_workers(
                 receive.into_iter(),
                 self.workers(),
                 // Every batch the feeder queued has started calls: all are

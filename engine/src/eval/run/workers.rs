@@ -107,7 +107,7 @@ where
         let mut own = state()?;
         return sink(work(&mut own, first, &halt)?);
     }
-    on_workers(
+    run_ordered_on_workers(
         std::iter::once(Ok(first)).chain(source),
         jobs,
         interrupted,
@@ -117,9 +117,12 @@ where
     )
 }
 
-/// [`run_ordered`] for a source of more than one batch: `jobs` worker
-/// threads, the calling thread delivering.
-fn on_workers<B, S, T, E>(
+/// [`run_ordered`] always on `jobs` worker threads, the calling thread
+/// delivering: for a source that another thread feeds as its work gets
+/// under way (a look at the second batch before working the first would
+/// hold back the first delivery until the second is fed), and for a
+/// source of more than one batch.
+pub fn run_ordered_on_workers<B, S, T, E>(
     source: impl Iterator<Item = Result<B, E>> + Send,
     jobs: usize,
     interrupted: &(dyn Fn() -> bool + Sync),
@@ -377,6 +380,8 @@ mod tests {
         )
         .unwrap();
         assert_eq!(delivered, 2);
+        // Four workers making theirs at start would make four; one or two
+        // take the batches.
         assert!(
             built.load(Ordering::SeqCst) <= 2,
             "two of four workers at most"
@@ -425,6 +430,43 @@ mod tests {
             },
         )
         .unwrap();
+        assert_eq!(seen, vec![0, 1]);
+    }
+
+    #[test]
+    fn a_fed_source_delivers_its_first_batch_before_the_second_is_fed() {
+        // The feeder sends batch 1 only once batch 0 is delivered: a look
+        // at the second batch before working the first would wait forever.
+        let (done, finished) = mpsc::channel();
+        std::thread::spawn(move || {
+            let (send, receive) = mpsc::sync_channel::<Result<usize, String>>(4);
+            let (delivered, seen_first) = mpsc::channel::<usize>();
+            let feeder = std::thread::spawn(move || {
+                send.send(Ok(0)).unwrap();
+                if seen_first.recv_timeout(Duration::from_secs(600)).is_ok() {
+                    send.send(Ok(1)).unwrap();
+                }
+            });
+            let mut seen = Vec::new();
+            let result = run_ordered_on_workers(
+                receive.into_iter(),
+                2,
+                never(),
+                || Ok(()),
+                |_, batch, _| Ok(batch),
+                |batch| {
+                    seen.push(batch);
+                    let _ = delivered.send(batch);
+                    Ok(())
+                },
+            );
+            feeder.join().unwrap();
+            let _ = done.send((result, seen));
+        });
+        let (result, seen) = finished
+            .recv_timeout(Duration::from_secs(600))
+            .expect("the first batch was held back until the second was fed");
+        assert_eq!(result, Ok(()));
         assert_eq!(seen, vec![0, 1]);
     }
 
