@@ -472,7 +472,7 @@ mod tests {
 
     #[test]
     fn a_single_batch_keeps_the_errors_and_the_interruption_of_the_workers() {
-        // The source's error, the state's, the work's and the sink's.
+        // The source's error.
         let failing = vec![Err::<Range<usize>, _>("unreadable".to_string())];
         let result = run_ordered(
             failing.into_iter(),
@@ -483,33 +483,17 @@ mod tests {
             |()| Ok(()),
         );
         assert_eq!(result, Err("unreadable".to_string()));
-        let result = run_ordered::<_, (), (), String>(
-            ranges(1, 1),
-            2,
-            never(),
-            || Err("no store".to_string()),
-            |_, _, _| Ok(()),
-            |()| Ok(()),
-        );
-        assert_eq!(result, Err("no store".to_string()));
-        let result = run_ordered::<_, (), (), String>(
-            ranges(1, 1),
-            2,
-            never(),
-            || Ok(()),
-            |_, _, _| Err("batch failed".to_string()),
-            |()| Ok(()),
-        );
-        assert_eq!(result, Err("batch failed".to_string()));
-        let result = run_ordered::<_, (), (), String>(
-            ranges(1, 1),
-            2,
-            never(),
-            || Ok(()),
-            |_, _, _| Ok(()),
-            |()| Err("disk full".to_string()),
-        );
-        assert_eq!(result, Err("disk full".to_string()));
+        // The state's, a batch's and the sink's, with one batch and with
+        // several (on the workers).
+        for step in ["state", "work", "sink"] {
+            for batches in [1, 4] {
+                assert_eq!(
+                    failing_at(batches, step),
+                    Err(format!("{step} failed")),
+                    "{batches} batch(es)"
+                );
+            }
+        }
         // Interrupted before it starts: nothing is taken or made.
         let made = AtomicUsize::new(0);
         run_ordered::<_, (), (), String>(
@@ -527,17 +511,23 @@ mod tests {
         assert_eq!(made.load(Ordering::SeqCst), 0);
     }
 
-    #[test]
-    fn a_state_error_is_returned() {
-        let result = run_ordered::<_, (), (), String>(
-            ranges(4, 1),
+    /// Runs `batches` batches on two workers, `step` failing each time.
+    fn failing_at(batches: usize, step: &str) -> Result<(), String> {
+        let fail = |at: &str| {
+            if step == at {
+                Err(format!("{at} failed"))
+            } else {
+                Ok(())
+            }
+        };
+        run_ordered(
+            ranges(batches, 1),
             2,
             never(),
-            || Err("no store".to_string()),
-            |_, _, _| Ok(()),
-            |()| Ok(()),
-        );
-        assert_eq!(result, Err("no store".to_string()));
+            || fail("state"),
+            |_, _, _| fail("work"),
+            |()| fail("sink"),
+        )
     }
 
     #[test]
