@@ -153,6 +153,19 @@ impl ProviderCalls {
         self.plugin.waits_on_io()
     }
 
+    /// Runs `calls` (this provider's calls, awaited in turn) to completion
+    /// on the calling thread: on the I/O runtime when the provider may wait
+    /// on the network or a program (its pooled connections must be driven
+    /// whichever thread asks next), else on this thread's own runtime, so
+    /// a run of such a provider starts no I/O threads.
+    pub fn block_on<F: std::future::Future>(&self, calls: F) -> F::Output {
+        if self.waits_on_io() {
+            crate::plugin::io::block_on(calls)
+        } else {
+            crate::plugin::io::block_on_here(calls)
+        }
+    }
+
     /// The provider's id (what a cassette entry is keyed by).
     pub fn provider_id(&self) -> &str {
         self.plugin.id()

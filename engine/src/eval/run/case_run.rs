@@ -231,8 +231,8 @@ pub fn case_workspace(
         .transpose()
 }
 
-/// Runs a batch of cases in order on the calling thread (a provider that
-/// does no I/O: nothing to wait for, so nothing to overlap). A case whose
+/// Runs a batch of cases in order on the calling thread (a run whose
+/// provider calls are not overlapped: see `run_pass`). A case whose
 /// directory has a workspace template runs in a fresh copy of it; the
 /// copies are returned so they outlive the case's assertions (code graders
 /// run in them). When the run is
@@ -249,10 +249,8 @@ pub fn run_cases(
 ) -> Result<(Vec<TimedRun>, Vec<Option<tempfile::TempDir>>), EvalError> {
     let mut runs = Vec::with_capacity(plans.len());
     let mut workspaces = Vec::with_capacity(plans.len());
-    // One entry into a runtime for the whole batch, not one per case: the
-    // I/O runtime for a provider that waits on the network or a program,
-    // this thread's own for one that waits on nothing.
-    let batch = async {
+    // One entry into a runtime for the whole batch, not one per case.
+    calls.block_on(async {
         for (i, (plan, origin)) in plans.iter().zip(origins).enumerate() {
             if stop.failed() {
                 return Err(EvalError::Stopped);
@@ -272,12 +270,7 @@ pub fn run_cases(
             workspaces.push(workspace);
         }
         Ok(())
-    };
-    if calls.waits_on_io() {
-        crate::plugin::io::block_on(batch)?;
-    } else {
-        crate::plugin::io::block_on_here(batch)?;
-    }
+    })?;
     Ok((runs, workspaces))
 }
 
